@@ -1,0 +1,358 @@
+/**
+ * The app factory: createApp(options) builds an instance, start() brings up
+ * storage, pub/sub and the HTTP + WebSocket server, stop() drains and shuts
+ * everything down. src/main.ts and the tests both use it.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionArgs } from 'graphql';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { pino, type Logger } from 'pino';
+import { loadConfig, type Config } from './config.js';
+import { buildContext, type Context } from './context.js';
+import { Database } from './db/client.js';
+import { defaultLocalNodeOptions, ensureLocalNode } from './db/local-node.js';
+import { migrate } from './db/migrate.js';
+import { UserStore } from './db/users.js';
+import { RevocationStore } from './db/revocations.js';
+import { ErrorCode } from './errors.js';
+import { InProcessPubSub } from './pubsub/in-process.js';
+import { RedisBackedPubSub } from './pubsub/redis.js';
+import type { PubSub } from './pubsub/pubsub.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './auth/rate-limit.js';
+import { hashPassword } from './auth/passwords.js';
+import { TokenService, type Session } from './auth/tokens.js';
+import { RevocationList } from './auth/revocation-list.js';
+import { authenticate, bearerToken } from './auth/authenticate.js';
+import { systemClock, type Clock, type Services } from './services.js';
+import { schema } from './schema/index.js';
+
+export interface AppOptions {
+  config?: Config;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface App {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Available after start(). */
+  readonly services: Services;
+  readonly port: number;
+  readonly url: string;
+}
+
+/** What the HTTP adapter or our WebSocket bridge hands Yoga for each operation. */
+interface ServerContext {
+  req: IncomingMessage;
+  /** Set for WebSocket operations: authenticated once, at connection time. */
+  ws?: { session: Session | null; token: string | null };
+}
+
+/** WebSocket close codes a client can act on. */
+export const WS_CLOSE = {
+  UNAUTHORIZED: 4401, // invalid, expired or revoked token
+  GOING_AWAY: 1001, // server shutting down: reconnect elsewhere
+} as const;
+
+export function createApp(options: AppOptions = {}): App {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? pino({ level: config.logLevel, redact: ['password', '*.password', 'token', '*.token'] });
+  let services: Services | undefined;
+  let server: Server | undefined;
+  let wss: WebSocketServer | undefined;
+  let disposeWs: (() => Promise<void>) | undefined;
+  const sockets = new Set<Socket>();
+
+  function clientAddress(req: IncomingMessage): string {
+    if (config.trustProxy) {
+      const forwarded = req.headers['x-forwarded-for'];
+      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+      if (first) return first;
+    }
+    return req.socket.remoteAddress ?? 'unknown';
+  }
+
+  async function buildServices(): Promise<Services> {
+    let contactPoints = config.cassandra.contactPoints;
+    if (contactPoints.length === 0) {
+      const node = await ensureLocalNode(defaultLocalNodeOptions({ log: (line) => logger.info(line) }));
+      contactPoints = [`${node.host}:${node.port}`];
+    }
+    if (config.cassandra.migrate) await migrate(config.cassandra, contactPoints, logger);
+    const db = new Database(config.cassandra, logger, contactPoints);
+    await db.connect();
+
+    let pubsub: PubSub;
+    let rateLimiter: RateLimiter;
+    if (config.redisUrl) {
+      const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger);
+      pubsub = redisPubSub;
+      rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger);
+    } else {
+      pubsub = new InProcessPubSub(logger);
+      rateLimiter = new MemoryRateLimiter();
+    }
+    const revocations = new RevocationList(new RevocationStore(db), pubsub);
+    await revocations.start(config.auth.tokenTtlSeconds * 1000);
+    const { scryptN: N, scryptR: r, scryptP: p } = config.auth;
+    return {
+      config,
+      logger,
+      clock: options.clock ?? systemClock,
+      db,
+      stores: { users: new UserStore(db) },
+      pubsub,
+      tokens: await TokenService.create(config.auth, config.production),
+      revocations,
+      rateLimiter,
+      decoyPasswordHash: await hashPassword(randomBytes(16).toString('hex'), { N, r, p }),
+    };
+  }
+
+  function buildYoga(svc: Services): YogaServerInstance<ServerContext, Context> {
+    const plugins: YogaPlugin[] = [
+      EnvelopArmorPlugin({
+        maxDepth: { n: config.limits.maxDepth },
+        maxAliases: { n: config.limits.maxAliases },
+        maxTokens: { n: config.limits.maxTokens },
+        maxDirectives: { n: config.limits.maxDirectives },
+        // Cost is computed by Pothos' complexity plugin, which knows page sizes.
+        costLimit: { enabled: false },
+        blockFieldSuggestion: { enabled: !config.exposeSchema },
+      }) as YogaPlugin,
+      useReadinessCheck({
+        endpoint: '/ready',
+        check: async () => {
+          try {
+            await Promise.all([svc.db.ping(), svc.pubsub.ping()]);
+            return true;
+          } catch (err) {
+            logger.warn({ err: (err as Error).message }, 'readiness check failed');
+            return false;
+          }
+        },
+      }),
+      useLimitErrorCodes(),
+    ];
+    if (!config.exposeSchema) plugins.push(useNoIntrospection());
+
+    return createYoga<ServerContext, Context>({
+      schema,
+      graphqlEndpoint: '/graphql',
+      healthCheckEndpoint: '/health',
+      landingPage: false,
+      graphiql: config.exposeSchema ? { title: 'Parley', subscriptionsProtocol: 'WS' } : false,
+      renderGraphiQL,
+      logging: {
+        debug: (...args) => logger.debug(args.map(String).join(' ')),
+        info: (...args) => logger.info(args.map(String).join(' ')),
+        warn: (...args) => logger.warn(args.map(String).join(' ')),
+        error: (...args) => logger.error(args.map(String).join(' ')),
+      },
+      maskedErrors: {
+        maskError: (error) => {
+          // Duck-typed: graphql can be loaded twice (ESM and CJS), which defeats instanceof.
+          if (hasErrorCode(error) || isRequestError(error)) return error as Error;
+          const original = (error as { originalError?: unknown }).originalError ?? error;
+          if (hasErrorCode(original)) return error as Error;
+          logger.error({ err: original }, 'unexpected error');
+          return new GraphQLError('Unexpected error', {
+            extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
+            path: (error as GraphQLError).path,
+          });
+        },
+      },
+      context: async ({ req, ws }) => {
+        const auth = ws ?? (await httpAuth(svc, req));
+        return buildContext(svc, auth, clientAddress(req));
+      },
+      plugins,
+    });
+  }
+
+  async function httpAuth(svc: Services, req: IncomingMessage) {
+    const token = bearerToken(req.headers.authorization);
+    return { token, session: await authenticate(svc, token) };
+  }
+
+  function attachWebSockets(svc: Services, yoga: YogaServerInstance<ServerContext, Context>, httpServer: Server) {
+    wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint });
+    const socketsByJti = new Map<string, Set<WebSocket>>();
+    const unwatch = svc.revocations.onRevoke((jti) => {
+      for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
+    });
+    const wsServer = useServer<Record<string, unknown>, { wsAuth?: { session: Session | null; token: string | null } }>(
+      {
+        execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
+        subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+        onConnect: async (ctx) => {
+          const params = ctx.connectionParams ?? {};
+          const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
+          try {
+            const session = await authenticate(svc, token);
+            ctx.extra.wsAuth = { session, token };
+            if (session) {
+              const set = socketsByJti.get(session.jti) ?? new Set();
+              set.add(ctx.extra.socket);
+              socketsByJti.set(session.jti, set);
+              ctx.extra.socket.once('close', () => {
+                set.delete(ctx.extra.socket);
+                if (set.size === 0) socketsByJti.delete(session.jti);
+              });
+              // Close the socket when the token expires: a session never outlives its token.
+              const ms = session.expiresAt.getTime() - Date.now();
+              const timer = setTimeout(() => ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token expired'), ms);
+              timer.unref();
+              ctx.extra.socket.once('close', () => clearTimeout(timer));
+            }
+            return true;
+          } catch (err) {
+            const reason = err instanceof GraphQLError ? err.message : 'Invalid token';
+            ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
+            return false;
+          }
+        },
+        onSubscribe: async (ctx, _id, payload) => {
+          const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            req: ctx.extra.request,
+            ws: ctx.extra.wsAuth ?? { session: null, token: null },
+            params: payload,
+          } as ServerContext & { params: unknown });
+          let document;
+          try {
+            document = parse(payload.query);
+          } catch (err) {
+            return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
+          }
+          const errors = validate(s, document);
+          if (errors.length > 0) return errors;
+          return {
+            schema: s,
+            document,
+            operationName: payload.operationName,
+            variableValues: payload.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe },
+          };
+        },
+      },
+      wss,
+    );
+    disposeWs = async () => {
+      unwatch();
+      for (const client of wss!.clients) client.close(WS_CLOSE.GOING_AWAY, 'Server shutting down');
+      await wsServer.dispose();
+    };
+  }
+
+  const app: App = {
+    get services() {
+      if (!services) throw new Error('app not started');
+      return services;
+    },
+    get port() {
+      return (server?.address() as AddressInfo | null)?.port ?? config.port;
+    },
+    get url() {
+      return `http://127.0.0.1:${app.port}`;
+    },
+
+    async start() {
+      services = await buildServices();
+      const yoga = buildYoga(services);
+      server = createServer(yoga);
+      server.on('connection', (socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
+      attachWebSockets(services, yoga, server);
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      logger.info({ url: `${app.url}/graphql` }, 'Parley is listening');
+    },
+
+    async stop() {
+      if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        await disposeWs?.();
+        // Give in-flight requests a moment to finish, then cut long-lived ones (SSE streams).
+        const grace = setTimeout(() => server?.closeAllConnections(), 2000);
+        await closed;
+        clearTimeout(grace);
+        for (const socket of sockets) socket.destroy();
+        server = undefined;
+      }
+      if (services) {
+        await services.revocations.stop();
+        await services.pubsub.close();
+        await services.db.shutdown();
+        services = undefined;
+      }
+    },
+  };
+  return app;
+}
+
+/**
+ * graphql-armor throws its limit errors from parse and validate, without a
+ * code. Turn them into QUERY_TOO_COMPLEX errors reported like any validation
+ * error, on HTTP and WebSocket alike. Must come after the armor plugin.
+ */
+function useLimitErrorCodes(): YogaPlugin {
+  const LIMIT = /(depth limit|aliases limit|token limit|directives limit)/i;
+  const tag = (err: unknown) =>
+    err instanceof Error && LIMIT.test(err.message)
+      ? new GraphQLError(err.message.replace(/^Syntax Error: /, ''), {
+          extensions: { code: ErrorCode.QUERY_TOO_COMPLEX },
+        })
+      : err;
+  return {
+    onParse: ({ parseFn, setParseFn }) => {
+      setParseFn((source, opts) => {
+        try {
+          return parseFn(source, opts);
+        } catch (err) {
+          throw tag(err);
+        }
+      });
+    },
+    onValidate: ({ validateFn, setValidationFn }) => {
+      setValidationFn((...args) => {
+        try {
+          return validateFn(...args);
+        } catch (err) {
+          const tagged = tag(err);
+          if (tagged !== err) return [tagged as GraphQLError];
+          throw err;
+        }
+      });
+    },
+  };
+}
+
+/** An error that carries one of our stable codes. */
+function hasErrorCode(err: unknown): boolean {
+  const code = (err as { extensions?: { code?: unknown } } | undefined)?.extensions?.code;
+  return typeof code === 'string' && code in ErrorCode;
+}
+
+/** Parse and validation errors: GraphQL errors raised before any resolver ran. */
+function isRequestError(err: unknown): boolean {
+  const e = err as { name?: string; originalError?: unknown; path?: unknown } | undefined;
+  return e?.name === 'GraphQLError' && !e.originalError && !e.path;
+}
+
+function useNoIntrospection(): YogaPlugin {
+  return {
+    onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * JWT sessions with jose. The algorithm is pinned (HS256 with a shared secret,
+ * or EdDSA with a key pair) and exp, iat, iss, aud and jti are all required.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type KeyObject } from 'jose';
+import type { AuthConfig } from '../config.js';
+
+export interface Session {
+  login: string;
+  jti: string;
+  expiresAt: Date;
+}
+
+type Key = CryptoKey | KeyObject | Uint8Array;
+
+export class TokenService {
+  private constructor(
+    private readonly config: AuthConfig,
+    private readonly alg: 'HS256' | 'EdDSA',
+    private readonly signKey: Key,
+    private readonly verifyKey: Key,
+  ) {}
+
+  static async create(config: AuthConfig, production: boolean): Promise<TokenService> {
+    if (config.jwtPrivateKey && config.jwtPublicKey) {
+      const privateKey = await importPKCS8(config.jwtPrivateKey, 'EdDSA');
+      const publicKey = await importSPKI(config.jwtPublicKey, 'EdDSA');
+      return new TokenService(config, 'EdDSA', privateKey, publicKey);
+    }
+    const secret = config.jwtSecret ?? (production ? undefined : devSecret(config.devSecretFile));
+    if (!secret) throw new Error('JWT_SECRET (at least 32 bytes) or JWT_PRIVATE_KEY/JWT_PUBLIC_KEY must be set in production');
+    const key = new TextEncoder().encode(secret);
+    if (key.length < 32) throw new Error('JWT_SECRET must be at least 256 bits (32 bytes)');
+    return new TokenService(config, 'HS256', key, key);
+  }
+
+  async issue(login: string): Promise<{ token: string; session: Session }> {
+    const jti = randomUUID();
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + this.config.tokenTtlSeconds;
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: this.alg, typ: 'JWT' })
+      .setSubject(login)
+      .setIssuer(this.config.issuer)
+      .setAudience(this.config.audience)
+      .setIssuedAt(now)
+      .setExpirationTime(exp)
+      .setJti(jti)
+      .sign(this.signKey);
+    return { token, session: { login, jti, expiresAt: new Date(exp * 1000) } };
+  }
+
+  /** Throws on any invalid token: bad signature, wrong algorithm, expired, missing claims. */
+  async verify(token: string): Promise<Session> {
+    const { payload } = await jwtVerify(token, this.verifyKey, {
+      algorithms: [this.alg],
+      issuer: this.config.issuer,
+      audience: this.config.audience,
+      requiredClaims: ['exp', 'iat', 'jti', 'sub'],
+      clockTolerance: 5,
+    });
+    return { login: payload.sub!, jti: payload.jti!, expiresAt: new Date(payload.exp! * 1000) };
+  }
+}
+
+/** Development only: a generated secret kept in a git-ignored file so restarts keep sessions. */
+function devSecret(file: string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(48).toString('base64url');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}

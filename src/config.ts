@@ -1,0 +1,145 @@
+/**
+ * Every setting the server reads, in one typed place. The README's
+ * configuration table mirrors this file.
+ */
+export interface CassandraConfig {
+  /** Empty: start or reuse the local node (see src/db/local-node.ts). */
+  contactPoints: string[];
+  localDataCenter: string;
+  keyspace: string;
+  username?: string;
+  password?: string;
+  /** e.g. { dc1: 3, dc2: 3 } for NetworkTopologyStrategy; empty means SimpleStrategy with factor 1 (local node). */
+  replication: Record<string, number>;
+  consistency: 'LOCAL_QUORUM' | 'QUORUM' | 'LOCAL_ONE' | 'ONE' | 'ALL' | 'EACH_QUORUM';
+  serialConsistency: 'LOCAL_SERIAL' | 'SERIAL';
+  /** Apply cql/ migrations at start. */
+  migrate: boolean;
+  requestTimeoutMs: number;
+}
+
+export interface AuthConfig {
+  /** HS256 secret (at least 32 bytes). */
+  jwtSecret?: string;
+  /** PEM key pair for EdDSA; wins over jwtSecret when both are set. */
+  jwtPrivateKey?: string;
+  jwtPublicKey?: string;
+  /** Where a generated development secret is kept so restarts keep sessions. */
+  devSecretFile: string;
+  issuer: string;
+  audience: string;
+  tokenTtlSeconds: number;
+  /** scrypt cost; OWASP: N=2^17, r=8, p=1. */
+  scryptN: number;
+  scryptR: number;
+  scryptP: number;
+  /** Failed logins allowed per login and per address inside the window. */
+  loginFailuresPerLogin: number;
+  loginFailuresPerAddress: number;
+  loginFailureWindowSeconds: number;
+}
+
+export interface LimitsConfig {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectives: number;
+  maxCost: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  production: boolean;
+  /** GraphiQL and introspection; default on outside production. */
+  exposeSchema: boolean;
+  logLevel: string;
+  redisUrl?: string;
+  cassandra: CassandraConfig;
+  auth: AuthConfig;
+  limits: LimitsConfig;
+  /** Trust X-Forwarded-For for the client address (behind a proxy). */
+  trustProxy: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got "${raw}"`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase());
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** "dc1:3,dc2:3" → { dc1: 3, dc2: 3 } */
+export function parseReplication(raw: string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of list(raw)) {
+    const [dc, factor] = part.split(':');
+    const n = Number(factor);
+    if (!dc || !Number.isInteger(n) || n < 1) throw new Error(`CASSANDRA_REPLICATION: bad entry "${part}" (want dc:factor)`);
+    out[dc] = n;
+  }
+  return out;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production';
+  return {
+    port: int(env, 'PORT', 4000),
+    host: env.HOST ?? '0.0.0.0',
+    production,
+    exposeSchema: bool(env, 'EXPOSE_SCHEMA', !production),
+    logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    redisUrl: env.REDIS_URL || undefined,
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    cassandra: {
+      contactPoints: list(env.CASSANDRA_CONTACT_POINTS),
+      localDataCenter: env.CASSANDRA_LOCAL_DC ?? 'datacenter1',
+      keyspace: env.CASSANDRA_KEYSPACE ?? 'parley',
+      username: env.CASSANDRA_USERNAME || undefined,
+      password: env.CASSANDRA_PASSWORD || undefined,
+      replication: parseReplication(env.CASSANDRA_REPLICATION),
+      consistency: (env.CASSANDRA_CONSISTENCY as CassandraConfig['consistency']) ?? 'LOCAL_QUORUM',
+      serialConsistency: (env.CASSANDRA_SERIAL_CONSISTENCY as CassandraConfig['serialConsistency']) ?? 'LOCAL_SERIAL',
+      migrate: bool(env, 'CASSANDRA_MIGRATE', true),
+      requestTimeoutMs: int(env, 'CASSANDRA_REQUEST_TIMEOUT_MS', 12_000),
+    },
+    auth: {
+      jwtSecret: env.JWT_SECRET || undefined,
+      jwtPrivateKey: env.JWT_PRIVATE_KEY || undefined,
+      jwtPublicKey: env.JWT_PUBLIC_KEY || undefined,
+      devSecretFile: env.JWT_DEV_SECRET_FILE ?? '.parley/jwt-secret',
+      issuer: env.JWT_ISSUER ?? 'parley',
+      audience: env.JWT_AUDIENCE ?? 'parley-api',
+      tokenTtlSeconds: int(env, 'JWT_TTL_SECONDS', 24 * 3600),
+      scryptN: int(env, 'SCRYPT_N', 2 ** 17),
+      scryptR: int(env, 'SCRYPT_R', 8),
+      scryptP: int(env, 'SCRYPT_P', 1),
+      loginFailuresPerLogin: int(env, 'LOGIN_FAILURES_PER_LOGIN', 5),
+      loginFailuresPerAddress: int(env, 'LOGIN_FAILURES_PER_ADDRESS', 20),
+      loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 300),
+    },
+    limits: {
+      maxDepth: int(env, 'MAX_DEPTH', 10),
+      maxAliases: int(env, 'MAX_ALIASES', 15),
+      maxTokens: int(env, 'MAX_TOKENS', 2000),
+      maxDirectives: int(env, 'MAX_DIRECTIVES', 20),
+      maxCost: int(env, 'MAX_COST', 5000),
+    },
+  };
+}

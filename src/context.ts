@@ -1,0 +1,56 @@
+/**
+ * The GraphQL context, built in one typed function for HTTP and WebSocket alike.
+ */
+import DataLoader from 'dataloader';
+import type { UserRecord } from './db/users.js';
+import type { Session } from './auth/tokens.js';
+import type { Services } from './services.js';
+
+export interface Loaders {
+  user: DataLoader<string, UserRecord | null>;
+}
+
+export interface Context {
+  services: Services;
+  /** The authenticated session, or null for an anonymous caller. */
+  viewer: Session | null;
+  /** The raw bearer token (logout revokes it). */
+  token: string | null;
+  clientAddress: string;
+  loaders: Loaders;
+}
+
+export function createLoaders(services: Services): Loaders {
+  return {
+    user: new DataLoader<string, UserRecord | null>(
+      async (logins) => {
+        const users = await services.stores.users.byLogins(logins);
+        const byLogin = new Map(users.map((u) => [u.login, u]));
+        return logins.map((login) => byLogin.get(login) ?? null);
+      },
+      { maxBatchSize: 100 },
+    ),
+  };
+}
+
+export function buildContext(
+  services: Services,
+  auth: { session: Session | null; token: string | null },
+  clientAddress: string,
+): Context {
+  return {
+    services,
+    viewer: auth.session,
+    token: auth.token,
+    clientAddress,
+    loaders: createLoaders(services),
+  };
+}
+
+/**
+ * Subscriptions share one context for their whole life; give each event fresh
+ * loaders so a user renamed an hour ago is not served from a stale cache.
+ */
+export function refreshLoaders(ctx: Context): void {
+  ctx.loaders = createLoaders(ctx.services);
+}

@@ -1,0 +1,175 @@
+/**
+ * The Cassandra client and the rules every query follows: prepared, at the
+ * configured consistency, marked idempotent when it is safe to repeat, and, for
+ * lightweight transactions, never retried blindly after an unknown outcome.
+ */
+import cassandra from 'cassandra-driver';
+import type { Logger } from 'pino';
+import type { CassandraConfig } from '../config.js';
+
+const { Client, types, errors } = cassandra;
+export type Row = cassandra.types.Row;
+export type ResultSet = cassandra.types.ResultSet;
+export const { TimeUuid, Uuid, BigDecimal, Long } = types;
+export type TimeUuid = cassandra.types.TimeUuid;
+export type BigDecimal = cassandra.types.BigDecimal;
+
+/**
+ * One CQL query. Define each once (as a module-level constant in a store) and
+ * the driver prepares it once per connection pool.
+ */
+export interface Statement {
+  readonly cql: string;
+  /** Safe to run twice with the same values: the driver may then retry it on another node or after a timeout. */
+  readonly idempotent: boolean;
+}
+
+export const cql = (query: string, opts: { idempotent: boolean }): Statement => ({ cql: query, idempotent: opts.idempotent });
+
+export interface LwtOutcome {
+  applied: boolean;
+  /** The row returned by Cassandra (current values when not applied). */
+  row: Row;
+}
+
+export interface ExecuteOptions {
+  fetchSize?: number;
+  pageState?: string;
+  consistency?: number;
+  readTimeout?: number;
+}
+
+export class Database {
+  readonly client: cassandra.Client;
+  private readonly consistency: number;
+  readonly serialConsistency: number;
+
+  constructor(
+    readonly config: CassandraConfig,
+    private readonly logger: Logger,
+    contactPoints: string[],
+  ) {
+    this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
+    this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
+    this.client = new Client({
+      contactPoints,
+      localDataCenter: config.localDataCenter,
+      keyspace: config.keyspace,
+      credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
+      encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
+      socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
+      queryOptions: {
+        consistency: this.consistency,
+        serialConsistency: this.serialConsistency,
+        prepare: true,
+      },
+    });
+  }
+
+  async connect(): Promise<void> {
+    await this.client.connect();
+  }
+
+  async execute(stmt: Statement, params: unknown[] = [], opts: ExecuteOptions = {}): Promise<ResultSet> {
+    return this.client.execute(stmt.cql, params, {
+      prepare: true,
+      isIdempotent: stmt.idempotent,
+      consistency: opts.consistency ?? this.consistency,
+      fetchSize: opts.fetchSize,
+      pageState: opts.pageState,
+      readTimeout: opts.readTimeout,
+    });
+  }
+
+  async first(stmt: Statement, params: unknown[] = []): Promise<Row | undefined> {
+    return (await this.execute(stmt, params)).first() ?? undefined;
+  }
+
+  /** Reads at SERIAL consistency: sees the outcome of every LWT on the partition, finishing one in flight. */
+  async readSerial(stmt: Statement, params: unknown[]): Promise<Row | undefined> {
+    return (await this.execute(stmt, params, { consistency: this.serialConsistency })).first() ?? undefined;
+  }
+
+  /** A logged batch: all of its statements apply or, after a timeout, eventually all do. */
+  async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
+    if (queries.length === 0) return;
+    await this.client.batch(
+      queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
+      {
+        prepare: true,
+        logged: opts.logged ?? true,
+        isIdempotent: queries.every((q) => q.stmt.idempotent),
+        consistency: this.consistency,
+      },
+    );
+  }
+
+  /**
+   * Runs a lightweight transaction. When it times out its outcome is unknown:
+   * it may have applied. The one rule, kept here: never retry it blindly;
+   * ask `learnOutcome` (which reads back at SERIAL through readSerial) whether
+   * it applied, and return that.
+   */
+  async lwt(
+    stmt: Statement,
+    params: unknown[],
+    learnOutcome: () => Promise<LwtOutcome>,
+  ): Promise<LwtOutcome> {
+    let result: ResultSet;
+    try {
+      result = await this.client.execute(stmt.cql, params, {
+        prepare: true,
+        isIdempotent: false,
+        consistency: this.consistency,
+        serialConsistency: this.serialConsistency,
+      });
+    } catch (err) {
+      if (!isUnknownOutcome(err)) throw err;
+      this.logger.warn({ err: describe(err), cql: stmt.cql }, 'LWT outcome unknown; reading back at SERIAL');
+      return learnOutcome();
+    }
+    const row = result.first();
+    return { applied: Boolean(row?.['[applied]']), row };
+  }
+
+  async ping(timeoutMs = 2000): Promise<void> {
+    await this.client.execute('SELECT release_version FROM system.local', [], {
+      prepare: false,
+      isIdempotent: true,
+      readTimeout: timeoutMs,
+      consistency: types.consistencies.localOne,
+    });
+  }
+
+  async shutdown(): Promise<void> {
+    await this.client.shutdown();
+  }
+}
+
+function toConsistencyKey(name: string): keyof typeof types.consistencies {
+  const key = name.toLowerCase().replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+  if (!(key in types.consistencies)) throw new Error(`unknown consistency level ${name}`);
+  return key as keyof typeof types.consistencies;
+}
+
+const CAS_WRITE_UNKNOWN = 0x1700; // protocol v5's explicit "LWT outcome unknown"
+
+/** Errors after which a write may or may not have been applied. */
+export function isUnknownOutcome(err: unknown): boolean {
+  if (err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.NoHostAvailableError) {
+    return Object.values(err.innerErrors ?? {}).some((inner) => isUnknownOutcome(inner));
+  }
+  if (err instanceof errors.ResponseError) {
+    return (
+      err.code === types.responseErrorCodes.writeTimeout ||
+      err.code === types.responseErrorCodes.writeFailure ||
+      err.code === CAS_WRITE_UNKNOWN
+    );
+  }
+  return false;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

@@ -1,0 +1,31 @@
+/** Storage of revoked tokens (see cql/001_accounts.cql for the partitioning). */
+import { cql, type Database } from './client.js';
+
+const INSERT = cql('INSERT INTO revoked_tokens (expiry_day, jti, expires_at) VALUES (?, ?, ?) USING TTL ?', {
+  idempotent: true,
+});
+const SELECT_DAY = cql('SELECT jti, expires_at FROM revoked_tokens WHERE expiry_day = ?', { idempotent: true });
+
+const DAY_MS = 86_400_000;
+
+export function expiryDay(at: Date): number {
+  const iso = at.toISOString();
+  return Number(iso.slice(0, 4) + iso.slice(5, 7) + iso.slice(8, 10));
+}
+
+export class RevocationStore {
+  constructor(private readonly db: Database) {}
+
+  async revoke(jti: string, expiresAt: Date): Promise<void> {
+    const ttl = Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000));
+    await this.db.execute(INSERT, [expiryDay(expiresAt), jti, expiresAt, ttl]);
+  }
+
+  /** Every revocation still live: tokens expire within maxTokenLifetimeMs of now. */
+  async loadLive(maxTokenLifetimeMs: number): Promise<Array<{ jti: string; expiresAt: Date }>> {
+    const days = new Set<number>();
+    for (let t = Date.now(); t <= Date.now() + maxTokenLifetimeMs + DAY_MS; t += DAY_MS) days.add(expiryDay(new Date(t)));
+    const results = await Promise.all([...days].map((d) => this.db.execute(SELECT_DAY, [d])));
+    return results.flatMap((rs) => rs.rows.map((r) => ({ jti: r.jti as string, expiresAt: r.expires_at as Date })));
+  }
+}

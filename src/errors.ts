@@ -1,0 +1,53 @@
+/**
+ * The one list of error codes a client can see in `extensions.code`.
+ * Anything thrown that is not an AppError is masked as INTERNAL_SERVER_ERROR.
+ */
+import { GraphQLError } from 'graphql';
+
+export const ErrorCode = {
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  LOGIN_TAKEN: 'LOGIN_TAKEN',
+  INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
+  RATE_LIMITED: 'RATE_LIMITED',
+  CONFLICT: 'CONFLICT',
+  /** Operation over the depth, alias, token, directive or cost limit. */
+  QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  // chat rooms
+  ROOM_EXISTS: 'ROOM_EXISTS',
+  // marketplace
+  AUCTION_FINISHED: 'AUCTION_FINISHED',
+  NOT_ENOUGH_UNITS: 'NOT_ENOUGH_UNITS',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface AppErrorExtensions {
+  /** The input field at fault, as a dotted path such as "input.login". */
+  field?: string;
+  /** Seconds until a rate-limited call may be retried. */
+  retryAfter?: number;
+  [key: string]: unknown;
+}
+
+export class AppError extends GraphQLError {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, extensions: AppErrorExtensions = {}) {
+    super(message, { extensions: { code, ...extensions } });
+    this.code = code;
+  }
+}
+
+export const badInput = (field: string, message: string) => new AppError(ErrorCode.BAD_USER_INPUT, message, { field });
+export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${what} not found`);
+export const forbidden = (message = 'You are not allowed to do this') => new AppError(ErrorCode.FORBIDDEN, message);
+export const unauthenticated = () => new AppError(ErrorCode.UNAUTHENTICATED, 'You must be logged in');
+export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,70 @@
+import { RedisPubSub } from 'graphql-redis-subscriptions';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createRedis } from '../redis.js';
+import type { PubSub, Unsubscribe } from './pubsub.js';
+
+const PREFIX = 'parley:';
+
+/**
+ * Events through Redis with graphql-redis-subscriptions: a publisher and a
+ * separate subscriber connection (a subscribed connection can run nothing else).
+ */
+export class RedisBackedPubSub implements PubSub {
+  private readonly engine: RedisPubSub;
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    private readonly logger: Logger,
+  ) {
+    this.engine = new RedisPubSub({
+      publisher,
+      subscriber,
+      connectionListener: (err) => {
+        if (err) logger.error({ err: err.message }, 'redis pub/sub connection error');
+      },
+    });
+  }
+
+  static connect(url: string, logger: Logger): RedisBackedPubSub {
+    return new RedisBackedPubSub(createRedis(url, logger, 'publisher'), createRedis(url, logger, 'subscriber'), logger);
+  }
+
+  async publish(channel: string, event: unknown): Promise<void> {
+    await this.engine.publish(PREFIX + channel, event);
+  }
+
+  async listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe> {
+    const id = await this.engine.subscribe(PREFIX + channel, (event: T) => {
+      try {
+        onEvent(event);
+      } catch (err) {
+        this.logger.error({ err, channel }, 'pub/sub listener failed');
+      }
+    });
+    this.counts.set(channel, (this.counts.get(channel) ?? 0) + 1);
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      this.counts.set(channel, (this.counts.get(channel) ?? 1) - 1);
+      if (this.counts.get(channel) === 0) this.counts.delete(channel);
+      this.engine.unsubscribe(id);
+    };
+  }
+
+  listeners(channel: string): number {
+    return this.counts.get(channel) ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.publisher.ping();
+  }
+
+  async close(): Promise<void> {
+    this.publisher.disconnect();
+    this.subscriber.disconnect();
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * ioredis connections with the settings every use shares: errors are logged
+ * (never unhandled), reconnects back off, and commands fail instead of queueing
+ * forever while Redis is down.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export function createRedis(url: string, logger: Logger, role: string): Redis {
+  const redis = new Redis(url, {
+    connectionName: `parley-${role}`,
+    maxRetriesPerRequest: 2,
+    connectTimeout: 5000,
+    retryStrategy: (times) => Math.min(100 * 2 ** times, 5000),
+  });
+  let down = false;
+  redis.on('error', (err) => {
+    if (!down) logger.error({ role, err: err.message }, 'redis connection error');
+    down = true;
+  });
+  redis.on('ready', () => {
+    if (down) logger.info({ role }, 'redis connection restored');
+    down = false;
+  });
+  return redis;
+}

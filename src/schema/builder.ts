@@ -1,0 +1,59 @@
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import RelayPlugin from '@pothos/plugin-relay';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import { GraphQLError, Kind } from 'graphql';
+import type { Context } from '../context.js';
+import { AppError, ErrorCode, forbidden, unauthenticated } from '../errors.js';
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  // Non-null unless a field says otherwise: the schema tells clients what can be missing.
+  DefaultFieldNullability: false;
+  AuthScopes: { authenticated: boolean };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    ID: { Input: string; Output: string };
+  };
+}>({
+  plugins: [ScopeAuthPlugin, RelayPlugin, ComplexityPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ authenticated: ctx.viewer !== null }),
+    unauthorizedError: (_parent, ctx) => (ctx.viewer ? forbidden() : unauthenticated()),
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+  },
+  complexity: {
+    limit: (ctx) => ({ complexity: ctx.services.config.limits.maxCost }),
+    complexityError: (kind, result) =>
+      new AppError(
+        ErrorCode.QUERY_TOO_COMPLEX,
+        `Operation ${kind.toLowerCase()} ${result[kind === 'Complexity' ? 'complexity' : kind === 'Depth' ? 'depth' : 'breadth']} exceeds the limit of ${result[kind === 'Complexity' ? 'maxComplexity' : kind === 'Depth' ? 'maxDepth' : 'maxBreadth']}`,
+        { limit: kind.toLowerCase() },
+      ),
+  },
+});
+
+builder.scalarType('DateTime', {
+  description: 'An instant in time, as an ISO 8601 string in UTC',
+  serialize: (value) => new Date(value).toISOString(),
+  parseValue: (value) => {
+    const date = typeof value === 'string' ? new Date(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return date;
+  },
+  parseLiteral: (ast) => {
+    const date = ast.kind === Kind.STRING ? new Date(ast.value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return date;
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});
+builder.subscriptionType({});

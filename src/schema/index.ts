@@ -1,0 +1,5 @@
+import { builder } from './builder.js';
+import './user.js';
+import './session.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,11 @@
+/** `npm run schema:print` writes schema.graphql; a test fails when it is stale. */
+import { writeFileSync } from 'node:fs';
+import { printSchema, lexicographicSortSchema } from 'graphql';
+import { schema } from './index.js';
+
+export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  writeFileSync(new URL('../../schema.graphql', import.meta.url), printedSchema());
+  console.log('wrote schema.graphql');
+}

@@ -1,0 +1,36 @@
+/**
+ * The long-lived parts every request shares, built once per app instance.
+ */
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import type { UserStore } from './db/users.js';
+import type { PubSub } from './pubsub/pubsub.js';
+import type { TokenService } from './auth/tokens.js';
+import type { RevocationList } from './auth/revocation-list.js';
+import type { RateLimiter } from './auth/rate-limit.js';
+
+/** Injectable time, so tests can post into past days and months. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface Stores {
+  users: UserStore;
+}
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  db: Database;
+  stores: Stores;
+  pubsub: PubSub;
+  tokens: TokenService;
+  revocations: RevocationList;
+  rateLimiter: RateLimiter;
+  /** A hash of a random password, verified against when the login is unknown so both paths cost the same. */
+  decoyPasswordHash: string;
+}

@@ -1,0 +1,54 @@
+/**
+ * The input rule set. Each check throws BAD_USER_INPUT naming the field, so
+ * clients can attach the message to the right form control.
+ */
+import { badInput } from './errors.js';
+import { Limits } from './limits.js';
+
+export function requireLength(field: string, value: string, min: number, max: number): string {
+  const length = [...value].length; // count code points, not UTF-16 units
+  if (length < min || length > max) {
+    throw badInput(field, min === max ? `${field} must be ${min} characters` : `${field} must be ${min}–${max} characters`);
+  }
+  return value;
+}
+
+export function validLogin(field: string, login: string): string {
+  requireLength(field, login, Limits.login.min, Limits.login.max);
+  if (!Limits.login.pattern.test(login)) {
+    throw badInput(field, `${field} may hold only a–z, 0–9, '.', '_' and '-'`);
+  }
+  return login;
+}
+
+export function validPassword(field: string, password: string): string {
+  return requireLength(field, password, Limits.password.min, Limits.password.max);
+}
+
+export function validName(field: string, name: string): string {
+  const trimmed = name.trim();
+  return requireLength(field, trimmed, Limits.name.min, Limits.name.max);
+}
+
+export function validBio(field: string, bio: string): string {
+  return requireLength(field, bio, 0, Limits.bio.max);
+}
+
+// Deliberately simple: one "@", a dot in the domain, no spaces. Deliverability is checked by mail, not regex.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function validEmail(field: string, email: string): string {
+  const trimmed = email.trim();
+  requireLength(field, trimmed, 3, Limits.email.max);
+  if (!EMAIL.test(trimmed)) throw badInput(field, `${field} must be an email address`);
+  return trimmed.toLowerCase();
+}
+
+/** Page size for a connection: default when absent, 1..max otherwise. */
+export function pageSize(field: string, first: number | null | undefined): number {
+  if (first === null || first === undefined) return Limits.page.default;
+  if (!Number.isInteger(first) || first < 1 || first > Limits.page.max) {
+    throw badInput(field, `${field} must be between 1 and ${Limits.page.max}`);
+  }
+  return first;
+}

@@ -1,0 +1,191 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import type { App } from '../src/app.js';
+import {
+  LoginDocument,
+  LogoutDocument,
+  MeDocument,
+  RegisterDocument,
+  UpdateProfileDocument,
+  UserByLoginDocument,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, uniqueLogin } from './testkit/users.js';
+import { eventually } from './testkit/poll.js';
+
+let app: App;
+beforeAll(async () => {
+  app = await startApp();
+});
+
+describe('register, login, me, updateProfile', () => {
+  it('registers, logs in and reads and updates the profile', async () => {
+    const login = uniqueLogin('alice');
+    const reg = await gqlOk(app, RegisterDocument, {
+      input: { login, password: 's3cret-pass', firstname: 'Alice', lastname: 'Liddell', email: 'Alice@Example.org' },
+    });
+    expect(reg.register.user).toMatchObject({ login, firstname: 'Alice', email: 'alice@example.org' });
+    expect(reg.register.token.split('.')).toHaveLength(3);
+
+    const loggedIn = await gqlOk(app, LoginDocument, { login, password: 's3cret-pass' });
+    const token = loggedIn.login.token;
+    expect(token).not.toBe(reg.register.token);
+
+    const me = await gqlOk(app, MeDocument, {}, token);
+    expect(me.me).toMatchObject({ login, displayName: 'Alice Liddell', email: 'alice@example.org', bio: null });
+
+    const updated = await gqlOk(app, UpdateProfileDocument, { input: { bio: 'Down the rabbit hole' } }, token);
+    // Fields left out stay as they were.
+    expect(updated.updateProfile).toMatchObject({ firstname: 'Alice', lastname: 'Liddell', bio: 'Down the rabbit hole' });
+    const again = await gqlOk(app, UpdateProfileDocument, { input: { firstname: 'Alicia' } }, token);
+    expect(again.updateProfile).toMatchObject({ firstname: 'Alicia', bio: 'Down the rabbit hole' });
+  });
+
+  it('hides email from everyone but its owner and never exposes the password', async () => {
+    const a = await signUp(app);
+    const b = await signUp(app);
+    const seenByB = await gqlOk(app, UserByLoginDocument, { login: a.login }, b.token);
+    expect(seenByB.user).toMatchObject({ login: a.login, email: null });
+    const seenByA = await gqlOk(app, UserByLoginDocument, { login: a.login }, a.token);
+    expect(seenByA.user?.email).toBe(a.email);
+    const raw = await gql(app, '{ me { login pass password } }', {}, a.token);
+    expect(raw.errors?.[0]?.message).toMatch(/Cannot query field "pass"/);
+  });
+
+  it('treats logins case-insensitively', async () => {
+    const login = uniqueLogin('case');
+    await signUp(app, { login });
+    const dup = await gql(app, RegisterDocument, {
+      input: { login: login.toUpperCase(), password: 'password123', firstname: 'X', lastname: 'Y', email: 'x@y.zz' },
+    });
+    expect(codes(dup)).toEqual(['LOGIN_TAKEN']);
+    const ok = await gqlOk(app, LoginDocument, { login: login.toUpperCase(), password: 'correct horse battery' });
+    expect(ok.login.user.login).toBe(login);
+  });
+
+  it('requires a session for profile operations', async () => {
+    const me = await gqlOk(app, MeDocument, {});
+    expect(me.me).toBeNull();
+    const res = await gql(app, UpdateProfileDocument, { input: { bio: 'x' } });
+    expect(codes(res)).toEqual(['UNAUTHENTICATED']);
+  });
+});
+
+describe('LOGIN_TAKEN', () => {
+  it('lets exactly one of 20 concurrent registrations of one login win', async () => {
+    const login = uniqueLogin('race');
+    const attempts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        gql(app, RegisterDocument, {
+          input: { login, password: `password-${i}`, firstname: `F${i}`, lastname: 'Racer', email: `r${i}@example.test` },
+        }),
+      ),
+    );
+    const winners = attempts.filter((r) => r.data?.register);
+    const losers = attempts.filter((r) => codes(r)[0] === 'LOGIN_TAKEN');
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(19);
+    // The stored account is the winner's: its password logs in, the others' do not.
+    const winnerIndex = attempts.findIndex((r) => r.data?.register);
+    const ok = await gql(app, LoginDocument, { login, password: `password-${winnerIndex}` });
+    expect(ok.data?.login.user.firstname).toBe(`F${winnerIndex}`);
+    const other = await gql(app, LoginDocument, { login, password: `password-${(winnerIndex + 1) % 20}` });
+    expect(codes(other)).toEqual(['INVALID_CREDENTIALS']);
+  });
+});
+
+describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
+  it('gives the same error for an unknown login and a wrong password', async () => {
+    const user = await signUp(app);
+    const wrong = await gql(app, LoginDocument, { login: user.login, password: 'not-the-password' });
+    const unknown = await gql(app, LoginDocument, { login: uniqueLogin('ghost'), password: 'whatever-pass' });
+    expect(codes(wrong)).toEqual(['INVALID_CREDENTIALS']);
+    expect(codes(unknown)).toEqual(['INVALID_CREDENTIALS']);
+    expect(wrong.errors?.[0]?.message).toBe(unknown.errors?.[0]?.message);
+  });
+
+  it('rate-limits repeated failures for one login, even with the right password', async () => {
+    const user = await signUp(app);
+    const limit = app.services.config.auth.loginFailuresPerLogin;
+    for (let i = 0; i < limit; i++) {
+      expect(codes(await gql(app, LoginDocument, { login: user.login, password: `wrong-${i}-pass` }))).toEqual([
+        'INVALID_CREDENTIALS',
+      ]);
+    }
+    const blocked = await gql(app, LoginDocument, { login: user.login, password: user.password });
+    expect(codes(blocked)).toEqual(['RATE_LIMITED']);
+    expect(blocked.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
+    expect(blocked.errors?.[0]?.extensions?.retryAfter).toBeLessThanOrEqual(app.services.config.auth.loginFailureWindowSeconds);
+  });
+
+  it('rate-limits repeated failures from one address across logins', async () => {
+    const limited = await startApp({ env: { LOGIN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '1' } });
+    const headers = { 'x-forwarded-for': '203.0.113.7' };
+    for (let i = 0; i < 3; i++) {
+      const r = await gql(limited, LoginDocument, { login: uniqueLogin('spray'), password: 'password1' }, undefined, headers);
+      expect(codes(r)).toEqual(['INVALID_CREDENTIALS']);
+    }
+    const blocked = await gql(limited, LoginDocument, { login: uniqueLogin('spray'), password: 'password1' }, undefined, headers);
+    expect(codes(blocked)).toEqual(['RATE_LIMITED']);
+    // Another address is not affected.
+    const other = await gql(limited, LoginDocument, { login: uniqueLogin('spray'), password: 'password1' }, undefined, {
+      'x-forwarded-for': '203.0.113.8',
+    });
+    expect(codes(other)).toEqual(['INVALID_CREDENTIALS']);
+  });
+});
+
+describe('BAD_USER_INPUT', () => {
+  const valid = { login: 'valid_login', password: 'password123', firstname: 'A', lastname: 'B', email: 'a@b.cd' };
+  it.each([
+    ['input.login', { login: 'ab' }],
+    ['input.login', { login: 'has space' }],
+    ['input.login', { login: 'x'.repeat(33) }],
+    ['input.password', { password: 'short' }],
+    ['input.password', { password: 'p'.repeat(129) }],
+    ['input.firstname', { firstname: '   ' }],
+    ['input.lastname', { lastname: 'l'.repeat(101) }],
+    ['input.email', { email: 'not-an-email' }],
+    ['input.bio', { bio: 'b'.repeat(2001) }],
+  ])('names %s', async (field, patch) => {
+    const res = await gql(app, RegisterDocument, { input: { ...valid, login: uniqueLogin('v'), ...patch } });
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+  });
+
+  it('validates profile updates too', async () => {
+    const user = await signUp(app);
+    const res = await gql(app, UpdateProfileDocument, { input: { email: 'nope' } }, user.token);
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe('input.email');
+    const me = await gqlOk(app, MeDocument, {}, user.token);
+    expect(me.me?.email).toBe(user.email);
+  });
+});
+
+describe('tokens', () => {
+  it('refuses a tampered, a foreign-signed and an expired token', async () => {
+    const user = await signUp(app);
+    const [h, p, s] = user.token.split('.');
+    const tampered = `${h}.${p}.${s!.slice(0, -2)}xx`;
+    expect(codes(await gql(app, MeDocument, {}, tampered))).toEqual(['UNAUTHENTICATED']);
+    const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${p}.`;
+    expect(codes(await gql(app, MeDocument, {}, none))).toEqual(['UNAUTHENTICATED']);
+
+    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '1' } });
+    const { data } = await gql(shortLived, LoginDocument, { login: user.login, password: user.password });
+    const token = data!.login.token;
+    // The verifier allows 5 s of clock skew; wait (by polling) until the token is refused.
+    await eventually(async () => codes(await gql(shortLived, MeDocument, {}, token))[0] === 'UNAUTHENTICATED', {
+      timeoutMs: 15_000,
+      intervalMs: 500,
+      what: 'the expired token to be refused',
+    });
+  });
+
+  it('logout revokes the token on this instance', async () => {
+    const user = await signUp(app);
+    expect((await gqlOk(app, LogoutDocument, {}, user.token)).logout).toBe(true);
+    expect(codes(await gql(app, MeDocument, {}, user.token))).toEqual(['UNAUTHENTICATED']);
+  });
+});

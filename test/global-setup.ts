@@ -1,0 +1,29 @@
+/**
+ * Once per test run: make sure a Cassandra node answers (starting a throwaway
+ * one if needed), then create this run's own keyspace and apply cql/ to it, so
+ * test files never pay for schema creation.
+ */
+import type { TestProject } from 'vitest/node';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { defaultLocalNodeOptions, ensureLocalNode } from '../src/db/local-node.js';
+import { migrate } from '../src/db/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    keyspace: string;
+    cassandraContactPoint: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const node = await ensureLocalNode(defaultLocalNodeOptions({ ephemeral: true }));
+  const contactPoint = `${node.host}:${node.port}`;
+  const keyspace = `parley_test_${Date.now().toString(36)}`;
+  const started = Date.now();
+  const config = loadConfig({ CASSANDRA_KEYSPACE: keyspace });
+  await migrate(config.cassandra, [contactPoint], pino({ level: 'warn' }));
+  process.stderr.write(`[test] keyspace ${keyspace} ready in ${Date.now() - started} ms\n`);
+  project.provide('keyspace', keyspace);
+  project.provide('cassandraContactPoint', contactPoint);
+}

@@ -1,0 +1,74 @@
+/**
+ * Starts real app instances for a test file, against this run's keyspace on
+ * the real Cassandra node. Every instance started here is stopped after the file.
+ */
+import { afterAll, inject } from 'vitest';
+import { pino } from 'pino';
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { Clock } from '../../src/services.js';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Shared by every instance so a token issued by one is valid on another. */
+const TEST_JWT_SECRET = 'parley-test-secret-0123456789abcdef-0123456789abcdef';
+
+export interface StartOptions {
+  /** Route pub/sub (and rate limits) through the real Redis. */
+  redis?: boolean;
+  clock?: Clock;
+  env?: Record<string, string>;
+}
+
+const running = new Set<App>();
+
+afterAll(async () => {
+  await Promise.all([...running].map((app) => app.stop()));
+  running.clear();
+});
+
+export function testEnv(opts: StartOptions = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CASSANDRA_CONTACT_POINTS: inject('cassandraContactPoint'),
+    CASSANDRA_KEYSPACE: inject('keyspace'),
+    // The global setup applied cql/ once for the whole run.
+    CASSANDRA_MIGRATE: '0',
+    JWT_SECRET: TEST_JWT_SECRET,
+    // OWASP's N=2^17 costs ~0.3 s and 128 MiB per hash; tests register hundreds
+    // of users, so they use N=2^12. Same code path, lower cost.
+    SCRYPT_N: String(2 ** 12),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(opts.redis ? { REDIS_URL } : {}),
+    ...opts.env,
+  };
+}
+
+export async function startApp(opts: StartOptions = {}): Promise<App> {
+  const config = loadConfig(testEnv(opts));
+  const app = createApp({ config, clock: opts.clock, logger: pino({ level: config.logLevel }) });
+  await app.start();
+  running.add(app);
+  return app;
+}
+
+export async function stopApp(app: App): Promise<void> {
+  running.delete(app);
+  await app.stop();
+}
+
+/** A clock a test moves by hand (e.g. to post into past days). */
+export class ManualClock implements Clock {
+  constructor(private current = new Date()) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(at: Date | string): void {
+    this.current = new Date(at);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
