@@ -18,7 +18,7 @@ import { buildContext, type Context } from './context.js';
 import { Database } from './db/client.js';
 import { defaultLocalNodeOptions, ensureLocalNode } from './db/local-node.js';
 import { migrate } from './db/migrate.js';
-import { UserStore } from './db/users.js';
+import { createStores } from './db/stores.js';
 import { RevocationStore } from './db/revocations.js';
 import { ErrorCode } from './errors.js';
 import { InProcessPubSub } from './pubsub/in-process.js';
@@ -106,7 +106,7 @@ export function createApp(options: AppOptions = {}): App {
       logger,
       clock: options.clock ?? systemClock,
       db,
-      stores: { users: new UserStore(db) },
+      stores: createStores(db),
       pubsub,
       tokens: await TokenService.create(config.auth, config.production),
       revocations,

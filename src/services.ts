@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
-import type { UserStore } from './db/users.js';
+import type { Stores } from './db/stores.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import type { TokenService } from './auth/tokens.js';
 import type { RevocationList } from './auth/revocation-list.js';
@@ -16,10 +16,6 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
-
-export interface Stores {
-  users: UserStore;
-}
 
 export interface Services {
   config: Config;

@@ -1,0 +1,34 @@
+/**
+ * Time-bucket maths, in one place. Buckets bound partition size: a room's
+ * messages are split by UTC day, a conversation's by UTC month.
+ */
+
+/** yyyyMMdd of the UTC day, e.g. 20261122. */
+export function dayBucket(at: Date): number {
+  return at.getUTCFullYear() * 10_000 + (at.getUTCMonth() + 1) * 100 + at.getUTCDate();
+}
+
+/** yyyyMM of the UTC month, e.g. 202611. */
+export function monthBucket(at: Date): number {
+  return at.getUTCFullYear() * 100 + (at.getUTCMonth() + 1);
+}
+
+/** "2026-11" → 202611; undefined when malformed. */
+export function parseMonth(text: string): number | undefined {
+  const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(text);
+  return m ? Number(m[1]) * 100 + Number(m[2]) : undefined;
+}
+
+/** The month bucket before `bucket` (202601 → 202512). */
+export function previousMonth(bucket: number): number {
+  const year = Math.floor(bucket / 100);
+  const month = bucket % 100;
+  return month === 1 ? (year - 1) * 100 + 12 : bucket - 1;
+}
+
+/** The month bucket after `bucket` (202512 → 202601). */
+export function nextMonth(bucket: number): number {
+  const year = Math.floor(bucket / 100);
+  const month = bucket % 100;
+  return month === 12 ? (year + 1) * 100 + 1 : bucket + 1;
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { dayBucket, monthBucket, nextMonth, parseMonth, previousMonth } from '../src/buckets.js';
+import { decodeCursor, encodeCursor } from '../src/pagination.js';
+import { parseCql } from '../src/db/migrate.js';
+import { parseReplication } from '../src/config.js';
+
+describe('buckets', () => {
+  it('uses UTC days and months', () => {
+    expect(dayBucket(new Date('2026-11-22T23:59:59.999Z'))).toBe(20261122);
+    expect(dayBucket(new Date('2026-11-23T00:00:00Z'))).toBe(20261123);
+    expect(monthBucket(new Date('2026-01-01T00:00:00Z'))).toBe(202601);
+  });
+  it('steps months across years', () => {
+    expect(previousMonth(202601)).toBe(202512);
+    expect(nextMonth(202512)).toBe(202601);
+    expect(parseMonth('2026-11')).toBe(202611);
+    expect(parseMonth('2026-13')).toBeUndefined();
+  });
+});
+
+describe('cursors', () => {
+  const isPos = (p: Record<string, unknown>): p is { id: string } => typeof p.id === 'string';
+  it('round-trips and rejects garbage with BAD_USER_INPUT naming the field', () => {
+    expect(decodeCursor('after', encodeCursor({ id: 'x' }), isPos)).toMatchObject({ id: 'x' });
+    expect(() => decodeCursor('after', 'not a cursor', isPos)).toThrow(/after is not a valid cursor/);
+    expect(() => decodeCursor('after', encodeCursor({ other: 1 }), isPos)).toThrow(/after/);
+  });
+});
+
+describe('cql parsing and config', () => {
+  it('splits statements and drops comments', () => {
+    expect(parseCql('-- a; comment\nCREATE TABLE a (x int PRIMARY KEY); // trailing;\n/* b; */ CREATE TABLE b (y int PRIMARY KEY);')).toEqual([
+      'CREATE TABLE a (x int PRIMARY KEY)',
+      'CREATE TABLE b (y int PRIMARY KEY)',
+    ]);
+  });
+  it('parses per-DC replication', () => {
+    expect(parseReplication('dc1:3, dc2:2')).toEqual({ dc1: 3, dc2: 2 });
+    expect(() => parseReplication('dc1')).toThrow(/CASSANDRA_REPLICATION/);
+  });
+});
