@@ -1,0 +1,28 @@
+/** Starts an app for a benchmark on its own keyspace of the local node. */
+import { pino } from 'pino';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { Clock } from '../src/services.js';
+
+export async function benchApp(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<App> {
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CASSANDRA_KEYSPACE: process.env.CASSANDRA_KEYSPACE ?? 'parley_bench',
+    JWT_SECRET: 'parley-bench-secret-0123456789abcdef-0123456789abcdef',
+    SCRYPT_N: String(2 ** 12),
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  });
+  const app = createApp({ config, clock: opts.clock, logger: pino({ level: 'warn' }) });
+  await app.start();
+  return app;
+}
+
+export function stats(samples: number[]) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const pick = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+  return { n: sorted.length, min: sorted[0]!, p50: pick(0.5), p95: pick(0.95), max: sorted.at(-1)! };
+}
