@@ -11,7 +11,11 @@ const opts = defaultLocalNodeOptions(process.argv.includes('--ephemeral') ? { ep
 
 try {
   if (command === 'start') await ensureLocalNode(opts);
-  else if (command === 'stop') await stopLocalNode(opts);
+  else if (command === 'stop') {
+    // Without --ephemeral, stop whichever node this project started (kept-data or throwaway).
+    await stopLocalNode(opts);
+    if (!process.argv.includes('--ephemeral')) await stopLocalNode(defaultLocalNodeOptions({ ephemeral: true }));
+  }
   else if (command === 'fetch') fetchJars(opts);
   else {
     console.error('usage: npm run cassandra -- [start|stop|fetch] [--ephemeral]');

@@ -1,0 +1,65 @@
+/** Operation limits: depth, aliases, tokens and cost, on HTTP and WebSocket alike. */
+import { describe, expect, it, beforeAll } from 'vitest';
+import { parse } from 'graphql';
+import type { App } from '../src/app.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql } from './testkit/http.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { wsClient, wsRequest } from './testkit/ws.js';
+
+let app: App;
+let user: TestUser;
+beforeAll(async () => {
+  // Sign up on a default instance: the limited one would refuse the sign-up document itself.
+  user = await signUp(await startApp());
+  app = await startApp({ env: { MAX_DEPTH: '4', MAX_ALIASES: '3', MAX_TOKENS: '200', MAX_COST: '6' } });
+});
+
+const manyAliases = '{ a: me { login } b: me { login } c: me { login } d: me { login } }';
+const costly = '{ me { login firstname lastname displayName email bio createdAt } }';
+const cheap = '{ me { login } }';
+
+async function viaWs(query: string) {
+  const client = wsClient(app, user.token);
+  const result = await wsRequest(client, parse(query));
+  await client.dispose();
+  return result;
+}
+
+describe('operation limits', () => {
+  it('accepts an operation inside every limit', async () => {
+    expect((await gql(app, cheap, {}, user.token)).data).toEqual({ me: { login: user.login } });
+    expect((await viaWs(cheap)).data).toEqual({ me: { login: user.login } });
+  });
+
+  it('refuses an operation over the cost limit, over HTTP and WebSocket', async () => {
+    const http = await gql(app, costly, {}, user.token);
+    expect(codes(http)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(http.errors?.[0]?.message).toMatch(/complexity 8 exceeds the limit of 6/);
+    expect((http.data as { me?: unknown } | null | undefined)?.me ?? null).toBeNull();
+    const ws = await viaWs(costly);
+    expect(ws.errors?.map((e) => e.extensions?.code)).toEqual(['QUERY_TOO_COMPLEX']);
+  });
+
+  it('refuses an operation over the depth limit, over HTTP and WebSocket', async () => {
+    // The accounts schema is shallow; graphql-armor counts fragment spreads as levels, so nest those.
+    const deeper = '{ me { ...A } } fragment A on User { ...B } fragment B on User { ...C } fragment C on User { ...D } fragment D on User { ...E } fragment E on User { login }';
+    const http = await gql(app, deeper, {}, user.token);
+    const ws = await viaWs(deeper);
+    for (const res of [http, ws]) {
+      const list = 'errors' in res ? res.errors : [];
+      expect((list ?? []).map((e) => e.extensions?.code)).toEqual(['QUERY_TOO_COMPLEX']);
+      expect(list?.[0]?.message).toMatch(/depth limit of 4/i);
+    }
+  });
+
+  it('refuses too many aliases and too many tokens', async () => {
+    const aliases = await gql(app, manyAliases, {}, user.token);
+    expect(codes(aliases)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(aliases.errors?.[0]?.message).toMatch(/aliases limit/i);
+    const tokens = await gql(app, `{ me { ${'login '.repeat(250)} } }`, {}, user.token);
+    expect(codes(tokens)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect(tokens.errors?.[0]?.message).toMatch(/token limit/i);
+    expect(tokens.status).toBeLessThan(500);
+  });
+});
