@@ -281,6 +281,7 @@ export function createApp(options: AppOptions = {}): App {
 
     async stop() {
       if (server) {
+        logger.info('Parley stopping: refusing new connections, closing WebSockets with 1001, draining');
         const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();
         await disposeWs?.();
@@ -297,6 +298,7 @@ export function createApp(options: AppOptions = {}): App {
         await services.db.shutdown();
         services = undefined;
       }
+      logger.info('Parley stopped');
     },
   };
   return app;
