@@ -1,7 +1,11 @@
 /** Helpers shared by the messenger tests: sending, reading whole histories, comparing message times. */
 import type { App } from '../src/app.js';
 import { TimeUuid } from '../src/db/client.js';
-import { ConversationMessagesDocument, SendDirectMessageDocument } from './generated/graphql.js';
+import {
+  ConversationMessagesDocument,
+  SendDirectMessageDocument,
+  type ConversationMessagesQuery,
+} from './generated/graphql.js';
 import { gqlOk } from './testkit/http.js';
 import type { TestUser } from './testkit/users.js';
 
@@ -22,7 +26,7 @@ export async function wholeHistory(app: App, viewer: TestUser, partner: TestUser
   let after: string | null = null;
   let pages = 0;
   for (;;) {
-    const data = await gqlOk(app, ConversationMessagesDocument, { with: partner.login, first: pageSize, after }, viewer.token);
+    const data: ConversationMessagesQuery = await gqlOk(app, ConversationMessagesDocument, { with: partner.login, first: pageSize, after }, viewer.token);
     const page = data.conversation!.messages;
     messages.push(...page.edges.map((e) => e.node));
     pages += 1;

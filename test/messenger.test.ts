@@ -6,6 +6,7 @@ import {
   ConversationsDocument,
   MarkConversationReadDocument,
   SendDirectMessageDocument,
+  type ConversationsQuery,
 } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
@@ -58,7 +59,8 @@ describe('sendDirectMessage and the inbox', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let page = 0; page < 3; page++) {
-      const data = (await gqlOk(timed, ConversationsDocument, { first: 2, after }, me.token)).conversations;
+      const data: ConversationsQuery['conversations'] = (await gqlOk(timed, ConversationsDocument, { first: 2, after }, me.token))
+        .conversations;
       seen.push(...data.edges.map((e) => e.node.partner.login));
       expect(data.pageInfo.hasNextPage).toBe(page < 2);
       after = data.pageInfo.endCursor ?? null;
@@ -173,5 +175,56 @@ describe('history', () => {
     const other = await gql(app, ConversationMessagesDocument, { with: c.login, first: 1, after: cursor }, a.token);
     expect(codes(other)).toEqual(['BAD_USER_INPUT']);
     expect(other.errors?.[0]?.extensions?.field).toBe('after');
+  });
+});
+
+describe('markConversationRead and read receipts', () => {
+  it('reads up to the newest unread message and shows the partner the receipt', async () => {
+    const clock = new ManualClock(new Date('2026-04-10T12:00:00Z'));
+    const timed = await startApp({ clock });
+    const [a, b] = [await signUp(timed), await signUp(timed)];
+    const sent = [];
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000);
+      sent.push(await send(timed, a, b, `m${i}`));
+    }
+    const before = (await gqlOk(timed, ConversationDocument, { with: a.login }, b.token)).conversation!;
+    expect(before).toMatchObject({ unreadCount: 3, firstUnreadAt: sent[0]!.createdAt, readUpTo: null, readAt: null });
+
+    clock.advance(5000);
+    const read = (await gqlOk(timed, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    const readAt = clock.now().toISOString();
+    expect(read).toMatchObject({ unreadCount: 0, firstUnreadAt: null, readUpTo: sent[2]!.id, readAt });
+
+    const aView = (await gqlOk(timed, ConversationDocument, { with: b.login }, a.token)).conversation!;
+    expect(aView).toMatchObject({ partnerReadUpTo: sent[2]!.id, partnerReadAt: readAt, readUpTo: null, unreadCount: 0 });
+
+    // Reading again with nothing unread changes nothing.
+    clock.advance(5000);
+    const again = (await gqlOk(timed, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    expect(again).toMatchObject({ unreadCount: 0, readUpTo: sent[2]!.id, readAt });
+
+    // A newer message is unread again; the read point stays until the next read.
+    clock.advance(1000);
+    const next = await send(timed, a, b, 'one more');
+    const after = (await gqlOk(timed, ConversationDocument, { with: a.login }, b.token)).conversation!;
+    expect(after).toMatchObject({ unreadCount: 1, firstUnreadAt: next.createdAt, readUpTo: sent[2]!.id });
+    const second = (await gqlOk(timed, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    expect(second).toMatchObject({ unreadCount: 0, readUpTo: next.id });
+    expect((await gqlOk(timed, ConversationDocument, { with: b.login }, a.token)).conversation).toMatchObject({
+      partnerReadUpTo: next.id,
+    });
+  });
+
+  it("only touches the reader's unread messages from that partner", async () => {
+    const [a, b, c] = [await signUp(app), await signUp(app), await signUp(app)];
+    await send(app, a, b, 'a to b');
+    await send(app, c, b, 'c to b');
+    await send(app, b, a, 'b to a');
+    await gqlOk(app, MarkConversationReadDocument, { with: a.login }, b.token);
+    const inbox = (await gqlOk(app, ConversationsDocument, {}, b.token)).conversations.edges.map((e) => e.node);
+    expect(Object.fromEntries(inbox.map((c) => [c.partner.login, c.unreadCount]))).toEqual({ [a.login]: 0, [c.login]: 1 });
+    // B reading did not read B's own message for A.
+    expect((await gqlOk(app, ConversationDocument, { with: b.login }, a.token)).conversation?.unreadCount).toBe(1);
   });
 });
