@@ -6,6 +6,7 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import type { DirectMessageRecord } from '../../db/direct-message.js';
 import type { ConversationRecord } from '../../db/inbox.js';
+import { forbidden } from '../../errors.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../guards.js';
 
@@ -42,6 +43,8 @@ export async function subscribeInbox(ctx: Context): Promise<AsyncIterable<InboxE
 
 /** Turns a JSON payload back into typed values, with fresh loaders for this event. */
 export function inboxEvent(ctx: Context, payload: InboxEvent): InboxEvent {
+  // The channel is the viewer's own; never let a payload addressed to someone else through.
+  if (payload.owner !== requireViewer(ctx).login) throw forbidden();
   refreshLoaders(ctx);
   if (payload.type === 'DirectMessageReceived') {
     const m = payload.message;
