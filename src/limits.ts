@@ -7,4 +7,16 @@ export const Limits = {
   email: { max: 254 },
   /** Default and maximum page size of every connection. */
   page: { default: 50, max: 200 },
+  messenger: {
+    /** Characters of a direct message, after trimming. */
+    content: { min: 1, max: 4000 },
+    /**
+     * Inbox pages are cut from one read of the owner's whole inbox partition
+     * (it must be sorted by last message time), so a page of 500 costs no more
+     * reads than a page of 5: the inbox allows larger pages than other lists.
+     */
+    inboxPage: { default: 50, max: 500 },
+    /** Rows per request when reading an inbox partition; a larger inbox pages within its one partition. */
+    inboxFetchSize: 5000,
+  },
 } as const;

@@ -1,10 +1,14 @@
 /** Every store, built on one Database. Add a domain's store here. */
 import type { Database } from './client.js';
 import { UserStore } from './users.js';
+import { DirectMessageStore } from './conversations.js';
+import { InboxStore } from './inbox.js';
 
 export function createStores(db: Database) {
   return {
     users: new UserStore(db),
+    directMessages: new DirectMessageStore(db),
+    inbox: new InboxStore(db),
   };
 }
 

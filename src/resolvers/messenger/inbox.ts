@@ -1,0 +1,62 @@
+/** The inbox (conversations) and one conversation, as the logged-in user sees them. */
+import type { Context } from '../../context.js';
+import type { ConversationRecord } from '../../db/inbox.js';
+import { badInput } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
+import { requireViewer } from '../guards.js';
+import { requirePartner } from './participants.js';
+
+interface InboxPosition extends Record<string, unknown> {
+  /** Last message time of the conversation at the cursor, in 100 ns ticks (a decimal string). */
+  t: string;
+  p: string;
+}
+
+const isInboxPosition = (p: Record<string, unknown>): p is InboxPosition =>
+  typeof p.t === 'string' && /^\d{1,20}$/.test(p.t) && typeof p.p === 'string';
+
+/** Most recent conversation first; the partner breaks ties so the order is total. */
+function newerFirst(a: ConversationRecord, b: ConversationRecord): number {
+  if (a.lastMessageTicks !== b.lastMessageTicks) return a.lastMessageTicks! > b.lastMessageTicks! ? -1 : 1;
+  return a.partner < b.partner ? -1 : a.partner > b.partner ? 1 : 0;
+}
+
+function isAfter(c: ConversationRecord, pos: InboxPosition): boolean {
+  const t = BigInt(pos.t);
+  return c.lastMessageTicks! < t || (c.lastMessageTicks === t && c.partner > pos.p);
+}
+
+function inboxPageSize(first: number | null | undefined): number {
+  const { default: fallback, max } = Limits.messenger.inboxPage;
+  if (first === null || first === undefined) return fallback;
+  if (!Number.isInteger(first) || first < 1 || first > max) throw badInput('first', `first must be between 1 and ${max}`);
+  return first;
+}
+
+/**
+ * The logged-in user's inbox, most recent conversation first. Each page is cut
+ * from ONE read of the user's inbox partition (sorting by recency needs all of
+ * it; that is the seed's "one query" main view).
+ */
+export async function conversations(
+  ctx: Context,
+  args: { first?: number | null; after?: string | null },
+): Promise<Connection<ConversationRecord>> {
+  const viewer = requireViewer(ctx);
+  const first = inboxPageSize(args.first);
+  const position = args.after ? decodeCursor('after', args.after, isInboxPosition) : undefined;
+  const all = (await ctx.services.stores.inbox.all(viewer.login)).filter((c) => c.lastMessageTicks !== null).sort(newerFirst);
+  let start = position ? all.findIndex((c) => isAfter(c, position)) : 0;
+  if (start < 0) start = all.length;
+  const page = all.slice(start, start + first);
+  return connection(page, (c) => encodeCursor({ t: c.lastMessageTicks!.toString(), p: c.partner }), {
+    hasNextPage: start + first < all.length,
+  });
+}
+
+/** The conversation with `with` (empty when the two never wrote to each other). */
+export async function conversation(ctx: Context, withLogin: string): Promise<ConversationRecord> {
+  const { viewer, partner } = await requirePartner(ctx, 'with', withLogin);
+  return ctx.services.stores.inbox.one(viewer.login, partner.login);
+}

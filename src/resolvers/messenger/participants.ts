@@ -1,0 +1,37 @@
+/**
+ * Who a messenger operation is about. The logged-in user is always one of the
+ * two participants: every conversation is addressed by the OTHER login, so no
+ * argument can name a conversation the caller is not part of.
+ */
+import type { Context } from '../../context.js';
+import type { Session } from '../../auth/tokens.js';
+import type { UserRecord } from '../../db/users.js';
+import { badInput, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { normalizeLogin } from '../accounts.js';
+import { requireViewer } from '../guards.js';
+
+export interface Participants {
+  viewer: Session;
+  partner: UserRecord;
+}
+
+/** The viewer and the existing user named by `field`, who is not the viewer. */
+export async function requirePartner(ctx: Context, field: string, login: string): Promise<Participants> {
+  const viewer = requireViewer(ctx);
+  const partnerLogin = normalizeLogin(login);
+  if (partnerLogin === viewer.login) throw badInput(field, `${field} cannot be yourself`);
+  // A string that cannot be a login names nobody (and must not reach Cassandra as an empty key).
+  const couldExist =
+    partnerLogin.length >= Limits.login.min && partnerLogin.length <= Limits.login.max && Limits.login.pattern.test(partnerLogin);
+  const partner = couldExist ? await ctx.loaders.user.load(partnerLogin) : null;
+  if (!partner) throw notFound('User');
+  return { viewer, partner };
+}
+
+/** A participant's account, for DirectMessage.from/to and Conversation.partner. */
+export async function participant(ctx: Context, login: string): Promise<UserRecord> {
+  const user = await ctx.loaders.user.load(login);
+  if (!user) throw notFound('User');
+  return user;
+}

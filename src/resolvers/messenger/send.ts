@@ -1,0 +1,22 @@
+/** sendDirectMessage: validation, the one-batch write, the live event. */
+import type { Context } from '../../context.js';
+import { directMessage, type DirectMessageRecord } from '../../db/direct-message.js';
+import { newTimeUuid } from '../../db/timeuuids.js';
+import { Limits } from '../../limits.js';
+import { requireLength } from '../../validation.js';
+import { requireViewer } from '../guards.js';
+import { publishInboxEvent } from './events.js';
+import { requirePartner } from './participants.js';
+
+export async function sendDirectMessage(ctx: Context, to: string, content: string): Promise<DirectMessageRecord> {
+  requireViewer(ctx);
+  const { min, max } = Limits.messenger.content;
+  const text = requireLength('content', content.trim(), min, max);
+  const { viewer, partner } = await requirePartner(ctx, 'to', to);
+  const { clock, stores } = ctx.services;
+  // The id's time is the message time: from the injectable clock, so tests can write into past months.
+  const message = directMessage(newTimeUuid(clock.now()), viewer.login, partner.login, text);
+  await stores.directMessages.send(message);
+  await publishInboxEvent(ctx, { type: 'DirectMessageReceived', owner: partner.login, message });
+  return message;
+}
