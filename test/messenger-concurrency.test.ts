@@ -10,7 +10,7 @@ import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocumen
 import { ManualClock, startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin, type TestUser } from './testkit/users.js';
-import { send, ticksOf, wholeHistory } from './messenger-kit.js';
+import { send, ticksOf, wholeHistory } from './testkit/messenger.js';
 
 let app1: App;
 let app2: App;

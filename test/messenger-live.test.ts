@@ -14,7 +14,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './testkit/ws.js';
-import { send } from './messenger-kit.js';
+import { send } from './testkit/messenger.js';
 
 let app1: App;
 let app2: App;

@@ -11,7 +11,7 @@ import {
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
-import { send, ticksOf, wholeHistory } from './messenger-kit.js';
+import { send, ticksOf, wholeHistory } from './testkit/messenger.js';
 
 let app: App;
 beforeAll(async () => {
