@@ -7,4 +7,13 @@ export const Limits = {
   email: { max: 254 },
   /** Default and maximum page size of every connection. */
   page: { default: 50, max: 200 },
+  /** Marketplace items. unitPrice: a positive decimal, at most 2 decimals and 12 integer digits. */
+  item: {
+    name: { min: 1, max: 200 },
+    description: { max: 5000 },
+    unitPrice: { scale: 2, integerDigits: 12 },
+    offeredUnits: { min: 1, max: 1_000_000 },
+    tags: { max: 10 },
+    tag: { min: 1, max: 40 },
+  },
 } as const;

@@ -1,10 +1,14 @@
 /** Every store, built on one Database. Add a domain's store here. */
 import type { Database } from './client.js';
 import { UserStore } from './users.js';
+import { ItemStore } from './items.js';
+import { PurchaseStore } from './purchases.js';
 
 export function createStores(db: Database) {
   return {
     users: new UserStore(db),
+    items: new ItemStore(db),
+    purchases: new PurchaseStore(db),
   };
 }
 
