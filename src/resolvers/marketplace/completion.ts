@@ -57,6 +57,7 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
       }
     }
   }
+  marketplace(services).stats.recoveryRuns += 1;
   return completed;
 }
 

@@ -84,6 +84,7 @@ async function bind(services: Services, item: ItemRecord, purchase: StoredPurcha
   const maxAttempts = services.config.marketplace.bindAttempts;
   let available = item.availableUnits;
   for (let attempt = 1; ; attempt++) {
+    runtime.stats.maxBindAttempts = Math.max(runtime.stats.maxBindAttempts, attempt);
     await runtime.hooks.beforeBind?.(purchase.id, attempt);
     const outcome = await services.stores.items.bind(item.id, purchase.id, purchase.quantity, available);
     if (outcome.applied) return;

@@ -10,8 +10,12 @@ export interface MarketplaceStats {
   bindRetries: number;
   /** Purchases given up with CONFLICT because the bound on attempts was hit. */
   bindConflicts: number;
+  /** The most bind attempts one purchase has needed (or used up): how close buyers come to the bound. */
+  maxBindAttempts: number;
   /** Purchases completed by recovery rather than by the request that bound them. */
   recovered: number;
+  /** Recovery passes finished on this instance. */
+  recoveryRuns: number;
 }
 
 export interface MarketplaceHooks {
@@ -31,7 +35,7 @@ const runtimes = new WeakMap<Services, MarketplaceRuntime>();
 export function marketplace(services: Services): MarketplaceRuntime {
   let runtime = runtimes.get(services);
   if (!runtime) {
-    runtime = { stats: { bindRetries: 0, bindConflicts: 0, recovered: 0 }, hooks: {} };
+    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0 }, hooks: {} };
     runtimes.set(services, runtime);
   }
   return runtime;
