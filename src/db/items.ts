@@ -212,13 +212,12 @@ export class ItemStore {
   ): Promise<{ applied: boolean; availableUnits: number | null }> {
     const after = availableBefore - quantity;
     const params = [after, after === 0, TimeUuid.fromString(purchaseId), quantity, TimeUuid.fromString(itemId), availableBefore];
-    let learned: { availableUnits: number | null; quantity: number | null } | undefined;
     const outcome: LwtOutcome = await this.db.lwt(BIND, params, async () => {
-      learned = await this.readBoundSerial(itemId, purchaseId);
-      return { applied: learned.quantity !== null, row: undefined as unknown as Row };
+      const bound = await this.readBoundSerial(itemId, purchaseId);
+      // Shaped like the LWT's own answer: applied, and the stock as it is now.
+      return { applied: bound.quantity !== null, row: { available_units: bound.availableUnits } as unknown as Row };
     });
-    if (learned) return { applied: outcome.applied, availableUnits: learned.availableUnits };
-    // Not applied: Cassandra returns the current value of the condition column.
+    // When not applied, Cassandra returns the current value of the condition column.
     const available = outcome.row?.available_units;
     return { applied: outcome.applied, availableUnits: typeof available === 'number' ? available : null };
   }
