@@ -15,7 +15,7 @@ const config: CodegenConfig = {
       preset: 'client',
       presetConfig: { fragmentMasking: false, gqlTagName: 'graphql' },
       config: {
-        scalars: { DateTime: 'string', ID: 'string' },
+        scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
         enumsAsTypes: true,
         useTypeImports: true,
         skipTypename: true,

@@ -31,6 +31,7 @@ import { RevocationList } from './auth/revocation-list.js';
 import { authenticate, bearerToken } from './auth/authenticate.js';
 import { systemClock, type Clock, type Services } from './services.js';
 import { schema } from './schema/index.js';
+import { startPurchaseRecovery } from './resolvers/marketplace/completion.js';
 
 export interface AppOptions {
   config?: Config;
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions = {}): App {
   let server: Server | undefined;
   let wss: WebSocketServer | undefined;
   let disposeWs: (() => Promise<void>) | undefined;
+  let stopPurchaseRecovery: (() => Promise<void>) | undefined;
   const sockets = new Set<Socket>();
 
   function clientAddress(req: IncomingMessage): string {
@@ -277,6 +279,8 @@ export function createApp(options: AppOptions = {}): App {
         server!.listen(config.port, config.host, () => resolve());
       });
       logger.info({ url: `${app.url}/graphql` }, 'Parley is listening');
+      // Completes purchases bound by a request that died before completing them: now, then periodically.
+      stopPurchaseRecovery = startPurchaseRecovery(services);
     },
 
     async stop() {
@@ -292,6 +296,8 @@ export function createApp(options: AppOptions = {}): App {
         for (const socket of sockets) socket.destroy();
         server = undefined;
       }
+      await stopPurchaseRecovery?.();
+      stopPurchaseRecovery = undefined;
       if (services) {
         await services.revocations.stop();
         await services.pubsub.close();

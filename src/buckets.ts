@@ -32,3 +32,16 @@ export function nextMonth(bucket: number): number {
   const month = bucket % 100;
   return month === 12 ? (year + 1) * 100 + 1 : bucket + 1;
 }
+
+/** yyyyMMddHH of the UTC hour, e.g. 2026112223 (still fits an int). */
+export function hourBucket(at: Date): number {
+  return dayBucket(at) * 100 + at.getUTCHours();
+}
+
+/** Every hour bucket from `from` to `to`, inclusive, oldest first. */
+export function hourBucketsBetween(from: Date, to: Date): number[] {
+  const out: number[] = [];
+  const start = Math.floor(from.getTime() / 3_600_000) * 3_600_000;
+  for (let t = start; t <= to.getTime(); t += 3_600_000) out.push(hourBucket(new Date(t)));
+  return out;
+}

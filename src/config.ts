@@ -47,6 +47,13 @@ export interface LimitsConfig {
   maxCost: number;
 }
 
+export interface MarketplaceConfig {
+  /** How often each instance completes purchases that were bound but not completed (a crash between the two). */
+  recoveryIntervalMs: number;
+  /** Attempts at binding a purchase to its item (the LWT) before giving up with CONFLICT. */
+  bindAttempts: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -58,6 +65,7 @@ export interface Config {
   cassandra: CassandraConfig;
   auth: AuthConfig;
   limits: LimitsConfig;
+  marketplace: MarketplaceConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
 }
@@ -140,6 +148,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxTokens: int(env, 'MAX_TOKENS', 2000),
       maxDirectives: int(env, 'MAX_DIRECTIVES', 20),
       maxCost: int(env, 'MAX_COST', 5000),
+    },
+    marketplace: {
+      recoveryIntervalMs: int(env, 'PURCHASE_RECOVERY_INTERVAL_MS', 60_000),
+      bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', 50),
     },
   };
 }

@@ -19,4 +19,13 @@ export const Limits = {
     /** Rows per request when reading an inbox partition; a larger inbox pages within its one partition. */
     inboxFetchSize: 5000,
   },
+  /** Marketplace items. unitPrice: a positive decimal, at most 2 decimals and 12 integer digits. */
+  item: {
+    name: { min: 1, max: 200 },
+    description: { max: 5000 },
+    unitPrice: { scale: 2, integerDigits: 12 },
+    offeredUnits: { min: 1, max: 1_000_000 },
+    tags: { max: 10 },
+    tag: { min: 1, max: 40 },
+  },
 } as const;

@@ -3,12 +3,16 @@ import type { Database } from './client.js';
 import { UserStore } from './users.js';
 import { DirectMessageStore } from './conversations.js';
 import { InboxStore } from './inbox.js';
+import { ItemStore } from './items.js';
+import { PurchaseStore } from './purchases.js';
 
 export function createStores(db: Database) {
   return {
     users: new UserStore(db),
     directMessages: new DirectMessageStore(db),
     inbox: new InboxStore(db),
+    items: new ItemStore(db),
+    purchases: new PurchaseStore(db),
   };
 }
 

@@ -4,6 +4,7 @@ import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import { GraphQLError, Kind } from 'graphql';
 import type { Context } from '../context.js';
+import type { BigDecimal } from '../db/client.js';
 import { AppError, ErrorCode, forbidden, unauthenticated } from '../errors.js';
 
 export const builder = new SchemaBuilder<{
@@ -13,6 +14,8 @@ export const builder = new SchemaBuilder<{
   AuthScopes: { authenticated: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
+    /** Money: a decimal carried as a string ("19.99"), never a float. Declared in money.ts. */
+    Decimal: { Input: string; Output: BigDecimal | string };
     ID: { Input: string; Output: string };
   };
 }>({

@@ -1,0 +1,91 @@
+/**
+ * Step 4 of a purchase, and the recovery that runs it for purchases bound by a
+ * request that died before finishing. Completion is idempotent: every write in
+ * it sets the same values again, so running it twice (request and recovery at
+ * once, or recovery after a partial completion) is harmless.
+ */
+import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
+import { hourBucketsBetween } from '../../buckets.js';
+import type { Services } from '../../services.js';
+import { publishItem } from './events.js';
+import { marketplace } from './runtime.js';
+
+export async function completePurchase(services: Services, purchase: StoredPurchase): Promise<PurchaseRecord> {
+  const { stores, pubsub, logger } = services;
+  // a. permanent (no TTL), COMPLETED, in the buyer's history: one logged batch.
+  const completed = await stores.purchases.complete(purchase);
+  // b. listings: read the item after the bind, so its stock includes this purchase.
+  const item = await stores.items.byId(purchase.itemId);
+  if (item) await stores.items.refreshListings(item);
+  // c. only now is there nothing left for recovery to do.
+  await stores.purchases.clearPending(purchase);
+  if (item) {
+    await publishItem(pubsub, item).catch((err) => logger.error({ err, itemId: item.id }, 'failed to publish item update'));
+  }
+  return completed;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Completes every bound purchase still pending. Reads the hour partitions of
+ * pending_purchases that can still hold entries (24-hour TTL, one hour either
+ * side for clock skew between instances): about 27 small reads, no scan.
+ * A pending purchase that is not bound is left alone: its request may still
+ * be retrying, and if it never binds it expires with its TTL.
+ */
+export async function recoverPendingPurchases(services: Services): Promise<number> {
+  const { stores, clock, logger } = services;
+  const now = clock.now().getTime();
+  let completed = 0;
+  for (const hour of hourBucketsBetween(new Date(now - 25 * HOUR_MS), new Date(now + HOUR_MS))) {
+    for (const { purchaseId, itemId } of await stores.purchases.pendingInHour(hour)) {
+      try {
+        // SERIAL: a bind still in flight is finished first, so "not bound" is final for now.
+        const bound = await stores.items.readBoundSerial(itemId, purchaseId);
+        if (bound.quantity === null) continue;
+        const purchase = await stores.purchases.byId(purchaseId);
+        if (!purchase) {
+          logger.error({ purchaseId, itemId }, 'bound purchase has no purchase row (expired before completion)');
+          continue;
+        }
+        await completePurchase(services, purchase);
+        marketplace(services).stats.recovered += 1;
+        completed += 1;
+      } catch (err) {
+        logger.error({ err, purchaseId, itemId }, 'failed to complete a pending purchase; will retry');
+      }
+    }
+  }
+  marketplace(services).stats.recoveryRuns += 1;
+  return completed;
+}
+
+/**
+ * Runs recovery now and then every `recoveryIntervalMs` (never two runs at
+ * once). The returned function stops it and waits for a run in progress.
+ */
+export function startPurchaseRecovery(services: Services): () => Promise<void> {
+  const { logger, config } = services;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    running = recoverPendingPurchases(services)
+      .then((n) => {
+        if (n > 0) logger.info({ completed: n }, 'recovered pending purchases');
+      })
+      .catch((err) => logger.error({ err }, 'purchase recovery failed'))
+      .finally(() => {
+        if (stopped) return;
+        timer = setTimeout(run, config.marketplace.recoveryIntervalMs);
+        timer.unref();
+      });
+  };
+  run();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
+}

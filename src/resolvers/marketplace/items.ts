@@ -1,0 +1,114 @@
+/**
+ * Items: creating one (master and listings in one batch) and reading them by
+ * id, by seller, by tag and from a seller's monthly history.
+ */
+import type { Context } from '../../context.js';
+import { TimeUuid } from '../../db/client.js';
+import type { ItemRecord, ItemSummary } from '../../db/items.js';
+import type { UserRecord } from '../../db/users.js';
+import { badInput, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { connection, type Connection } from '../../pagination.js';
+import { parseMonth } from '../../buckets.js';
+import { pageSize, requireLength } from '../../validation.js';
+import { normalizeLogin } from '../accounts.js';
+import { requireViewer } from '../guards.js';
+import { afterId, idCursor, parseId } from './ids.js';
+import { marketLoaders } from './loaders.js';
+import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './rules.js';
+
+/** An item as the API shows it: from the master row, a listing row (no description) or an event. */
+export type ItemView = ItemSummary & { description?: string };
+
+export interface CreateItemInput {
+  name: string;
+  description?: string | null;
+  unitPrice: string;
+  offeredUnits: number;
+  startDate: Date;
+  endDate: Date;
+  tags?: readonly string[] | null;
+}
+
+export async function createItem(ctx: Context, input: CreateItemInput): Promise<ItemRecord> {
+  const viewer = requireViewer(ctx);
+  const name = validItemName('input.name', input.name);
+  const description = validDescription('input.description', input.description ?? '');
+  const unitPrice = validUnitPrice('input.unitPrice', input.unitPrice);
+  const { min, max } = Limits.item.offeredUnits;
+  const offeredUnits = validIntIn('input.offeredUnits', input.offeredUnits, min, max);
+  const tags = validTags('input.tags', input.tags ?? []);
+  const now = ctx.services.clock.now();
+  if (input.endDate.getTime() <= input.startDate.getTime()) {
+    throw badInput('input.endDate', 'input.endDate must be after input.startDate');
+  }
+  if (input.endDate.getTime() <= now.getTime()) throw badInput('input.endDate', 'input.endDate must be in the future');
+
+  const item = await ctx.services.stores.items.create({
+    id: TimeUuid.fromDate(now).toString(),
+    seller: viewer.login,
+    name,
+    description,
+    unitPrice,
+    offeredUnits,
+    availableUnits: offeredUnits,
+    startDate: input.startDate,
+    endDate: input.endDate,
+    tags,
+    auctionFinished: false,
+  });
+  marketLoaders(ctx).item.prime(item.id, item);
+  return item;
+}
+
+export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord | null> {
+  requireViewer(ctx);
+  return marketLoaders(ctx).item.load(parseId('id', rawId));
+}
+
+const itemConnection = (page: { rows: ItemSummary[]; hasNextPage: boolean }): Connection<ItemView> =>
+  connection<ItemView>(page.rows, (i) => idCursor(i.id), { hasNextPage: page.hasNextPage });
+
+/** The seller's listings of the last 30 days, newest first. */
+export async function itemsBySeller(ctx: Context, login: string, first?: number | null, after?: string | null) {
+  requireViewer(ctx);
+  const limit = pageSize('first', first);
+  const before = afterId('after', after);
+  return itemConnection(await ctx.services.stores.items.bySeller(normalizeLogin(login), limit, before));
+}
+
+/** Items listed under a tag in the last 30 days, newest first. */
+export async function itemsByTag(ctx: Context, tag: string, first?: number | null, after?: string | null) {
+  requireViewer(ctx);
+  const normalized = requireLength('tag', normalizeTag(tag), Limits.item.tag.min, Limits.item.tag.max);
+  const limit = pageSize('first', first);
+  const before = afterId('after', after);
+  return itemConnection(await ctx.services.stores.items.byTag(normalized, limit, before));
+}
+
+/** Every item a seller listed in one UTC month ("2026-11"), kept after the listings expire. */
+export async function itemHistory(ctx: Context, login: string, month: string, first?: number | null, after?: string | null) {
+  requireViewer(ctx);
+  const yearMonth = parseMonth(month.trim());
+  if (yearMonth === undefined) throw badInput('month', 'month must be a month such as "2026-11"');
+  const limit = pageSize('first', first);
+  const before = afterId('after', after);
+  return itemConnection(await ctx.services.stores.items.history(normalizeLogin(login), yearMonth, limit, before));
+}
+
+/** Listings do not carry the description (up to 5000 characters); load it from the master row when asked. */
+export async function itemDescription(ctx: Context, item: ItemView): Promise<string> {
+  if (item.description !== undefined) return item.description;
+  return (await marketLoaders(ctx).item.load(item.id))?.description ?? '';
+}
+
+/** Finished: sold out, or the sale period is over. */
+export function isFinished(ctx: Context, item: ItemView): boolean {
+  return item.auctionFinished || ctx.services.clock.now().getTime() >= item.endDate.getTime();
+}
+
+export async function itemSeller(ctx: Context, item: ItemView): Promise<UserRecord> {
+  const user = await ctx.loaders.user.load(item.seller);
+  if (!user) throw notFound('User');
+  return user;
+}

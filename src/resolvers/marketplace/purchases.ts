@@ -1,0 +1,72 @@
+/**
+ * Reading purchases: one by id (its buyer or its item's seller only), the
+ * viewer's own history, and an item's purchases (its seller only).
+ */
+import type { Context } from '../../context.js';
+import type { PurchaseRecord } from '../../db/purchases.js';
+import type { UserRecord } from '../../db/users.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
+import { connection, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
+import { requireViewer } from '../guards.js';
+import { afterId, idCursor, parseId } from './ids.js';
+import type { ItemView } from './items.js';
+import { marketLoaders } from './loaders.js';
+
+export async function purchaseById(ctx: Context, rawId: string): Promise<PurchaseRecord | null> {
+  const viewer = requireViewer(ctx);
+  const purchase = await marketLoaders(ctx).purchase.load(parseId('id', rawId));
+  if (!purchase) return null;
+  if (viewer.login !== purchase.buyer && viewer.login !== purchase.seller) {
+    throw forbidden('Only the buyer and the seller see a purchase');
+  }
+  return purchase;
+}
+
+/** The viewer's completed purchases, newest first. */
+export async function myPurchases(ctx: Context, first?: number | null, after?: string | null): Promise<Connection<PurchaseRecord>> {
+  const viewer = requireViewer(ctx);
+  const limit = pageSize('first', first);
+  const before = afterId('after', after);
+  const page = await ctx.services.stores.purchases.byBuyer(viewer.login, limit, before);
+  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.hasNextPage });
+}
+
+/** Every purchase bound to the item, newest first: for its seller only. */
+export async function itemPurchases(
+  ctx: Context,
+  item: ItemView,
+  first?: number | null,
+  after?: string | null,
+): Promise<Connection<PurchaseRecord>> {
+  const viewer = requireViewer(ctx);
+  if (viewer.login !== item.seller) throw forbidden('Only the seller sees the purchases of an item');
+  const limit = pageSize('first', first);
+  const before = afterId('after', after);
+  // The map is ordered by timeuuid, oldest first.
+  const ids = (await ctx.services.stores.items.purchaseIds(item.id)).map((p) => p.purchaseId).reverse();
+  let start = 0;
+  if (before) {
+    start = ids.indexOf(before) + 1;
+    if (start === 0) throw badInput('after', 'after is not a valid cursor');
+  }
+  const slice = ids.slice(start, start + limit);
+  const loaded = await marketLoaders(ctx).purchase.loadMany(slice);
+  const purchases = loaded.filter((p): p is NonNullable<typeof p> & PurchaseRecord => !!p && !(p instanceof Error));
+  return connection(purchases, (p) => idCursor(p.id), {
+    hasNextPage: start + limit < ids.length,
+    endCursor: slice.length ? idCursor(slice.at(-1)!) : null,
+  });
+}
+
+export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Promise<ItemView> {
+  const item = await marketLoaders(ctx).item.load(purchase.itemId);
+  if (!item) throw notFound('Item');
+  return item;
+}
+
+export async function purchaseBuyer(ctx: Context, purchase: PurchaseRecord): Promise<UserRecord> {
+  const user = await ctx.loaders.user.load(purchase.buyer);
+  if (!user) throw notFound('User');
+  return user;
+}

@@ -1,0 +1,117 @@
+/**
+ * buyItem, steps 1–3 of the AlleDeals purchase (step 4 is in completion.ts):
+ *   1. checks against the item as read;
+ *   2. the purchase written with a 24-hour TTL, status CREATED, and indexed as pending;
+ *   3. bound to the item by an LWT on its stock: UPDATE ... IF available_units = <read>.
+ * A lost race is retried against the stock the LWT returned, with jitter, up to
+ * config.marketplace.bindAttempts times; stock running out ends it with
+ * NOT_ENOUGH_UNITS, the bound with CONFLICT. Nothing can oversell: a bind only
+ * applies against the exact stock it subtracted from.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Context } from '../../context.js';
+import { TimeUuid } from '../../db/client.js';
+import type { ItemRecord } from '../../db/items.js';
+import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
+import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import type { Services } from '../../services.js';
+import { requireViewer } from '../guards.js';
+import { completePurchase } from './completion.js';
+import { parseId } from './ids.js';
+import { marketLoaders } from './loaders.js';
+import { validIntIn } from './rules.js';
+import { marketplace } from './runtime.js';
+
+const notEnoughUnits = (available: number, quantity: number) =>
+  new AppError(
+    ErrorCode.NOT_ENOUGH_UNITS,
+    available === 0 ? 'The item is sold out' : `Only ${available} unit(s) left; ${quantity} requested`,
+    { availableUnits: available },
+  );
+
+/** The sale period is over or not begun, or the item was closed with stock left. Sold out is NOT_ENOUGH_UNITS. */
+function requireOnSale(item: ItemRecord, now: Date): void {
+  if (now.getTime() < item.startDate.getTime()) {
+    throw new AppError(ErrorCode.AUCTION_FINISHED, 'The sale of this item has not started yet');
+  }
+  if (now.getTime() >= item.endDate.getTime() || (item.auctionFinished && item.availableUnits > 0)) {
+    throw new AppError(ErrorCode.AUCTION_FINISHED, 'The sale of this item is over');
+  }
+}
+
+export async function buyItem(ctx: Context, rawItemId: string, quantity: number): Promise<PurchaseRecord> {
+  const viewer = requireViewer(ctx);
+  validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
+  const itemId = parseId('itemId', rawItemId);
+  const { stores, clock } = ctx.services;
+
+  // 1. checks, in the issue's order.
+  const item = await stores.items.byId(itemId);
+  if (!item) throw notFound('Item');
+  const now = clock.now();
+  requireOnSale(item, now);
+  if (item.seller === viewer.login) throw forbidden('You cannot buy your own item');
+  if (quantity > item.availableUnits) throw notEnoughUnits(item.availableUnits, quantity);
+
+  // 2. the purchase, CREATED, expiring unless it binds.
+  const purchase = await stores.purchases.create({
+    id: TimeUuid.fromDate(now).toString(),
+    itemId,
+    buyer: viewer.login,
+    seller: item.seller,
+    unitPrice: item.unitPrice,
+    quantity,
+    status: 'CREATED',
+    createdAt: now,
+  });
+
+  // 3. bind. From here on the purchase is the buyer's: recovery completes it if we die.
+  await bind(ctx.services, item, purchase);
+  await marketplace(ctx.services).hooks.afterBind?.(purchase.id);
+
+  // 4. complete.
+  const completed = await completePurchase(ctx.services, purchase);
+  marketLoaders(ctx).item.clear(itemId);
+  return completed;
+}
+
+/** Full jitter on an exponential ceiling (10 ms doubling, at most 200 ms): losers spread out instead of colliding again. */
+const backoffMs = (attempt: number) => Math.random() * Math.min(200, 10 * 2 ** Math.min(attempt, 5));
+
+async function bind(services: Services, item: ItemRecord, purchase: StoredPurchase): Promise<void> {
+  const runtime = marketplace(services);
+  const maxAttempts = services.config.marketplace.bindAttempts;
+  let available = item.availableUnits;
+  for (let attempt = 1; ; attempt++) {
+    runtime.stats.maxBindAttempts = Math.max(runtime.stats.maxBindAttempts, attempt);
+    await runtime.hooks.beforeBind?.(purchase.id, attempt);
+    const outcome = await services.stores.items.bind(item.id, purchase.id, purchase.quantity, available);
+    if (outcome.applied) return;
+    if (outcome.availableUnits === null) throw notFound('Item');
+    // Another buyer won: the LWT answered with the stock as it is now.
+    available = outcome.availableUnits;
+    if (available < purchase.quantity) {
+      await abandon(services, purchase);
+      throw notEnoughUnits(available, purchase.quantity);
+    }
+    if (attempt >= maxAttempts) {
+      runtime.stats.bindConflicts += 1;
+      await abandon(services, purchase);
+      throw conflict(`Too many buyers at once: gave up after ${maxAttempts} attempts; please try again`);
+    }
+    runtime.stats.bindRetries += 1;
+    await delay(backoffMs(attempt));
+  }
+}
+
+/**
+ * The purchase is certainly not bound (every attempt was answered "not
+ * applied", a SERIAL read included) and never will be: drop its pending entry
+ * so recovery does not look at it again. Its CREATED row expires with its TTL.
+ */
+async function abandon(services: Services, purchase: StoredPurchase): Promise<void> {
+  await services.stores.purchases
+    .clearPending(purchase)
+    .catch((err) => services.logger.warn({ err, purchaseId: purchase.id }, 'could not drop a pending entry; it expires'));
+}

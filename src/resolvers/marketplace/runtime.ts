@@ -1,0 +1,42 @@
+/**
+ * Per-instance state of the marketplace: counters an operator (or a benchmark)
+ * reads, and hooks tests use to interrupt a purchase at a chosen step. Kept per
+ * Services object, so two app instances in one process never share it.
+ */
+import type { Services } from '../../services.js';
+
+export interface MarketplaceStats {
+  /** Binds that lost the race (the LWT did not apply) and were tried again. */
+  bindRetries: number;
+  /** Purchases given up with CONFLICT because the bound on attempts was hit. */
+  bindConflicts: number;
+  /** The most bind attempts one purchase has needed (or used up): how close buyers come to the bound. */
+  maxBindAttempts: number;
+  /** Purchases completed by recovery rather than by the request that bound them. */
+  recovered: number;
+  /** Recovery passes finished on this instance. */
+  recoveryRuns: number;
+}
+
+export interface MarketplaceHooks {
+  /** Runs before each bind attempt (tests: make another buyer win the race). */
+  beforeBind?: (purchaseId: string, attempt: number) => Promise<void> | void;
+  /** Runs right after a successful bind (tests: throw to simulate a crash before completion). */
+  afterBind?: (purchaseId: string) => Promise<void> | void;
+}
+
+export interface MarketplaceRuntime {
+  stats: MarketplaceStats;
+  hooks: MarketplaceHooks;
+}
+
+const runtimes = new WeakMap<Services, MarketplaceRuntime>();
+
+export function marketplace(services: Services): MarketplaceRuntime {
+  let runtime = runtimes.get(services);
+  if (!runtime) {
+    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0 }, hooks: {} };
+    runtimes.set(services, runtime);
+  }
+  return runtime;
+}

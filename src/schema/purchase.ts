@@ -1,0 +1,65 @@
+import type { PurchaseRecord } from '../db/purchases.js';
+import * as purchases from '../resolvers/marketplace/purchases.js';
+import * as purchasing from '../resolvers/marketplace/purchasing.js';
+import { builder } from './builder.js';
+import { ItemRef } from './item.js';
+import { DecimalRef } from './money.js';
+import { UserRef } from './user.js';
+
+const PurchaseStatusRef = builder.enumType('PurchaseStatus', {
+  values: {
+    CREATED: { description: 'Written, not yet bound to the item (or bound and being completed)' },
+    COMPLETED: { description: 'Bound to the item and permanent' },
+  } as const,
+});
+
+export const PurchaseRef = builder.objectRef<PurchaseRecord>('Purchase').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    item: t.field({ type: ItemRef, resolve: (p, _args, ctx) => purchases.purchaseItem(ctx, p) }),
+    buyer: t.field({ type: UserRef, resolve: (p, _args, ctx) => purchases.purchaseBuyer(ctx, p) }),
+    unitPrice: t.field({ type: DecimalRef, resolve: (p) => p.unitPrice }),
+    quantity: t.exposeInt('quantity'),
+    status: t.field({ type: PurchaseStatusRef, resolve: (p) => p.status }),
+    createdAt: t.field({ type: 'DateTime', resolve: (p) => p.createdAt }),
+  }),
+});
+
+const PurchaseConnectionRef = builder.connectionObject({ type: PurchaseRef, name: 'PurchaseConnection' });
+
+builder.objectFields(ItemRef, (t) => ({
+  purchases: t.field({
+    type: PurchaseConnectionRef,
+    description: 'Every purchase of the item, newest first: its seller only',
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: (item, args, ctx) => purchases.itemPurchases(ctx, item, args.first, args.after),
+  }),
+}));
+
+builder.queryFields((t) => ({
+  purchase: t.field({
+    type: PurchaseRef,
+    nullable: true,
+    description: 'A purchase: its buyer and its seller only',
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => purchases.purchaseById(ctx, args.id),
+  }),
+  myPurchases: t.field({
+    type: PurchaseConnectionRef,
+    description: "The viewer's completed purchases, newest first",
+    authScopes: { authenticated: true },
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: (_root, args, ctx) => purchases.myPurchases(ctx, args.first, args.after),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  buyItem: t.field({
+    type: PurchaseRef,
+    description: 'Buys quantity units; never oversells. Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
+    authScopes: { authenticated: true },
+    args: { itemId: t.arg.id({ required: true }), quantity: t.arg.int({ required: true }) },
+    resolve: (_root, args, ctx) => purchasing.buyItem(ctx, args.itemId, args.quantity),
+  }),
+}));

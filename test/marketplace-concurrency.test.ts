@@ -1,0 +1,159 @@
+/**
+ * The invariants the bind LWT protects, under many buyers at once on the real
+ * node: never oversold, every sold unit belongs to exactly one completed
+ * purchase, and every buyer's history agrees.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { hourBucketsBetween } from '../src/buckets.js';
+import { marketplace } from '../src/resolvers/marketplace/runtime.js';
+import { BuyItemDocument, ItemDocument, MyPurchasesDocument } from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk, type GqlResult } from './testkit/http.js';
+import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
+import { signUp, signUpMany, type TestUser } from './testkit/users.js';
+import type { BuyItemMutation } from './generated/graphql.js';
+
+const HEAVY = 300_000; // a shared 2-core machine: generous, and no timing is asserted
+
+let app: App;
+let seller: TestUser;
+beforeAll(async () => {
+  app = await startApp();
+  seller = await signUp(app);
+}, HEAVY);
+
+type Result = GqlResult<BuyItemMutation>;
+
+/** Reads the master row straight from Cassandra: the purchases map is the ground truth of what is sold. */
+async function masterRow(itemId: string) {
+  const row = await cqlRow(app, 'SELECT offered_units, available_units, auction_finished, purchases FROM items WHERE id = ?', [uuid(itemId)]);
+  const map = new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+  return { offered: row?.offered_units as number, available: row?.available_units as number, finished: row?.auction_finished as boolean, map };
+}
+
+/** Every buyer's history holds exactly their completed purchase(s) of this item, and nothing for a failed attempt. */
+async function expectHistoriesMatch(buyers: TestUser[], results: Result[], itemId: string) {
+  for (let i = 0; i < buyers.length; i += 10) {
+    await Promise.all(
+      buyers.slice(i, i + 10).map(async (buyer, j) => {
+        const result = results[i + j]!;
+        const history = await gqlOk(app, MyPurchasesDocument, {}, buyer.token);
+        const ofItem = history.myPurchases.edges.map((e) => e.node).filter((p) => p.item.id === itemId);
+        if (result.data?.buyItem) {
+          expect(ofItem).toEqual([result.data.buyItem]);
+        } else {
+          expect(ofItem).toEqual([]);
+        }
+      }),
+    );
+  }
+}
+
+async function expectNothingPending(itemId: string) {
+  const hours = hourBucketsBetween(new Date(Date.now() - 2 * 3_600_000), new Date());
+  const rows = (await Promise.all(hours.map((h) => cqlRows(app, 'SELECT item_id FROM pending_purchases WHERE hour = ?', [h])))).flat();
+  expect(rows.filter((r) => r.item_id.toString() === itemId)).toEqual([]);
+}
+
+async function expectCompletedRows(purchaseIds: string[]) {
+  const rows = await cqlRows(app, 'SELECT id, status, TTL(status) AS t, TTL(quantity) AS q FROM purchases WHERE id IN ?', [purchaseIds.map(uuid)]);
+  expect(rows).toHaveLength(purchaseIds.length);
+  for (const row of rows) expect({ status: row.status, t: row.t, q: row.q }).toEqual({ status: 'COMPLETED', t: null, q: null });
+}
+
+describe('concurrent buyers', () => {
+  it(
+    '100 buyers of 1 unit on 30 units: exactly 30 complete, the rest are refused, nothing is lost',
+    async () => {
+      const buyers = await signUpMany(app, 100, 'crowd');
+      const tag = `crowd${Date.now().toString(36)}`;
+      const item = await createItem(app, seller, { offeredUnits: 30, tags: [tag] });
+      const stats = marketplace(app.services).stats;
+      stats.maxBindAttempts = 0;
+      const before = { ...stats };
+
+      const started = Date.now();
+      const results = await Promise.all(buyers.map((b) => gql(app, BuyItemDocument, { itemId: item.id, quantity: 1 }, b.token)));
+      const wallMs = Date.now() - started;
+
+      const completed = results.filter((r) => r.data?.buyItem).map((r) => r.data!.buyItem);
+      const failures = results.filter((r) => !r.data?.buyItem).map((r) => codes(r)[0]);
+      const conflicts = failures.filter((c) => c === 'CONFLICT').length;
+      const retries = stats.bindRetries - before.bindRetries;
+      console.info(
+        `[marketplace] 100 buyers x 1 unit on 30 units: ${completed.length} completed, ` +
+          `${failures.length - conflicts} NOT_ENOUGH_UNITS, ${conflicts} CONFLICT (bound ${app.services.config.marketplace.bindAttempts}), ` +
+          `${retries} bind retries (at most ${stats.maxBindAttempts} attempts by one buyer), ${wallMs} ms wall time`,
+      );
+
+      expect(completed).toHaveLength(30);
+      expect(completed.every((p) => p.status === 'COMPLETED' && p.quantity === 1)).toBe(true);
+      expect(new Set(failures)).toEqual(new Set(conflicts > 0 ? ['NOT_ENOUGH_UNITS', 'CONFLICT'] : ['NOT_ENOUGH_UNITS']));
+      expect(failures).toHaveLength(70);
+      expect(stats.bindConflicts - before.bindConflicts).toBe(conflicts);
+
+      const master = await masterRow(item.id);
+      expect(master).toMatchObject({ available: 0, finished: true });
+      expect([...master.map.values()].reduce((a, b) => a + b, 0)).toBe(30);
+      expect(new Set(master.map.keys())).toEqual(new Set(completed.map((p) => p.id)));
+      expect((await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
+
+      await expectCompletedRows(completed.map((p) => p.id));
+      await expectHistoriesMatch(buyers, results, item.id);
+      await expectNothingPending(item.id);
+
+      // Listings converge on the final stock whatever order the 30 refreshes landed in, and keep their TTL.
+      const bySeller = await cqlRow(
+        app,
+        'SELECT available_units, auction_finished, TTL(available_units) AS t FROM items_by_seller WHERE seller = ? AND item_id = ?',
+        [seller.login, uuid(item.id)],
+      );
+      const byTag = await cqlRow(app, 'SELECT available_units, auction_finished, TTL(available_units) AS t FROM items_by_tag WHERE tag = ? AND item_id = ?', [
+        tag,
+        uuid(item.id),
+      ]);
+      for (const listing of [bySeller, byTag]) {
+        expect(listing).toMatchObject({ available_units: 0, auction_finished: true });
+        expect(listing?.t).toBeGreaterThan(0);
+      }
+    },
+    HEAVY,
+  );
+
+  it(
+    '50 buyers of 1–5 units on 60 units: never oversold, and sold = purchases map = completed purchases',
+    async () => {
+      const buyers = await signUpMany(app, 50, 'mixed');
+      const item = await createItem(app, seller, { offeredUnits: 60 });
+      const quantities = buyers.map((_, i) => (i % 5) + 1); // 150 units wanted
+      const results = await Promise.all(
+        buyers.map((b, i) => gql(app, BuyItemDocument, { itemId: item.id, quantity: quantities[i]! }, b.token)),
+      );
+
+      const completed = results.filter((r) => r.data?.buyItem).map((r) => r.data!.buyItem);
+      const soldByPurchases = completed.reduce((sum, p) => sum + p.quantity, 0);
+      const master = await masterRow(item.id);
+      const soldByMap = [...master.map.values()].reduce((a, b) => a + b, 0);
+
+      expect(master.available).toBeGreaterThanOrEqual(0);
+      expect(master.offered - master.available).toBe(soldByMap);
+      expect(soldByMap).toBe(soldByPurchases);
+      expect(new Set(master.map.keys())).toEqual(new Set(completed.map((p) => p.id)));
+      expect(master.finished).toBe(master.available === 0);
+      completed.forEach((p) => expect(master.map.get(p.id)).toBe(p.quantity));
+
+      // Each refusal is honest: NOT_ENOUGH_UNITS only when fewer units than wanted were left (stock only falls).
+      results.forEach((r, i) => {
+        if (r.data?.buyItem) return;
+        expect(['NOT_ENOUGH_UNITS', 'CONFLICT']).toContain(codes(r)[0]);
+        if (codes(r)[0] === 'NOT_ENOUGH_UNITS') expect(master.available).toBeLessThan(quantities[i]!);
+      });
+
+      await expectCompletedRows(completed.map((p) => p.id));
+      await expectHistoriesMatch(buyers, results, item.id);
+      await expectNothingPending(item.id);
+    },
+    HEAVY,
+  );
+});

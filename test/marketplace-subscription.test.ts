@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { itemChannel, publishItem } from '../src/resolvers/marketplace/events.js';
+import { BuyItemDocument, ItemUpdatedDocument } from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { gqlOk } from './testkit/http.js';
+import { createItem } from './testkit/marketplace.js';
+import { eventually } from './testkit/poll.js';
+import { signUpMany, type TestUser } from './testkit/users.js';
+import { subscribe, wsClient, type WsClient } from './testkit/ws.js';
+
+let a: App;
+let b: App;
+let seller: TestUser;
+let buyer: TestUser;
+const clients: WsClient[] = [];
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
+  [seller, buyer] = await signUpMany(a, 2, 'live');
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.dispose()));
+});
+
+function client(app: App, token?: string): WsClient {
+  const c = wsClient(app, token);
+  clients.push(c);
+  return c;
+}
+
+describe('itemUpdated', () => {
+  it('delivers the item after each purchase made on another server, newest stock only', async () => {
+    const item = await createItem(a, seller, { offeredUnits: 6, unitPrice: '19.99' });
+    const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: item.id });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 1, { what: 'subscription live on b' });
+
+    await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 2 }, buyer.token);
+    const first = await sub.next(20_000);
+    expect(first.errors).toBeUndefined();
+    expect(first.data?.itemUpdated).toEqual({
+      id: item.id,
+      availableUnits: 4,
+      auctionFinished: false,
+      unitPrice: '19.99',
+      seller: { login: seller.login },
+    });
+
+    // A stale snapshot (more stock than already delivered) is dropped, not shown as live stock.
+    const stale = (await a.services.stores.items.byId(item.id))!;
+    await publishItem(a.services.pubsub, { ...stale, availableUnits: 5 });
+
+    await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 4 }, buyer.token);
+    const last = await sub.next(20_000);
+    expect(last.data?.itemUpdated).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    expect(sub.pending()).toBe(0);
+    sub.unsubscribe();
+    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
+  });
+
+  it('refuses an unknown item and an anonymous subscriber', async () => {
+    const unknown = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: '6f1c2b40-e65b-11f1-b990-0200581be2e0' });
+    const res = await unknown.next();
+    expect(res.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+
+    const item = await createItem(a, seller);
+    const anonymous = subscribe(client(b), ItemUpdatedDocument, { itemId: item.id });
+    expect((await anonymous.next()).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+});
