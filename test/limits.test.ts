@@ -8,19 +8,26 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { wsClient, wsRequest } from './testkit/ws.js';
 
 let app: App;
+let costApp: App;
 let user: TestUser;
 beforeAll(async () => {
   // Sign up on a default instance: the limited one would refuse the sign-up document itself.
   user = await signUp(await startApp());
-  app = await startApp({ env: { MAX_DEPTH: '4', MAX_ALIASES: '3', MAX_TOKENS: '200', MAX_COST: '6' } });
+  app = await startApp({ env: { MAX_DEPTH: '4', MAX_ALIASES: '3', MAX_TOKENS: '200' } });
+  costApp = await startApp({ env: { MAX_COST: '6' } });
 });
 
 const manyAliases = '{ a: me { login } b: me { login } c: me { login } d: me { login } }';
-const costly = '{ me { login firstname lastname displayName email bio createdAt } }';
+// Cost follows work: scalars 0, objects 1, a page its size times each item's cost.
+// 1 (conversations) + 2 × (1 node + 1 partner + 1 lastMessage) = 7 > 6.
+const costly = '{ conversations(first: 2) { edges { node { partner { login } lastMessage { content } } } } }';
+const affordable = '{ conversations(first: 1) { edges { node { partner { login } lastMessage { content } } } } }';
+// Nested pages multiply: 1 + 1 × (1 node + 1 messages + 50 × 1 node) = 53.
+const nested = '{ conversations(first: 1) { edges { node { messages(first: 50) { edges { node { content } } } } } } }';
 const cheap = '{ me { login } }';
 
-async function viaWs(query: string) {
-  const client = wsClient(app, user.token);
+async function viaWs(query: string, target = app) {
+  const client = wsClient(target, user.token);
   const result = await wsRequest(client, parse(query));
   await client.dispose();
   return result;
@@ -33,11 +40,14 @@ describe('operation limits', () => {
   });
 
   it('refuses an operation over the cost limit, over HTTP and WebSocket', async () => {
-    const http = await gql(app, costly, {}, user.token);
+    const http = await gql(costApp, costly, {}, user.token);
     expect(codes(http)).toEqual(['QUERY_TOO_COMPLEX']);
-    expect(http.errors?.[0]?.message).toMatch(/complexity 8 exceeds the limit of 6/);
+    expect(http.errors?.[0]?.message).toMatch(/complexity 7 exceeds the limit of 6/);
+    expect((await gql(costApp, affordable, {}, user.token)).errors).toBeUndefined();
+    const deep = await gql(costApp, nested, {}, user.token);
+    expect(deep.errors?.[0]?.message).toMatch(/complexity 53 exceeds/);
     expect((http.data as { me?: unknown } | null | undefined)?.me ?? null).toBeNull();
-    const ws = await viaWs(costly);
+    const ws = await viaWs(costly, costApp);
     expect(ws.errors?.map((e) => e.extensions?.code)).toEqual(['QUERY_TOO_COMPLEX']);
   });
 

@@ -6,6 +6,7 @@ import { GraphQLError, Kind } from 'graphql';
 import type { Context } from '../context.js';
 import type { BigDecimal } from '../db/client.js';
 import { AppError, ErrorCode, forbidden, unauthenticated } from '../errors.js';
+import { fieldComplexity } from './complexity.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -33,6 +34,7 @@ export const builder = new SchemaBuilder<{
   },
   complexity: {
     limit: (ctx) => ({ complexity: ctx.services.config.limits.maxCost }),
+    fieldComplexity,
     complexityError: (kind, result) =>
       new AppError(
         ErrorCode.QUERY_TOO_COMPLEX,
