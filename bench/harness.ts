@@ -13,6 +13,7 @@ export async function benchApp(opts: { clock?: Clock; env?: Record<string, strin
     CASSANDRA_KEYSPACE: process.env.CASSANDRA_KEYSPACE ?? 'parley_bench',
     JWT_SECRET: 'parley-bench-secret-0123456789abcdef-0123456789abcdef',
     SCRYPT_N: String(2 ** 12),
+    REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     LOG_LEVEL: 'warn',
     ...opts.env,
   });

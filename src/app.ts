@@ -29,6 +29,7 @@ import { hashPassword } from './auth/passwords.js';
 import { TokenService, type Session } from './auth/tokens.js';
 import { RevocationList } from './auth/revocation-list.js';
 import { authenticate, bearerToken } from './auth/authenticate.js';
+import { endWithSession } from './auth/live-session.js';
 import { systemClock, type Clock, type Services } from './services.js';
 import { schema } from './schema/index.js';
 import { startPurchaseRecovery } from './resolvers/marketplace/completion.js';
@@ -55,6 +56,22 @@ interface ServerContext {
   ws?: { session: Session | null; token: string | null };
 }
 
+/** Largest HTTP body or WebSocket message accepted: far above any real operation, far below a memory problem. */
+const MAX_REQUEST_BYTES = 1024 * 1024;
+
+/** Runs `fn` at `at`, even beyond setTimeout's 24.8-day limit; returns a canceller. */
+function atExpiry(at: Date, fn: () => void): () => void {
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    const ms = at.getTime() - Date.now();
+    if (ms <= 0) return fn();
+    timer = setTimeout(schedule, Math.min(ms, 2 ** 31 - 1));
+    timer.unref();
+  };
+  schedule();
+  return () => clearTimeout(timer);
+}
+
 /** WebSocket close codes a client can act on. */
 export const WS_CLOSE = {
   UNAUTHORIZED: 4401, // invalid, expired or revoked token
@@ -73,9 +90,11 @@ export function createApp(options: AppOptions = {}): App {
 
   function clientAddress(req: IncomingMessage): string {
     if (config.trustProxy) {
+      // The rightmost entry is the one our own proxy appended; entries left of it are whatever the client sent.
       const forwarded = req.headers['x-forwarded-for'];
-      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-      if (first) return first;
+      const header = Array.isArray(forwarded) ? forwarded.join(',') : forwarded;
+      const last = header?.split(',').at(-1)?.trim();
+      if (last) return last;
     }
     return req.socket.remoteAddress ?? 'unknown';
   }
@@ -100,7 +119,7 @@ export function createApp(options: AppOptions = {}): App {
       pubsub = new InProcessPubSub(logger);
       rateLimiter = new MemoryRateLimiter();
     }
-    const revocations = new RevocationList(new RevocationStore(db), pubsub);
+    const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
     await revocations.start(config.auth.tokenTtlSeconds * 1000);
     const { scryptN: N, scryptR: r, scryptP: p } = config.auth;
     return {
@@ -141,6 +160,14 @@ export function createApp(options: AppOptions = {}): App {
         },
       }),
       useLimitErrorCodes(),
+      {
+        // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport.
+        onSubscribe: ({ args }) => ({
+          onSubscribeResult: ({ result, setResult }) => {
+            if (Symbol.asyncIterator in result) setResult(endWithSession(result, args.contextValue as unknown as Context));
+          },
+        }),
+      },
     ];
     if (!config.exposeSchema) plugins.push(useNoIntrospection());
 
@@ -152,15 +179,18 @@ export function createApp(options: AppOptions = {}): App {
       graphiql: config.exposeSchema ? { title: 'Parley', subscriptionsProtocol: 'WS' } : false,
       renderGraphiQL,
       logging: {
-        debug: (...args) => logger.debug(args.map(String).join(' ')),
-        info: (...args) => logger.info(args.map(String).join(' ')),
-        warn: (...args) => logger.warn(args.map(String).join(' ')),
-        error: (...args) => logger.error(args.map(String).join(' ')),
+        debug: (...args) => logger.debug(logLine(args)),
+        info: (...args) => logger.info(logLine(args)),
+        warn: (...args) => logger.warn(logLine(args)),
+        error: (...args) => logger.error(logLine(args)),
       },
+      // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
+      maxRequestBodySize: MAX_REQUEST_BYTES,
       maskedErrors: {
         maskError: (error) => {
           // Duck-typed: graphql can be loaded twice (ESM and CJS), which defeats instanceof.
-          if (hasErrorCode(error) || isRequestError(error)) return error as Error;
+          if (hasErrorCode(error)) return error as Error;
+          if (isRequestError(error)) return withCode(error as GraphQLError, requestErrorCode(error as GraphQLError));
           const original = (error as { originalError?: unknown }).originalError ?? error;
           if (hasErrorCode(original)) return error as Error;
           logger.error({ err: original }, 'unexpected error');
@@ -184,7 +214,7 @@ export function createApp(options: AppOptions = {}): App {
   }
 
   function attachWebSockets(svc: Services, yoga: YogaServerInstance<ServerContext, Context>, httpServer: Server) {
-    wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint });
+    wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint, maxPayload: MAX_REQUEST_BYTES });
     const socketsByJti = new Map<string, Set<WebSocket>>();
     const unwatch = svc.revocations.onRevoke((jti) => {
       for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
@@ -208,10 +238,10 @@ export function createApp(options: AppOptions = {}): App {
                 if (set.size === 0) socketsByJti.delete(session.jti);
               });
               // Close the socket when the token expires: a session never outlives its token.
-              const ms = session.expiresAt.getTime() - Date.now();
-              const timer = setTimeout(() => ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token expired'), ms);
-              timer.unref();
-              ctx.extra.socket.once('close', () => clearTimeout(timer));
+              const stopTimer = atExpiry(session.expiresAt, () =>
+                ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token expired'),
+              );
+              ctx.extra.socket.once('close', stopTimer);
             }
             return true;
           } catch (err) {
@@ -353,10 +383,30 @@ function hasErrorCode(err: unknown): boolean {
   return typeof code === 'string' && code in ErrorCode;
 }
 
-/** Parse and validation errors: GraphQL errors raised before any resolver ran. */
+/**
+ * Errors raised before any resolver ran: syntax, validation, and variables of
+ * the wrong type (those carry an originalError from the scalar's parser).
+ */
 function isRequestError(err: unknown): boolean {
-  const e = err as { name?: string; originalError?: unknown; path?: unknown } | undefined;
-  return e?.name === 'GraphQLError' && !e.originalError && !e.path;
+  const e = err as { name?: string; path?: unknown } | undefined;
+  return e?.name === 'GraphQLError' && !e.path;
+}
+
+function requestErrorCode(err: GraphQLError): ErrorCode {
+  if (/^Syntax Error/.test(err.message)) return ErrorCode.GRAPHQL_PARSE_FAILED;
+  if (/^Variable "\$/.test(err.message)) return ErrorCode.BAD_USER_INPUT;
+  return ErrorCode.GRAPHQL_VALIDATION_FAILED;
+}
+
+function withCode(err: GraphQLError, code: ErrorCode): GraphQLError {
+  return new GraphQLError(err.message, { nodes: err.nodes, source: err.source, positions: err.positions, extensions: { ...err.extensions, code } });
+}
+
+/** Yoga's log lines, without ever stringifying an error (a GraphQLError prints its query, passwords included). */
+function logLine(args: unknown[]): string {
+  return args
+    .map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : typeof a === 'string' ? a : JSON.stringify(a)))
+    .join(' ');
 }
 
 function useNoIntrospection(): YogaPlugin {

@@ -37,6 +37,8 @@ export interface AuthConfig {
   loginFailuresPerLogin: number;
   loginFailuresPerAddress: number;
   loginFailureWindowSeconds: number;
+  /** Accounts one client address may create per hour (each costs a 128 MiB scrypt hash). */
+  registrationsPerAddressPerHour: number;
 }
 
 export interface LimitsConfig {
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
       loginFailuresPerLogin: int(env, 'LOGIN_FAILURES_PER_LOGIN', 5),
       loginFailuresPerAddress: int(env, 'LOGIN_FAILURES_PER_ADDRESS', 20),
       loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 300),
+      registrationsPerAddressPerHour: int(env, 'REGISTRATIONS_PER_ADDRESS_PER_HOUR', 20),
     },
     limits: {
       maxDepth: int(env, 'MAX_DEPTH', 10),

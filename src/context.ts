@@ -5,6 +5,7 @@ import DataLoader from 'dataloader';
 import type { UserRecord } from './db/users.js';
 import type { Session } from './auth/tokens.js';
 import type { Services } from './services.js';
+import { isPossibleLogin } from './validation.js';
 
 export interface Loaders {
   user: DataLoader<string, UserRecord | null>;
@@ -24,7 +25,8 @@ export function createLoaders(services: Services): Loaders {
   return {
     user: new DataLoader<string, UserRecord | null>(
       async (logins) => {
-        const users = await services.stores.users.byLogins(logins);
+        // A string that cannot be a login names nobody, and must not reach Cassandra (empty or huge keys fail there).
+        const users = await services.stores.users.byLogins(logins.filter(isPossibleLogin));
         const byLogin = new Map(users.map((u) => [u.login, u]));
         return logins.map((login) => byLogin.get(login) ?? null);
       },

@@ -13,6 +13,10 @@ export const ErrorCode = {
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
   RATE_LIMITED: 'RATE_LIMITED',
   CONFLICT: 'CONFLICT',
+  /** The operation text is not GraphQL. */
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  /** The operation does not fit the schema (unknown field, missing argument...). */
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
   /** Operation over the depth, alias, token, directive or cost limit. */
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',

@@ -6,11 +6,13 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-export function createRedis(url: string, logger: Logger, role: string): Redis {
+export function createRedis(url: string, logger: Logger, role: string, opts: { commandTimeoutMs?: number } = {}): Redis {
   const redis = new Redis(url, {
     connectionName: `parley-${role}`,
     maxRetriesPerRequest: 2,
     connectTimeout: 5000,
+    // A command connection must fail fast while Redis is down (a login must not wait 20 s for the limiter).
+    commandTimeout: opts.commandTimeoutMs,
     retryStrategy: (times) => Math.min(100 * 2 ** times, 5000),
   });
   let down = false;

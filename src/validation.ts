@@ -6,7 +6,8 @@ import { badInput } from './errors.js';
 import { Limits } from './limits.js';
 
 export function requireLength(field: string, value: string, min: number, max: number): string {
-  const length = [...value].length; // count code points, not UTF-16 units
+  // A code point is 1 or 2 UTF-16 units: reject hopeless sizes before counting (and copying) a huge string.
+  const length = value.length > max * 2 ? Infinity : [...value].length; // count code points, not UTF-16 units
   if (length < min || length > max) {
     throw badInput(field, min === max ? `${field} must be ${min} characters` : `${field} must be ${min}–${max} characters`);
   }
@@ -19,6 +20,11 @@ export function validLogin(field: string, login: string): string {
     throw badInput(field, `${field} may hold only a–z, 0–9, '.', '_' and '-'`);
   }
   return login;
+}
+
+/** Whether a string could name an account: anything else names nobody and never reaches Cassandra. */
+export function isPossibleLogin(login: string): boolean {
+  return login.length >= Limits.login.min && login.length <= Limits.login.max && Limits.login.pattern.test(login);
 }
 
 export function validPassword(field: string, password: string): string {

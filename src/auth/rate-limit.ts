@@ -13,19 +13,19 @@ export interface Counter {
   retryAfter: number;
 }
 
+/**
+ * Callers count an attempt BEFORE doing the work (increment is atomic), then
+ * give it back if it turned out fine (decrement): checking first and counting
+ * afterwards would let a burst of parallel attempts through.
+ */
 export interface RateLimiter {
-  peek(key: string): Promise<Counter>;
   increment(key: string, windowSeconds: number): Promise<Counter>;
+  decrement(key: string): Promise<void>;
   reset(key: string): Promise<void>;
 }
 
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
-
-  async peek(key: string): Promise<Counter> {
-    const w = this.live(key);
-    return w ? { count: w.count, retryAfter: Math.ceil((w.resetAt - Date.now()) / 1000) } : { count: 0, retryAfter: 0 };
-  }
 
   async increment(key: string, windowSeconds: number): Promise<Counter> {
     const w = this.live(key) ?? { count: 0, resetAt: Date.now() + windowSeconds * 1000 };
@@ -33,6 +33,11 @@ export class MemoryRateLimiter implements RateLimiter {
     this.windows.set(key, w);
     if (this.windows.size > 100_000) this.prune();
     return { count: w.count, retryAfter: Math.ceil((w.resetAt - Date.now()) / 1000) };
+  }
+
+  async decrement(key: string): Promise<void> {
+    const w = this.live(key);
+    if (w && w.count > 0) w.count -= 1;
   }
 
   async reset(key: string): Promise<void> {
@@ -60,25 +65,18 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('TTL', KEYS[1])}`;
 
+// Never creates a key (a missing window has nothing to give back) and never goes below zero.
+const DECREMENT = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return n`;
+
 export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly redis: Redis,
     private readonly logger: Logger,
     private readonly prefix = 'parley:ratelimit:',
   ) {}
-
-  async peek(key: string): Promise<Counter> {
-    try {
-      const [[, count], [, ttl]] = (await this.redis.multi().get(this.prefix + key).ttl(this.prefix + key).exec()) as [
-        [Error | null, string | null],
-        [Error | null, number],
-      ];
-      return { count: Number(count ?? 0), retryAfter: Math.max(0, ttl) };
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'rate limiter unavailable; allowing');
-      return { count: 0, retryAfter: 0 };
-    }
-  }
 
   async increment(key: string, windowSeconds: number): Promise<Counter> {
     try {
@@ -88,6 +86,10 @@ export class RedisRateLimiter implements RateLimiter {
       this.logger.warn({ err: (err as Error).message }, 'rate limiter unavailable; not counting');
       return { count: 0, retryAfter: 0 };
     }
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.redis.eval(DECREMENT, 1, this.prefix + key).catch(() => undefined);
   }
 
   async reset(key: string): Promise<void> {

@@ -16,6 +16,9 @@ export interface Session {
 
 type Key = CryptoKey | KeyObject | Uint8Array;
 
+/** Clock skew tolerated when checking exp/iat; a revocation must outlive the token by as much. */
+export const CLOCK_TOLERANCE_SECONDS = 5;
+
 export class TokenService {
   private constructor(
     private readonly config: AuthConfig,
@@ -60,7 +63,7 @@ export class TokenService {
       issuer: this.config.issuer,
       audience: this.config.audience,
       requiredClaims: ['exp', 'iat', 'jti', 'sub'],
-      clockTolerance: 5,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
     });
     return { login: payload.sub!, jti: payload.jti!, expiresAt: new Date(payload.exp! * 1000) };
   }

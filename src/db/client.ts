@@ -28,8 +28,8 @@ export const cql = (query: string, opts: { idempotent: boolean }): Statement => 
 
 export interface LwtOutcome {
   applied: boolean;
-  /** The row returned by Cassandra (current values when not applied). */
-  row: Row;
+  /** The row returned by Cassandra (current values when not applied); absent when a SERIAL read found none. */
+  row?: Row;
 }
 
 export interface ExecuteOptions {

@@ -16,8 +16,9 @@ export function expiryDay(at: Date): number {
 export class RevocationStore {
   constructor(private readonly db: Database) {}
 
-  async revoke(jti: string, expiresAt: Date): Promise<void> {
-    const ttl = Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000));
+  /** Kept (by TTL) until `keepUntil`, which may be a little after the token expires. */
+  async revoke(jti: string, expiresAt: Date, keepUntil: Date = expiresAt): Promise<void> {
+    const ttl = Math.max(1, Math.ceil((keepUntil.getTime() - Date.now()) / 1000));
     await this.db.execute(INSERT, [expiryDay(expiresAt), jti, expiresAt, ttl]);
   }
 
@@ -25,7 +26,15 @@ export class RevocationStore {
   async loadLive(maxTokenLifetimeMs: number): Promise<Array<{ jti: string; expiresAt: Date }>> {
     const days = new Set<number>();
     for (let t = Date.now(); t <= Date.now() + maxTokenLifetimeMs + DAY_MS; t += DAY_MS) days.add(expiryDay(new Date(t)));
-    const results = await Promise.all([...days].map((d) => this.db.execute(SELECT_DAY, [d])));
-    return results.flatMap((rs) => rs.rows.map((r) => ({ jti: r.jti as string, expiresAt: r.expires_at as Date })));
+    const live: Array<{ jti: string; expiresAt: Date }> = [];
+    await Promise.all(
+      [...days].map(async (day) => {
+        // Iterating the result set fetches every page, however many tokens were revoked that day.
+        for await (const row of await this.db.execute(SELECT_DAY, [day])) {
+          live.push({ jti: row.jti as string, expiresAt: row.expires_at as Date });
+        }
+      }),
+    );
+    return live;
   }
 }

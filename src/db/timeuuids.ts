@@ -18,7 +18,7 @@ let sameMsCount = 0;
 /**
  * A new timeuuid at `at` (from the injectable clock). Ids made in one process
  * within one millisecond get successive microseconds, so they sort in the
- * order they were made and never share a write timestamp (up to 1000 per
+ * order they were made and never share a write timestamp (at least 500 per
  * millisecond; beyond that microseconds repeat, ids stay unique by their
  * random node and clock parts).
  */
@@ -28,7 +28,9 @@ export function newTimeUuid(at: Date): TimeUuid {
     sameMsCount += 1;
   } else {
     lastMs = ms;
-    sameMsCount = 0;
+    // Start each millisecond at a random microsecond of its first half, so two instances
+    // making ids in the same millisecond rarely share a microsecond (1 in 500).
+    sameMsCount = Math.floor(Math.random() * 500);
   }
   return TimeUuid.fromDate(at, (sameMsCount % MICROS_PER_MS) * TICKS_PER_MICRO);
 }

@@ -25,8 +25,7 @@ const SELECT_MANY = cql(
   'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at FROM users WHERE login IN ?',
   { idempotent: true },
 );
-// Only existing users can be updated: IF EXISTS keeps a stale session from
-// recreating a deleted row. Unset (undefined) values leave columns untouched.
+// Unset (undefined) values leave their columns untouched: a partial update.
 const UPDATE_PROFILE = cql('UPDATE users SET firstname = ?, lastname = ?, email = ?, bio = ? WHERE login = ?', {
   idempotent: true,
 });
@@ -50,12 +49,15 @@ export class UserStore {
   /** Returns false when the login is taken. */
   async insertIfNotExists(user: Omit<UserRecord, 'chatRooms'>): Promise<boolean> {
     const params = [user.login, user.passwordHash, user.firstname, user.lastname, user.email, user.bio, user.createdAt];
-    const outcome: LwtOutcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
-      const row = await this.db.readSerial(SELECT_BY_LOGIN, [user.login]);
-      // Ours if the stored hash (salted, so unique) is the one we wrote.
-      return { applied: row?.pass === user.passwordHash, row: row! };
-    });
-    return outcome.applied;
+    for (let attempt = 1; ; attempt++) {
+      const outcome: LwtOutcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
+        const row = await this.db.readSerial(SELECT_BY_LOGIN, [user.login]);
+        // Ours if the stored hash (salted, so unique) is the one we wrote.
+        return { applied: row?.pass === user.passwordHash, row };
+      });
+      // No row after an unknown outcome: the insert did not apply and nobody else's did; trying again is safe.
+      if (outcome.applied || outcome.row || attempt === 3) return outcome.applied;
+    }
   }
 
   async byLogin(login: string): Promise<UserRecord | undefined> {

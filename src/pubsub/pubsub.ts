@@ -6,8 +6,6 @@
  * Payloads are JSON: both engines serialize them, so code that works on a
  * laptop works the same across a cluster (a Date arrives as a string).
  */
-import { Repeater } from 'graphql-yoga';
-
 export type Unsubscribe = () => Promise<void>;
 
 export interface PubSub {
@@ -20,19 +18,60 @@ export interface PubSub {
   close(): Promise<void>;
 }
 
+/** Events a slow subscriber may fall behind by before its stream is ended (it can refetch what it missed). */
+export const MAX_BUFFERED_EVENTS = 10_000;
+
 /**
  * The events of a channel as an async iterator whose subscription is already
  * live when the promise resolves, so nothing published after a successful
- * subscribe is missed. Ending the iterator (client unsubscribes) unsubscribes.
+ * subscribe is missed. Ending the iterator (the client unsubscribes, even
+ * before the first event) releases the listener.
  */
 export async function eventStream<T>(pubsub: PubSub, channel: string): Promise<AsyncIterableIterator<T>> {
-  const buffered: T[] = [];
-  let push: ((event: T) => void) | undefined;
-  const unsubscribe = await pubsub.listen<T>(channel, (event) => (push ? push(event) : buffered.push(event)));
-  return new Repeater<T>(async (repeaterPush, stop) => {
-    for (const event of buffered.splice(0)) await repeaterPush(event);
-    push = (event) => void repeaterPush(event);
-    await stop;
-    await unsubscribe();
+  const queue: T[] = [];
+  let wake: (() => void) | undefined;
+  let done = false;
+  let overflowed = false;
+  const unsubscribe = await pubsub.listen<T>(channel, (event) => {
+    if (done) return;
+    if (queue.length >= MAX_BUFFERED_EVENTS) {
+      overflowed = true;
+      void finish();
+      return;
+    }
+    queue.push(event);
+    wake?.();
   });
+  let released: Promise<void> | undefined;
+  const finish = () => {
+    done = true;
+    wake?.();
+    released ??= unsubscribe();
+    return released;
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      for (;;) {
+        if (queue.length > 0) return { value: queue.shift()!, done: false };
+        if (done) {
+          if (overflowed) throw new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`);
+          return { value: undefined, done: true };
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    },
+    async return() {
+      queue.length = 0;
+      await finish();
+      return { value: undefined, done: true };
+    },
+    async throw(err) {
+      queue.length = 0;
+      await finish();
+      throw err;
+    },
+  };
+  return iterator;
 }

@@ -29,7 +29,12 @@ export class RedisBackedPubSub implements PubSub {
   }
 
   static connect(url: string, logger: Logger): RedisBackedPubSub {
-    return new RedisBackedPubSub(createRedis(url, logger, 'publisher'), createRedis(url, logger, 'subscriber'), logger);
+    return new RedisBackedPubSub(
+      createRedis(url, logger, 'publisher', { commandTimeoutMs: 1000 }),
+      // No command timeout: a subscribed connection waits for messages by design.
+      createRedis(url, logger, 'subscriber'),
+      logger,
+    );
   }
 
   async publish(channel: string, event: unknown): Promise<void> {

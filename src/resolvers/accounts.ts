@@ -50,7 +50,13 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   const email = validEmail('input.email', input.email);
   const bio = input.bio == null ? null : validBio('input.bio', input.bio.trim());
 
-  const { stores, tokens, clock } = ctx.services;
+  const { stores, tokens, clock, rateLimiter, config } = ctx.services;
+  const attempts = await rateLimiter.increment(`register:${ctx.clientAddress}`, 3600);
+  if (attempts.count > config.auth.registrationsPerAddressPerHour) {
+    throw new AppError(ErrorCode.RATE_LIMITED, `Too many sign-ups from this address; retry in ${attempts.retryAfter} s`, {
+      retryAfter: attempts.retryAfter,
+    });
+  }
   const user: Omit<UserRecord, 'chatRooms'> = {
     login,
     passwordHash: await hashPassword(password, scryptParams(ctx)),
@@ -85,12 +91,15 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
   const { loginFailuresPerLogin, loginFailuresPerAddress, loginFailureWindowSeconds } = config.auth;
   const loginKey = `login:${login}`;
   const addressKey = `addr:${ctx.clientAddress}`;
-  const [byLogin, byAddress] = await Promise.all([rateLimiter.peek(loginKey), rateLimiter.peek(addressKey)]);
-  const blocked = [
-    byLogin.count >= loginFailuresPerLogin ? byLogin.retryAfter : 0,
-    byAddress.count >= loginFailuresPerAddress ? byAddress.retryAfter : 0,
-  ];
-  const retryAfter = Math.max(...blocked);
+  // Count the attempt first (atomically), so parallel guesses cannot all slip under the limit.
+  const [byLogin, byAddress] = await Promise.all([
+    rateLimiter.increment(loginKey, loginFailureWindowSeconds),
+    rateLimiter.increment(addressKey, loginFailureWindowSeconds),
+  ]);
+  const retryAfter = Math.max(
+    byLogin.count > loginFailuresPerLogin ? byLogin.retryAfter : 0,
+    byAddress.count > loginFailuresPerAddress ? byAddress.retryAfter : 0,
+  );
   if (retryAfter > 0) {
     throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed logins; retry in ${retryAfter} s`, { retryAfter });
   }
@@ -98,14 +107,9 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
   const user = await stores.users.byLogin(login);
   // Unknown logins verify against a decoy hash so both failures take the same time.
   const ok = await verifyPassword(password, user?.passwordHash ?? decoyPasswordHash);
-  if (!user || !ok) {
-    await Promise.all([
-      rateLimiter.increment(loginKey, loginFailureWindowSeconds),
-      rateLimiter.increment(addressKey, loginFailureWindowSeconds),
-    ]);
-    throw invalidCredentials();
-  }
-  await rateLimiter.reset(loginKey);
+  if (!user || !ok) throw invalidCredentials(); // the attempt stays counted as a failure
+  // A success is not a failure: give the attempt back.
+  await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
   const { token, session } = await tokens.issue(login);
   startSession(ctx, token, session);
   return { token, user };

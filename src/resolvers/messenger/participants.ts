@@ -7,7 +7,6 @@ import type { Context } from '../../context.js';
 import type { Session } from '../../auth/tokens.js';
 import type { UserRecord } from '../../db/users.js';
 import { badInput, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
 import { normalizeLogin } from '../accounts.js';
 import { requireViewer } from '../guards.js';
 
@@ -21,10 +20,8 @@ export async function requirePartner(ctx: Context, field: string, login: string)
   const viewer = requireViewer(ctx);
   const partnerLogin = normalizeLogin(login);
   if (partnerLogin === viewer.login) throw badInput(field, `${field} cannot be yourself`);
-  // A string that cannot be a login names nobody (and must not reach Cassandra as an empty key).
-  const couldExist =
-    partnerLogin.length >= Limits.login.min && partnerLogin.length <= Limits.login.max && Limits.login.pattern.test(partnerLogin);
-  const partner = couldExist ? await ctx.loaders.user.load(partnerLogin) : null;
+  // The user loader answers null for a string that cannot be a login.
+  const partner = await ctx.loaders.user.load(partnerLogin);
   if (!partner) throw notFound('User');
   return { viewer, partner };
 }

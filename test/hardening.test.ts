@@ -1,0 +1,120 @@
+/** Abuse and failure paths a production API must survive: each from a review finding. */
+import { describe, expect, it, beforeAll } from 'vitest';
+import type { App } from '../src/app.js';
+import { LoginDocument, LogoutDocument, ProfileUpdatedDocument, RegisterDocument, UpdateProfileDocument, UserByLoginDocument } from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, uniqueLogin } from './testkit/users.js';
+import { eventually } from './testkit/poll.js';
+import { subscribe, wsClient } from './testkit/ws.js';
+import { profileChannel } from '../src/resolvers/accounts.js';
+
+let app: App;
+beforeAll(async () => {
+  app = await startApp();
+});
+
+describe('rate limits under parallel attempts', () => {
+  it('lets exactly the allowed number of 30 parallel wrong passwords be checked', async () => {
+    // Its own instance: the 30 attempts also use up this address's allowance.
+    const own = await startApp();
+    const user = await signUp(own);
+    const limit = own.services.config.auth.loginFailuresPerLogin;
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => gql(own, LoginDocument, { login: user.login, password: `guess-number-${i}` })),
+    );
+    const all = results.map((r) => codes(r)[0]);
+    expect(all.filter((c) => c === 'INVALID_CREDENTIALS')).toHaveLength(limit);
+    expect(all.filter((c) => c === 'RATE_LIMITED')).toHaveLength(30 - limit);
+  });
+
+  it('limits sign-ups per address', async () => {
+    const limited = await startApp({ env: { REGISTRATIONS_PER_ADDRESS_PER_HOUR: '2', TRUST_PROXY: '1' } });
+    const headers = { 'x-forwarded-for': '198.51.100.9' };
+    const input = () => ({ login: uniqueLogin('su'), password: 'password123', firstname: 'S', lastname: 'U', email: 's@u.example' });
+    for (let i = 0; i < 2; i++) expect(codes(await gql(limited, RegisterDocument, { input: input() }, undefined, headers))).toEqual([]);
+    const third = await gql(limited, RegisterDocument, { input: input() }, undefined, headers);
+    expect(codes(third)).toEqual(['RATE_LIMITED']);
+  });
+
+  it('takes the client address from the rightmost X-Forwarded-For entry (the one our proxy added)', async () => {
+    const limited = await startApp({ env: { LOGIN_FAILURES_PER_ADDRESS: '2', TRUST_PROXY: '1' } });
+    const attempt = (spoofed: string) =>
+      gql(limited, LoginDocument, { login: uniqueLogin('xff'), password: 'password1' }, undefined, {
+        'x-forwarded-for': `${spoofed}, 192.0.2.50`,
+      });
+    expect(codes(await attempt('10.0.0.1'))).toEqual(['INVALID_CREDENTIALS']);
+    expect(codes(await attempt('10.0.0.2'))).toEqual(['INVALID_CREDENTIALS']);
+    // Rotating the client-controlled part does not reset the count.
+    expect(codes(await attempt('10.0.0.3'))).toEqual(['RATE_LIMITED']);
+  });
+});
+
+describe('bad requests get stable codes, never an internal error', () => {
+  it('codes syntax, validation and variable errors', async () => {
+    const syntax = await gql(app, '{ me { login ');
+    expect(codes(syntax)).toEqual(['GRAPHQL_PARSE_FAILED']);
+    const unknown = await gql(app, '{ me { nope } }');
+    expect(codes(unknown)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    const user = await signUp(app);
+    const wrongType = await gql(app, UserByLoginDocument, { login: 5 as unknown as string }, user.token);
+    expect(codes(wrongType)).toEqual(['BAD_USER_INPUT']);
+    expect(wrongType.errors?.[0]?.message).toMatch(/Variable "\$login"/);
+  });
+
+  it('answers lookups of impossible logins without reaching Cassandra', async () => {
+    const user = await signUp(app);
+    for (const login of ['', ' ', 'x'.repeat(70_000), 'Robert\'); DROP TABLE users;--']) {
+      const res = await gql(app, UserByLoginDocument, { login }, user.token);
+      expect(res.errors).toBeUndefined();
+      expect(res.data?.user).toBeNull();
+    }
+  });
+
+  it('refuses a request body over 1 MiB with 413 before parsing it', async () => {
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(2 * 1024 * 1024) } }),
+    });
+    expect(res.status).toBe(413);
+    // The server is still fine.
+    expect((await gql(app, '{ __typename }')).data).toEqual({ __typename: 'Query' });
+  });
+});
+
+describe('subscriptions end with their session', () => {
+  it('releases the listener when a client unsubscribes before any event', async () => {
+    const user = await signUp(app);
+    const channel = profileChannel(user.login);
+    const client = wsClient(app, user.token);
+    for (let i = 0; i < 20; i++) {
+      const sub = subscribe(client, ProfileUpdatedDocument, { login: user.login });
+      await eventually(() => app.services.pubsub.listeners(channel) > 0, { what: 'listener' });
+      sub.unsubscribe();
+    }
+    await eventually(() => app.services.pubsub.listeners(channel) === 0, { what: 'every listener released' });
+    await client.dispose();
+  });
+
+  it('ends an SSE stream once its token is logged out', async () => {
+    const user = await signUp(app);
+    const { login } = await gqlOk(app, LoginDocument, { login: user.login, password: user.password });
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({
+        query: 'subscription($login: String!) { profileUpdated(login: $login) { bio } }',
+        variables: { login: user.login },
+      }),
+    });
+    await eventually(() => app.services.pubsub.listeners(profileChannel(user.login)) === 1, { what: 'SSE live' });
+    await gqlOk(app, LogoutDocument, {}, login.token);
+    // The next event is not delivered: the stream says why and ends.
+    await gqlOk(app, UpdateProfileDocument, { input: { bio: 'secret after logout' } }, user.token);
+    const text = await res.text(); // resolves only when the server ends the stream
+    expect(text).not.toContain('secret after logout');
+    expect(text).toContain('UNAUTHENTICATED');
+    expect(app.services.pubsub.listeners(profileChannel(user.login))).toBe(0);
+  });
+});
