@@ -32,3 +32,18 @@ export function nextMonth(bucket: number): number {
   const month = bucket % 100;
   return month === 12 ? (year + 1) * 100 + 1 : bucket + 1;
 }
+
+/** The UTC midnight that starts a day bucket (20261122 → 2026-11-22T00:00:00Z). */
+export function dayBucketStart(bucket: number): Date {
+  return new Date(Date.UTC(Math.floor(bucket / 10_000), (Math.floor(bucket / 100) % 100) - 1, bucket % 100));
+}
+
+/** A day bucket is a real calendar day (rejects 20261131, 2026001). */
+export function isDayBucket(bucket: unknown): bucket is number {
+  return Number.isInteger(bucket) && dayBucket(dayBucketStart(bucket as number)) === bucket;
+}
+
+/** A month bucket is a real calendar month (rejects 202613). */
+export function isMonthBucket(bucket: unknown): bucket is number {
+  return Number.isInteger(bucket) && (bucket as number) >= 100_001 && (bucket as number) % 100 >= 1 && (bucket as number) % 100 <= 12;
+}
