@@ -1,0 +1,126 @@
+/**
+ * The invariants the LWTs and batches protect, each under many concurrent
+ * clients against the real node.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import {
+  CreateRoomDocument,
+  DeleteRoomDocument,
+  HistoryDocument,
+  JoinRoomDocument,
+  PostMessageDocument,
+  RoomDocument,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, signUpMany, type TestUser } from './testkit/users.js';
+import { rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+
+let app: App;
+let creator: TestUser;
+let users: TestUser[];
+
+beforeAll(async () => {
+  app = await startApp();
+  creator = await signUp(app, { firstname: 'Cora', lastname: 'Creator' });
+  users = await signUpMany(app, 20, 'racer');
+});
+
+describe('createRoom races', () => {
+  it('twenty concurrent createRoom of one name: exactly one room, one creator', async () => {
+    const name = uniqueRoomName('race');
+    const results = await Promise.all(
+      users.map((u, i) => gql(app, CreateRoomDocument, { input: { name, banner: `banner ${i}` } }, u.token)),
+    );
+    const winners = results.map((r, i) => (r.data?.createRoom ? i : -1)).filter((i) => i >= 0);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => codes(r)[0] === 'ROOM_EXISTS')).toHaveLength(19);
+    const winner = users[winners[0]!]!;
+
+    const room = (await gqlOk(app, RoomDocument, { name }, creator.token)).room!;
+    expect(room).toMatchObject({
+      banner: `banner ${winners[0]}`,
+      creator: { login: winner.login },
+      participants: [{ login: winner.login }],
+    });
+    for (const u of users) {
+      expect((await rawChatRooms(app, u.login)).has(name), u.login).toBe(u === winner);
+    }
+  });
+});
+
+describe('joins racing a deletion', () => {
+  it('never leaves a row of participants only, nor a deleted room in anyone’s chat rooms (50 rounds)', async () => {
+    const joiners = users.slice(0, 6);
+    const outcomes = { deleted: 0, conflict: 0, joinsApplied: 0, joinsRefused: 0 };
+    for (let round = 0; round < 50; round++) {
+      const name = await roomWith(app, creator, [], uniqueRoomName(`del${round}`));
+      // Round r sends the deletion once r % 7 joins have answered, the other joins still in flight:
+      // from "delete before anyone joins" to "delete a full room", through every overlap between.
+      const head = round % 7;
+      const joinCalls = joiners.map((u) => gql(app, JoinRoomDocument, { name }, u.token));
+      let answered = 0;
+      const enough = new Promise<void>((resolve) => {
+        if (head === 0) resolve();
+        for (const call of joinCalls) void call.finally(() => ++answered >= head && resolve());
+      });
+      const deletion = await enough.then(() => gql(app, DeleteRoomDocument, { name }, creator.token));
+      const joins = await Promise.all(joinCalls);
+      for (const j of joins) {
+        if (j.data?.joinRoom) outcomes.joinsApplied += 1;
+        else {
+          expect(codes(j)).toEqual(['NOT_FOUND']);
+          outcomes.joinsRefused += 1;
+        }
+      }
+      const row = await rawRoomRow(app, name);
+      if (deletion.data?.deleteRoom) {
+        outcomes.deleted += 1;
+        expect(row, `round ${round}: deleted room still has a row`).toBeNull();
+        for (const u of [creator, ...joiners]) {
+          expect((await rawChatRooms(app, u.login)).has(name), `round ${round}: ${u.login} keeps the deleted room`).toBe(false);
+        }
+      } else {
+        // Participants kept changing through every retry: the room stays, whole.
+        expect(codes(deletion)).toEqual(['CONFLICT']);
+        outcomes.conflict += 1;
+        expect(row?.creation_date).toBeInstanceOf(Date);
+        expect(row?.creator_login).toBe(creator.login);
+        expect(row?.creator).toMatchObject({ login: creator.login });
+        const participants = [...(row!.participants as Set<{ login: string }>)].map((p) => p.login);
+        for (const login of participants) expect((await rawChatRooms(app, login)).has(name)).toBe(true);
+      }
+    }
+    expect(outcomes.deleted + outcomes.conflict).toBe(50);
+    // The race is real: some joins landed before deletions, some were refused after.
+    expect(outcomes.joinsApplied).toBeGreaterThan(0);
+    expect(outcomes.joinsRefused).toBeGreaterThan(0);
+  }, 300_000);
+});
+
+describe('idempotent posting', () => {
+  it('ten concurrent postMessage with one clientMessageId: one message, and all ten return its id', async () => {
+    const name = await roomWith(app, creator);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        gqlOk(app, PostMessageDocument, { roomName: name, content: `attempt ${i}`, clientMessageId: 'retry-me' }, creator.token),
+      ),
+    );
+    const ids = new Set(results.map((r) => r.postMessage.id));
+    expect(ids.size).toBe(1);
+    const page = (await gqlOk(app, HistoryDocument, { name }, creator.token)).room!.messages;
+    expect(page.edges).toHaveLength(1);
+    expect(page.edges[0]!.node.id).toBe([...ids][0]);
+    // Every attempt answered with the stored message, content included.
+    for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
+  });
+
+  it('twenty users joining at once all become participants', async () => {
+    const name = await roomWith(app, creator);
+    await Promise.all(users.map((u) => gqlOk(app, JoinRoomDocument, { name }, u.token)));
+    const room = (await gqlOk(app, RoomDocument, { name }, creator.token)).room!;
+    expect(room.participantCount).toBe(21);
+    for (const u of users) expect((await rawChatRooms(app, u.login)).has(name)).toBe(true);
+  });
+});
