@@ -43,7 +43,9 @@ export function isDayBucket(bucket: unknown): bucket is number {
   return Number.isInteger(bucket) && dayBucket(dayBucketStart(bucket as number)) === bucket;
 }
 
-/** A month bucket is a real calendar month (rejects 202613). */
+/** A month bucket is a real calendar month, yyyyMM (rejects 202613 and day buckets). */
 export function isMonthBucket(bucket: unknown): bucket is number {
-  return Number.isInteger(bucket) && (bucket as number) >= 100_001 && (bucket as number) % 100 >= 1 && (bucket as number) % 100 <= 12;
+  if (!Number.isInteger(bucket)) return false;
+  const b = bucket as number;
+  return b >= 100_001 && b <= 999_912 && b % 100 >= 1 && b % 100 <= 12;
 }

@@ -4,29 +4,32 @@
 import { TimeUuid } from './client.js';
 
 const TICKS_PER_MS = 10_000;
-let lastMs = Number.NEGATIVE_INFINITY;
-let lastTicks = 0;
+let lastRequestedMs = Number.NEGATIVE_INFINITY;
+let issuedMs = Number.NEGATIVE_INFINITY;
+let issuedTicks = 0;
 
 /**
- * A timeuuid for `at` that sorts after every one this process made before for
- * the same millisecond (the driver's own tick counter wraps, which could order
- * two posts of one millisecond backwards). Random node and clock bits keep
- * ids made by different instances distinct.
+ * A timeuuid for `at` that sorts after every one this process made before
+ * (the driver's own tick counter wraps, which could order two posts of one
+ * millisecond backwards). More than 10,000 in one millisecond borrow the next
+ * one. Only when the clock itself goes back (an injected test clock) does the
+ * order follow the clock instead. Random node and clock bits keep ids made by
+ * different instances distinct.
  */
 export function newTimeUuid(at: Date): TimeUuid {
-  let ms = at.getTime();
-  if (ms === lastMs) {
-    lastTicks += 1;
-    if (lastTicks >= TICKS_PER_MS) {
-      // 10,000 ids in one millisecond: borrow the next one rather than repeat an order.
-      ms += 1;
-      lastTicks = 0;
+  const ms = at.getTime();
+  if (ms >= lastRequestedMs && ms <= issuedMs) {
+    issuedTicks += 1;
+    if (issuedTicks >= TICKS_PER_MS) {
+      issuedMs += 1;
+      issuedTicks = 0;
     }
   } else {
-    lastTicks = 0;
+    issuedMs = ms;
+    issuedTicks = 0;
   }
-  lastMs = ms;
-  return TimeUuid.fromDate(new Date(ms), lastTicks);
+  lastRequestedMs = ms;
+  return TimeUuid.fromDate(new Date(issuedMs), issuedTicks);
 }
 
 export function timeUuidDate(id: string): Date {
