@@ -16,6 +16,7 @@ import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
 import { rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+import { recordCql } from './testkit/cql-spy.js';
 
 let app: App;
 let creator: TestUser;
@@ -54,6 +55,7 @@ describe('joins racing a deletion', () => {
   it('never leaves a row of participants only, nor a deleted room in anyone’s chat rooms (50 rounds)', async () => {
     const joiners = users.slice(0, 6);
     const outcomes = { deleted: 0, conflict: 0, joinsApplied: 0, joinsRefused: 0 };
+    const spy = recordCql(app);
     for (let round = 0; round < 50; round++) {
       const name = await roomWith(app, creator, [], uniqueRoomName(`del${round}`));
       // Round r sends the deletion once r % 7 joins have answered, the other joins still in flight:
@@ -92,11 +94,37 @@ describe('joins racing a deletion', () => {
         for (const login of participants) expect((await rawChatRooms(app, login)).has(name)).toBe(true);
       }
     }
+    spy.stop();
     expect(outcomes.deleted + outcomes.conflict).toBe(50);
+    // Some deletions met a participant set that had changed since they read it, and retried.
+    const deleteAttempts = spy.records.filter((r) => r.kind === 'lwt' && r.cql[0]!.startsWith('DELETE FROM chat_rooms')).length;
+    expect(deleteAttempts).toBeGreaterThan(50);
     // The race is real: some joins landed before deletions, some were refused after.
     expect(outcomes.joinsApplied).toBeGreaterThan(0);
     expect(outcomes.joinsRefused).toBeGreaterThan(0);
   }, 300_000);
+});
+
+describe('deleting a big room', () => {
+  it("cleans every participant's chat rooms, at most 100 users per batch", async () => {
+    const name = await roomWith(app, creator);
+    // 150 more participants, joined through the store (registering 150 users would test registration).
+    const logins = Array.from({ length: 150 }, (_, i) => `${name}-p${i}`.slice(0, 32));
+    const { rooms } = app.services.stores;
+    await Promise.all(
+      logins.map(async (login) => {
+        await rooms.addToUser(login, name);
+        expect(await rooms.addParticipantIfExists(name, { login, firstname: 'P', lastname: login })).toBe(true);
+      }),
+    );
+    expect((await gqlOk(app, RoomDocument, { name }, creator.token)).room?.participantCount).toBe(151);
+    const spy = recordCql(app);
+    await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
+    spy.stop();
+    const cleanups = spy.records.filter((r) => r.kind === 'batch' && r.cql[0]!.startsWith('UPDATE users SET chat_rooms'));
+    expect(cleanups.map((b) => b.cql.length).sort((a, b) => b - a)).toEqual([100, 51]);
+    for (const login of [creator.login, ...logins]) expect((await rawChatRooms(app, login)).has(name), login).toBe(false);
+  });
 });
 
 describe('idempotent posting', () => {

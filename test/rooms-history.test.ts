@@ -11,6 +11,7 @@ import { gqlOk } from './testkit/http.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { roomWith } from './testkit/rooms.js';
 import { seedHistory, spreadOverDays } from './testkit/seed-history.js';
+import { recordCql } from './testkit/cql-spy.js';
 
 const DAY = 86_400_000;
 let app: App;
@@ -103,6 +104,36 @@ describe('history over days with empty days between', () => {
     const room = (await gqlOk(app, RoomDocument, { name }, alice.token)).room!;
     expect(Date.parse(m.createdAt)).toBeGreaterThanOrEqual(Date.parse(room.createdAt));
     expect((await historyPage(name, {})).edges.map((e) => e.node.id)).toEqual([m.id]);
+  });
+});
+
+describe('the bucket table', () => {
+  it('is written the first time an instance posts into a bucket, not on every post', async () => {
+    clock.set('2025-05-01T10:00:00Z');
+    const name = await roomWith(app, alice);
+    const other = await startApp({ clock });
+    const bucketInserts = (spy: ReturnType<typeof recordCql>) =>
+      spy.writes().filter((c) => c.startsWith('INSERT INTO messages_bucket')).length;
+    const postOn = async (on: App, day: string, content: string) => {
+      clock.set(day);
+      await gqlOk(on, PostMessageDocument, { roomName: name, content }, alice.token);
+    };
+    const spy = recordCql(app);
+    const spyOther = recordCql(other);
+    try {
+      for (let i = 0; i < 3; i++) await postOn(app, `2025-05-01T1${i}:00:00Z`, `first day ${i}`);
+      expect(bucketInserts(spy)).toBe(1);
+      for (let i = 0; i < 3; i++) await postOn(app, `2025-05-02T1${i}:00:00Z`, `second day ${i}`);
+      expect(bucketInserts(spy)).toBe(2);
+      // Another instance has its own memory: it records the bucket once too (an idempotent insert).
+      for (let i = 0; i < 2; i++) await postOn(other, `2025-05-02T2${i}:00:00Z`, `other ${i}`);
+      expect(bucketInserts(spyOther)).toBe(1);
+    } finally {
+      spy.stop();
+      spyOther.stop();
+    }
+    const page = await historyPage(name, {});
+    expect(page.edges).toHaveLength(8);
   });
 });
 

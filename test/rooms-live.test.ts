@@ -23,6 +23,7 @@ import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './testkit/ws.js';
+import { recordCql } from './testkit/cql-spy.js';
 
 let appA: App;
 let appB: App;
@@ -147,8 +148,11 @@ describe('sendTyping', () => {
     const name = await roomWith(appA, alice, [bob]);
     const bobs = await follow(appA, bob, name);
     const alices = await follow(appA, alice, name);
+    const spy = recordCql(appA);
     const sent = await Promise.all(Array.from({ length: 5 }, () => gqlOk(appA, SendTypingDocument, { roomName: name }, alice.token)));
+    spy.stop();
     expect(sent.filter((s) => s.sendTyping)).toHaveLength(1);
+    expect(spy.writes()).toEqual([]);
     await post(appA, alice, name, 'typed it');
     // Bob: one TypingStarted, then the message. Alice: only the message.
     expect(await nextEvent(bobs)).toMatchObject({ __typename: 'TypingStarted', user: { login: alice.login } });
