@@ -135,6 +135,29 @@ describe('roomEvents over graphql-ws', () => {
     );
   });
 
+  it('refuses a subscriber who left while the subscription was being set up', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const pubsub = appA.services.pubsub;
+    const listen = pubsub.listen;
+    // Bob's leave commits (and its event is published) after the first membership check, before the stream is live.
+    pubsub.listen = (async (channel: string, onEvent: (event: unknown) => void) => {
+      if (channel === roomChannel(name)) {
+        pubsub.listen = listen;
+        expect((await gqlOk(appA, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
+      }
+      return listen.call(pubsub, channel, onEvent);
+    }) as typeof listen;
+    const client = wsClient(appA, bob.token);
+    clients.push(client);
+    try {
+      const first = await subscribe(client, RoomEventsDocument, { roomName: name }).next();
+      expect(first.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    } finally {
+      pubsub.listen = listen;
+    }
+    await eventually(() => pubsub.listeners(roomChannel(name)) === 0, { what: 'the refused listener to go' });
+  });
+
   it('stops listening when the client unsubscribes', async () => {
     const name = await roomWith(appA, alice);
     const sub = await follow(appA, alice, name);

@@ -96,7 +96,7 @@ export async function roomEventStream(
   try {
     await stillParticipant();
   } catch (err) {
-    await events.return?.();
+    await closeUnstarted(events);
     throw err;
   }
   return new Repeater<RoomEvent>(async (push, stop) => {
@@ -109,4 +109,15 @@ export async function roomEventStream(
     }
     stop();
   });
+}
+
+/**
+ * Ends an event stream nobody has read yet. eventStream's iterator is a
+ * Repeater, which runs its body (and so its unsubscribe) only once next() is
+ * called: return() alone on a fresh one would leave the listener behind.
+ */
+async function closeUnstarted<T>(events: AsyncIterableIterator<T>): Promise<void> {
+  const first = events.next();
+  await events.return?.();
+  await first;
 }
