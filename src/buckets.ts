@@ -45,3 +45,20 @@ export function hourBucketsBetween(from: Date, to: Date): number[] {
   for (let t = start; t <= to.getTime(); t += 3_600_000) out.push(hourBucket(new Date(t)));
   return out;
 }
+
+/** The UTC midnight that starts a day bucket (20261122 → 2026-11-22T00:00:00Z). */
+export function dayBucketStart(bucket: number): Date {
+  return new Date(Date.UTC(Math.floor(bucket / 10_000), (Math.floor(bucket / 100) % 100) - 1, bucket % 100));
+}
+
+/** A day bucket is a real calendar day (rejects 20261131, 2026001). */
+export function isDayBucket(bucket: unknown): bucket is number {
+  return Number.isInteger(bucket) && dayBucket(dayBucketStart(bucket as number)) === bucket;
+}
+
+/** A month bucket is a real calendar month, yyyyMM (rejects 202613 and day buckets). */
+export function isMonthBucket(bucket: unknown): bucket is number {
+  if (!Number.isInteger(bucket)) return false;
+  const b = bucket as number;
+  return b >= 100_001 && b <= 999_912 && b % 100 >= 1 && b % 100 <= 12;
+}

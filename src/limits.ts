@@ -5,6 +5,21 @@ export const Limits = {
   name: { min: 1, max: 100 },
   bio: { max: 2000 },
   email: { max: 254 },
+  /** Chat rooms (issue 4). Names: first character a letter or digit, then letters, digits, '_', '.', '-'. */
+  room: {
+    name: { min: 3, max: 31, pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/ },
+    banner: { max: 280 },
+    content: { min: 1, max: 4000 },
+    clientMessageId: { min: 1, max: 64 },
+    /** How long a clientMessageId is remembered (a retry inside it returns the original message). */
+    clientMessageIdTtlSeconds: 24 * 3600,
+    /** sendTyping publishes at most once per this many seconds per user and room. */
+    typingIntervalSeconds: 2,
+    /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
+    deleteAttempts: 5,
+    /** Statements per batch when deleteRoom cleans users' chat_rooms. */
+    cleanupBatch: 100,
+  },
   /** Default and maximum page size of every connection. */
   page: { default: 50, max: 200 },
   messenger: {

@@ -43,6 +43,12 @@ export class Database {
   readonly client: cassandra.Client;
   private readonly consistency: number;
   readonly serialConsistency: number;
+  /**
+   * Requests sent to Cassandra by this instance (queries, batches, LWTs). A
+   * benchmark or test reads it before and after one operation to show what
+   * the operation costs.
+   */
+  queryCount = 0;
 
   constructor(
     readonly config: CassandraConfig,
@@ -71,6 +77,7 @@ export class Database {
   }
 
   async execute(stmt: Statement, params: unknown[] = [], opts: ExecuteOptions = {}): Promise<ResultSet> {
+    this.queryCount += 1;
     return this.client.execute(stmt.cql, params, {
       prepare: true,
       isIdempotent: stmt.idempotent,
@@ -93,6 +100,7 @@ export class Database {
   /** A logged batch: all of its statements apply or, after a timeout, eventually all do. */
   async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
     if (queries.length === 0) return;
+    this.queryCount += 1;
     await this.client.batch(
       queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
       {
@@ -116,6 +124,7 @@ export class Database {
     learnOutcome: () => Promise<LwtOutcome>,
   ): Promise<LwtOutcome> {
     let result: ResultSet;
+    this.queryCount += 1;
     try {
       result = await this.client.execute(stmt.cql, params, {
         prepare: true,

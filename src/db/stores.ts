@@ -5,6 +5,8 @@ import { DirectMessageStore } from './conversations.js';
 import { InboxStore } from './inbox.js';
 import { ItemStore } from './items.js';
 import { PurchaseStore } from './purchases.js';
+import { RoomStore } from './rooms.js';
+import { RoomMessageStore } from './room-messages.js';
 
 export function createStores(db: Database) {
   return {
@@ -13,6 +15,8 @@ export function createStores(db: Database) {
     inbox: new InboxStore(db),
     items: new ItemStore(db),
     purchases: new PurchaseStore(db),
+    rooms: new RoomStore(db),
+    roomMessages: new RoomMessageStore(db),
   };
 }
 

@@ -1,0 +1,85 @@
+/**
+ * Message ids and history cursors. A message id is opaque to clients but
+ * holds everything needed to read the message back with one single-partition
+ * query: its room, its day bucket and its timeuuid.
+ */
+import { badInput } from '../../errors.js';
+import { dayBucket, isDayBucket, isMonthBucket } from '../../buckets.js';
+import { decodeCursor, encodeCursor } from '../../pagination.js';
+import { Limits } from '../../limits.js';
+import { isTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
+
+export interface MessageKey {
+  roomName: string;
+  bucket: number;
+  messageId: string;
+}
+
+const PREFIX = 'm1';
+
+export function encodeMessageId(key: MessageKey): string {
+  return Buffer.from(`${PREFIX}|${key.roomName}|${key.bucket}|${key.messageId}`).toString('base64url');
+}
+
+export function decodeMessageId(field: string, id: string): MessageKey {
+  const parts = Buffer.from(id, 'base64url').toString('utf8').split('|');
+  const [prefix, roomName, bucketText, messageId] = parts;
+  const bucket = Number(bucketText);
+  const valid =
+    parts.length === 4 &&
+    prefix === PREFIX &&
+    roomName !== undefined &&
+    Limits.room.name.pattern.test(roomName) &&
+    isDayBucket(bucket) &&
+    isTimeUuid(messageId) &&
+    // The bucket is the message's own day: anything else was not made here.
+    dayBucket(timeUuidDate(messageId)) === bucket;
+  if (!valid) throw badInput(field, `${field} is not a message id`);
+  return { roomName: roomName!, bucket, messageId: messageId! };
+}
+
+/** A position in a bucketed history: the bucket and the timeuuid of a message. */
+export interface HistoryPosition {
+  bucket: number;
+  id: string;
+}
+
+export function encodeHistoryCursor(pos: HistoryPosition): string {
+  return encodeCursor({ b: pos.bucket, t: pos.id });
+}
+
+export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day' | 'month'): HistoryPosition {
+  const isBucket = buckets === 'day' ? isDayBucket : isMonthBucket;
+  const pos = decodeCursor(field, cursor, (p): p is { b: number; t: string } => isBucket(p.b) && isTimeUuid(p.t));
+  return { bucket: pos.b, id: pos.t };
+}
+
+/** A position in the list of all rooms: a driver paging state and how many rows after it were already shown. */
+export interface RoomsPosition {
+  pageState: string | null;
+  skip: number;
+}
+
+/** Skips beyond this are not made by any page we serve; refuse them rather than read thousands of rows. */
+const MAX_SKIP = 10 * Limits.page.max;
+
+export function encodeRoomsCursor(pos: RoomsPosition): string {
+  return encodeCursor({ ps: pos.pageState, s: pos.skip });
+}
+
+export function decodeRoomsCursor(field: string, cursor: string): RoomsPosition {
+  const pos = decodeCursor(
+    field,
+    cursor,
+    (p): p is { ps: string | null; s: number } =>
+      (p.ps === null || (typeof p.ps === 'string' && /^[0-9a-f]{1,2048}$/.test(p.ps))) &&
+      Number.isInteger(p.s) &&
+      (p.s as number) >= 0 &&
+      (p.s as number) <= MAX_SKIP,
+  );
+  return { pageState: pos.ps, skip: pos.s };
+}
+
+export function invalidCursor(field: string) {
+  return badInput(field, `${field} is not a valid cursor`);
+}

@@ -1,0 +1,237 @@
+/**
+ * Chat messages: posting (idempotent with a clientMessageId), history pages
+ * in both directions, reading one message by id, hiding, and a user's own
+ * messages across rooms.
+ */
+import type { Context } from '../../context.js';
+import { chatUser, type ChatUser } from '../../db/chat-user.js';
+import type { MessageRecord, RoomIncarnation } from '../../db/room-messages.js';
+import type { RoomRecord } from '../../db/rooms.js';
+import type { UserRecord } from '../../db/users.js';
+import { newTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
+import { dayBucket } from '../../buckets.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { connection, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
+import { requireViewer } from '../guards.js';
+import { takeTurn, type RoomEvent } from './feed.js';
+import { decodeHistoryCursor, decodeMessageId, encodeHistoryCursor, type HistoryPosition } from './ids.js';
+import { isParticipant, requireParticipation, viewerPerson } from './rooms.js';
+import { validClientMessageId, validContent, validRoomName } from './validation.js';
+
+/**
+ * When a message is posted: now, but never before its room was created, so a
+ * server whose clock lags cannot post below the room's history floor.
+ */
+function postTime(ctx: Context, room: RoomIncarnation): Date {
+  const now = ctx.services.clock.now();
+  return now < room.createdAt ? room.createdAt : now;
+}
+
+/** A new message with a fresh id. Call it right after taking the room's turn: the id fixes its place in history. */
+function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
+  const messageId = newTimeUuid(at).toString();
+  return {
+    roomName: room.name,
+    bucket: dayBucket(timeUuidDate(messageId)),
+    messageId,
+    author,
+    content,
+    systemMessage,
+    visible: true,
+  };
+}
+
+/** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
+export async function postSystemMessage(
+  ctx: Context,
+  room: RoomRecord,
+  person: ChatUser,
+  text: string,
+  before: RoomEvent,
+): Promise<void> {
+  const at = postTime(ctx, room);
+  const turn = takeTurn(ctx.services, room.name);
+  const message = newMessage(room, at, person, text, true);
+  try {
+    await ctx.services.stores.roomMessages.insert(room, message);
+  } catch (err) {
+    turn.cancel();
+    await takeTurn(ctx.services, room.name).publish([before]);
+    throw err;
+  }
+  await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
+}
+
+export async function postMessage(
+  ctx: Context,
+  rawRoomName: string,
+  rawContent: string,
+  rawClientMessageId: string | null | undefined,
+): Promise<MessageRecord> {
+  requireViewer(ctx);
+  const name = validRoomName('roomName', rawRoomName);
+  const content = validContent('content', rawContent);
+  const clientId = validClientMessageId('clientMessageId', rawClientMessageId);
+  const room = await requireParticipation(ctx, name);
+  const author = await viewerPerson(ctx);
+  const { stores } = ctx.services;
+  const at = postTime(ctx, room);
+
+  const turn = takeTurn(ctx.services, name);
+  const message = newMessage(room, at, author, content, false);
+  try {
+    if (clientId) {
+      const claim = await stores.roomMessages.claimClientId(
+        name,
+        author.login,
+        clientId,
+        { messageId: message.messageId, content },
+        Limits.room.clientMessageIdTtlSeconds,
+      );
+      if (!claim.claimed) {
+        turn.cancel();
+        return await originalPost(ctx, room, author, claim);
+      }
+    }
+    await stores.roomMessages.insert(room, message);
+  } catch (err) {
+    turn.cancel();
+    throw err;
+  }
+  await turn.publish([{ kind: 'MessagePosted', roomName: name, message }]);
+  return message;
+}
+
+/**
+ * A retry of a post that carried the same clientMessageId: the original
+ * message. If the original attempt died between its claim and its write,
+ * write the message now (idempotent, with the claimed id and content), so a
+ * success answered to any attempt always means the message exists.
+ */
+async function originalPost(
+  ctx: Context,
+  room: RoomRecord,
+  author: ChatUser,
+  claim: { messageId: string; content: string },
+): Promise<MessageRecord> {
+  const { roomMessages } = ctx.services.stores;
+  const bucket = dayBucket(timeUuidDate(claim.messageId));
+  const stored = await roomMessages.byKey(room.name, bucket, claim.messageId);
+  if (stored) return stored;
+  const message: MessageRecord = {
+    roomName: room.name,
+    bucket,
+    messageId: claim.messageId,
+    author,
+    content: claim.content,
+    systemMessage: false,
+    visible: true,
+  };
+  await roomMessages.insert(room, message);
+  return message;
+}
+
+export interface HistoryArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+/**
+ * A page of a room's history, for its participants.
+ * - first/after: newest first, walking back in time (hasNextPage: older ones exist).
+ * - last/before: the messages newer than `before` (or the oldest of the room
+ *   without it), oldest first, so a client that reconnects fetches exactly
+ *   what it missed; continue with before = endCursor (hasPreviousPage: newer ones exist).
+ */
+export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryArgs): Promise<Connection<MessageRecord>> {
+  const viewer = requireViewer(ctx);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants read the messages of a room');
+  const backwards = args.last != null || args.before != null;
+  if (backwards && (args.first != null || args.after != null)) {
+    throw badInput(args.first != null ? 'first' : 'after', 'Use first/after (older messages) or last/before (newer ones), not both');
+  }
+  const cursorField = backwards ? 'before' : 'after';
+  const cursor = backwards ? args.before : args.after;
+  const size = pageSize(backwards ? 'last' : 'first', backwards ? args.last : args.first);
+  let from: HistoryPosition | null = cursor ? decodeHistoryCursor(cursorField, cursor, 'day') : null;
+
+  // A cursor older than this room (an earlier room of the same name): nothing of it belongs here.
+  if (from && timeUuidDate(from.id) < room.createdAt) {
+    if (!backwards) return connection([], () => '', { hasNextPage: false });
+    from = null;
+  }
+  const page = await ctx.services.stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size);
+  const cursorOf = (m: MessageRecord) => encodeHistoryCursor({ bucket: m.bucket, id: m.messageId });
+  return backwards
+    ? connection(page.messages, cursorOf, { hasNextPage: false, hasPreviousPage: page.more })
+    : connection(page.messages, cursorOf, { hasNextPage: page.more });
+}
+
+/** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
+export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
+  const viewer = requireViewer(ctx);
+  const key = decodeMessageId('id', id);
+  const { stores } = ctx.services;
+  const [message, room] = await Promise.all([
+    stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
+    stores.rooms.byName(key.roomName),
+  ]);
+  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return null;
+  if (!isParticipant(room, viewer.login) && message.author.login !== viewer.login) {
+    throw forbidden('Only participants read the messages of a room');
+  }
+  return message;
+}
+
+/** The author or the room's creator hides a message: its content is then null for everyone. */
+export async function hideMessage(ctx: Context, id: string): Promise<MessageRecord> {
+  const viewer = requireViewer(ctx);
+  const key = decodeMessageId('id', id);
+  const { stores } = ctx.services;
+  const [message, room] = await Promise.all([
+    stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
+    stores.rooms.byName(key.roomName),
+  ]);
+  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) throw notFound('Message');
+  if (message.author.login !== viewer.login && room.creatorLogin !== viewer.login) {
+    throw forbidden("Only the message's author or the room's creator may hide it");
+  }
+  if (!message.visible) return message;
+  const hidden: MessageRecord = { ...message, visible: false };
+  const turn = takeTurn(ctx.services, room.name);
+  try {
+    await stores.roomMessages.hide(message);
+  } catch (err) {
+    turn.cancel();
+    throw err;
+  }
+  // The event never carries the hidden text.
+  await turn.publish([{ kind: 'MessageHidden', roomName: room.name, message: { ...hidden, content: null } }]);
+  return hidden;
+}
+
+/** The logged-in user's own messages across rooms, newest first (null for anyone else's profile). */
+export async function messagesOf(
+  ctx: Context,
+  user: UserRecord,
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Promise<Connection<MessageRecord> | null> {
+  const viewer = requireViewer(ctx);
+  if (viewer.login !== user.login) return null;
+  const size = pageSize('first', first);
+  const from = after ? decodeHistoryCursor('after', after, 'month') : null;
+  const me = await ctx.loaders.user.load(viewer.login);
+  const author = chatUser(me ?? { login: viewer.login, firstname: '', lastname: '' });
+  const page = await ctx.services.stores.roomMessages.pageByAuthor(author, from, size);
+  const cursorOf = (m: MessageRecord) =>
+    encodeHistoryCursor({ bucket: Math.floor(m.bucket / 100), id: m.messageId });
+  return connection(page.messages, cursorOf, { hasNextPage: page.more });
+}
+
+/** What clients see of a message's text: nothing once it is hidden. */
+export const visibleContent = (m: MessageRecord) => (m.visible ? m.content : null);

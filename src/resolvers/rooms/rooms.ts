@@ -1,0 +1,188 @@
+/**
+ * Chat rooms: create, join, leave, delete, read and list. The rules that keep
+ * rooms whole under concurrency live in the LWTs of src/db/rooms.ts; the
+ * ordering of writes here keeps users.chat_rooms in step with them.
+ */
+import type { Context } from '../../context.js';
+import { chatUser, type ChatUser } from '../../db/chat-user.js';
+import type { RoomRecord } from '../../db/rooms.js';
+import type { UserRecord } from '../../db/users.js';
+import { AppError, ErrorCode, conflict, forbidden, notFound, unauthenticated } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { connection, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
+import { requireViewer } from '../guards.js';
+import { takeTurn } from './feed.js';
+import { decodeRoomsCursor, encodeRoomsCursor, invalidCursor } from './ids.js';
+import { postSystemMessage } from './messages.js';
+import { validBanner, validRoomName } from './validation.js';
+
+export interface CreateRoomInput {
+  name: string;
+  banner?: string | null;
+}
+
+export const isParticipant = (room: RoomRecord, login: string) => room.participants.some((p) => p.login === login);
+
+/** The logged-in user as stored in rooms and messages. */
+export async function viewerPerson(ctx: Context): Promise<ChatUser> {
+  const viewer = requireViewer(ctx);
+  const user = await ctx.loaders.user.load(viewer.login);
+  if (!user) throw unauthenticated();
+  return chatUser(user);
+}
+
+/** The room, or NOT_FOUND. */
+export async function requireRoom(ctx: Context, name: string): Promise<RoomRecord> {
+  const room = await ctx.services.stores.rooms.byName(name);
+  if (!room) throw notFound('Room');
+  return room;
+}
+
+/** The room, when the logged-in user takes part in it; NOT_FOUND or FORBIDDEN otherwise. */
+export async function requireParticipation(ctx: Context, name: string): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const room = await requireRoom(ctx, name);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
+  return room;
+}
+
+export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<RoomRecord> {
+  requireViewer(ctx);
+  const name = validRoomName('input.name', input.name);
+  const banner = validBanner('input.banner', input.banner);
+  const person = await viewerPerson(ctx);
+  const { stores, clock } = ctx.services;
+  const room: RoomRecord = {
+    name,
+    createdAt: clock.now(),
+    banner,
+    creator: person,
+    creatorLogin: person.login,
+    participants: [person],
+  };
+  if (!(await stores.rooms.insertIfNotExists(room))) {
+    throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
+  }
+  // After the insert: if it lost, the name belongs to someone else's room and
+  // this user's list must not mention it. Only this creator can delete the
+  // room, so nothing can race this write into a dangling entry.
+  await stores.rooms.addToUser(person.login, name);
+  return room;
+}
+
+export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const name = validRoomName('name', rawName);
+  const room = await requireRoom(ctx, name);
+  if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
+  const person = await viewerPerson(ctx);
+  const { stores, logger } = ctx.services;
+  // The user's list first, the room second: a deletion that commits after the
+  // join sees the new participant and removes this entry afterwards; a join
+  // that loses to the deletion takes its entry back itself.
+  await stores.rooms.addToUser(person.login, name);
+  if (!(await stores.rooms.addParticipantIfExists(name, person))) {
+    await stores.rooms.removeFromUser(person.login, name);
+    throw notFound('Room');
+  }
+  await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} joins the room`, {
+    kind: 'ParticipantJoined',
+    roomName: name,
+    user: person,
+  }).catch((err) => logger.error({ err, room: name }, 'joined, but the join message failed'));
+  return { ...room, participants: [...room.participants, person] };
+}
+
+export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean> {
+  const viewer = requireViewer(ctx);
+  const name = validRoomName('name', rawName);
+  const { stores, logger } = ctx.services;
+  const room = await stores.rooms.byName(name);
+  if (!room) {
+    // Gone already: make sure the user's list does not keep it.
+    await stores.rooms.removeFromUser(viewer.login, name);
+    throw notFound('Room');
+  }
+  // Remove the exact stored elements: names in them may predate a profile change.
+  const entries = room.participants.filter((p) => p.login === viewer.login);
+  await stores.rooms.leave(name, viewer.login, entries);
+  if (entries.length === 0) return false;
+  const person = await viewerPerson(ctx);
+  await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} leaves the room`, {
+    kind: 'ParticipantLeft',
+    roomName: name,
+    user: person,
+  }).catch((err) => logger.error({ err, room: name }, 'left, but the leave message failed'));
+  return true;
+}
+
+export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean> {
+  const viewer = requireViewer(ctx);
+  const name = validRoomName('name', rawName);
+  const { stores } = ctx.services;
+  let room = await requireRoom(ctx, name);
+  // The creator is the authenticated user, never an argument.
+  if (room.creatorLogin !== viewer.login) throw forbidden('Only the creator of the room may delete it');
+  let deleted = false;
+  for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deleted; attempt++) {
+    const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
+    if (outcome.status === 'gone') throw notFound('Room');
+    if (outcome.status === 'deleted') deleted = true;
+    else room = outcome.room; // someone joined or left meanwhile: try again with the set as it is now
+  }
+  if (!deleted) throw conflict('The room kept changing while it was being deleted; try again');
+
+  const person = await viewerPerson(ctx);
+  await takeTurn(ctx.services, name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
+  // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
+  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name);
+  await stores.roomMessages.dropRoom(name);
+  return true;
+}
+
+export async function roomByName(ctx: Context, rawName: string): Promise<RoomRecord | null> {
+  requireViewer(ctx);
+  const name = validRoomName('name', rawName);
+  return (await ctx.services.stores.rooms.byName(name)) ?? null;
+}
+
+/** Every room, a page at a time, resumed from the driver's paging state. */
+export async function listRooms(
+  ctx: Context,
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Promise<Connection<RoomRecord>> {
+  requireViewer(ctx);
+  const size = pageSize('first', first);
+  const start = after ? decodeRoomsCursor('after', after) : { pageState: null, skip: 0 };
+  let page;
+  try {
+    page = await ctx.services.stores.rooms.page(start.skip + size, start.pageState ?? undefined);
+  } catch (err) {
+    // A paging state Cassandra cannot use was not made by us.
+    if ((err as Error).message?.includes('paging state')) throw invalidCursor('after');
+    throw err;
+  }
+  const entries = page.entries.slice(start.skip);
+  const endCursor = page.pageState ? encodeRoomsCursor({ pageState: page.pageState, skip: 0 }) : undefined;
+  const items: Array<{ room: RoomRecord; cursor: string }> = [];
+  entries.forEach((room, i) => {
+    if (!room) return;
+    const isLast = i === entries.length - 1;
+    const cursor =
+      isLast && endCursor ? endCursor : encodeRoomsCursor({ pageState: start.pageState, skip: start.skip + i + 1 });
+    items.push({ room, cursor });
+  });
+  const conn = connection(items, (item) => item.cursor, { hasNextPage: page.pageState !== null, endCursor });
+  return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: e.node.room })) };
+}
+
+/** The logged-in user's rooms (null for anyone else's profile). Rooms deleted meanwhile are left out. */
+export async function chatRoomsOf(ctx: Context, user: UserRecord): Promise<RoomRecord[] | null> {
+  const viewer = requireViewer(ctx);
+  if (viewer.login !== user.login) return null;
+  const fresh = await ctx.services.stores.users.byLogin(viewer.login);
+  const rooms = await ctx.services.stores.rooms.byNames([...(fresh?.chatRooms ?? [])]);
+  return rooms.sort((a, b) => a.name.localeCompare(b.name));
+}

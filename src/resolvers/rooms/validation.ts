@@ -1,0 +1,39 @@
+/** Input rules of the chat rooms domain; each names the field at fault. */
+import { badInput } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { requireLength } from '../../validation.js';
+
+const { room } = Limits;
+
+/**
+ * Room names are case-insensitive ("Games" and "games" are one room, as with
+ * logins), so they are stored lowercase: nobody can open a look-alike room.
+ */
+export function validRoomName(field: string, name: string): string {
+  const normalized = name.trim().toLowerCase();
+  requireLength(field, normalized, room.name.min, room.name.max);
+  if (!room.name.pattern.test(normalized)) {
+    throw badInput(field, `${field} must start with a letter or digit, then hold only letters, digits, '_', '.' and '-'`);
+  }
+  return normalized;
+}
+
+/** Banner: optional, trimmed, at most 280 characters; blank means none. */
+export function validBanner(field: string, banner: string | null | undefined): string | null {
+  if (banner == null) return null;
+  const trimmed = banner.trim();
+  if (trimmed === '') return null;
+  return requireLength(field, trimmed, 0, room.banner.max);
+}
+
+export function validContent(field: string, content: string): string {
+  return requireLength(field, content.trim(), room.content.min, room.content.max);
+}
+
+export function validClientMessageId(field: string, id: string | null | undefined): string | null {
+  if (id == null) return null;
+  requireLength(field, id, room.clientMessageId.min, room.clientMessageId.max);
+  // Control characters have no place in an identifier and would make logs ambiguous.
+  if (/\p{Cc}/u.test(id)) throw badInput(field, `${field} must not contain control characters`);
+  return id;
+}

@@ -1,0 +1,74 @@
+import type { RoomEvent } from '../resolvers/rooms/feed.js';
+import * as live from '../resolvers/rooms/live.js';
+import { personAsUser } from '../resolvers/rooms/people.js';
+import { builder } from './builder.js';
+import { UserRef } from './user.js';
+import { MessageRef } from './message.js';
+
+type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
+
+const MessagePosted = builder.objectRef<Of<'MessagePosted'>>('MessagePosted').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    message: t.field({ type: MessageRef, resolve: (e) => e.message }),
+  }),
+});
+const MessageHidden = builder.objectRef<Of<'MessageHidden'>>('MessageHidden').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    message: t.field({ type: MessageRef, resolve: (e) => e.message }),
+  }),
+});
+const ParticipantJoined = builder.objectRef<Of<'ParticipantJoined'>>('ParticipantJoined').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+  }),
+});
+const ParticipantLeft = builder.objectRef<Of<'ParticipantLeft'>>('ParticipantLeft').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+  }),
+});
+const TypingStarted = builder.objectRef<Of<'TypingStarted'>>('TypingStarted').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+  }),
+});
+const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implement({
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    deletedBy: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
+  }),
+});
+
+const RoomEventRef = builder.unionType('RoomEvent', {
+  types: [MessagePosted, MessageHidden, ParticipantJoined, ParticipantLeft, TypingStarted, RoomDeleted],
+  resolveType: (event) => event.kind,
+});
+
+builder.subscriptionFields((t) => ({
+  roomEvents: t.field({
+    type: RoomEventRef,
+    description:
+      "A room's live events, in the order they were committed. Participants only; ends after RoomDeleted, " +
+      'and after the subscriber leaves the room (its own ParticipantLeft is the last event).',
+    authScopes: { authenticated: true },
+    args: { roomName: t.arg.string({ required: true }) },
+    subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
+    resolve: (event: RoomEvent, _args, ctx) => live.resolveRoomEvent(ctx, event),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  sendTyping: t.boolean({
+    description:
+      "Tells the room's other subscribers that you are typing. At most once per 2 seconds per user and room: " +
+      'false when this call fell inside that window and nothing was sent.',
+    authScopes: { authenticated: true },
+    args: { roomName: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => live.sendTyping(ctx, args.roomName),
+  }),
+}));

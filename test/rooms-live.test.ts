@@ -1,0 +1,261 @@
+/**
+ * The live room feed over graphql-ws and SSE, on one instance and across two
+ * instances sharing one Redis.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { print } from 'graphql';
+import type { App } from '../src/app.js';
+import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import {
+  DeleteRoomDocument,
+  HideMessageDocument,
+  HistoryDocument,
+  JoinRoomDocument,
+  LeaveRoomDocument,
+  PostMessageDocument,
+  RoomEventsDocument,
+  SendTypingDocument,
+  type RoomEventsSubscription,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { eventually } from './testkit/poll.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { subscribe, wsClient, type Subscription, type WsClient } from './testkit/ws.js';
+import { recordCql } from './testkit/cql-spy.js';
+
+let appA: App;
+let appB: App;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+const clients: WsClient[] = [];
+
+beforeAll(async () => {
+  [appA, appB] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
+  [alice, bob, carol] = await Promise.all([
+    signUp(appA, { firstname: 'Alice', lastname: 'Liddell' }),
+    signUp(appA, { firstname: 'Bob', lastname: 'Builder' }),
+    signUp(appA, { firstname: 'Carol', lastname: 'Danvers' }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.dispose()));
+});
+
+type Event = RoomEventsSubscription['roomEvents'];
+
+/** Subscribes `user` on `app` and waits until the subscription is live there. */
+async function follow(app: App, user: TestUser, roomName: string): Promise<Subscription<RoomEventsSubscription>> {
+  const client = wsClient(app, user.token);
+  clients.push(client);
+  const before = app.services.pubsub.listeners(roomChannel(roomName));
+  const sub = subscribe(client, RoomEventsDocument, { roomName });
+  await eventually(() => app.services.pubsub.listeners(roomChannel(roomName)) > before || sub.pending() > 0, {
+    what: `a live subscription to ${roomName}`,
+  });
+  return sub;
+}
+
+async function nextEvent(sub: Subscription<RoomEventsSubscription>): Promise<Event> {
+  const result = await sub.next();
+  if (result.errors?.length || !result.data) throw new Error(`subscription failed: ${JSON.stringify(result.errors)}`);
+  return result.data.roomEvents;
+}
+
+describe('roomEvents over graphql-ws', () => {
+  it('delivers posts, joins, hides and leaves in order, to participants', async () => {
+    const name = await roomWith(appA, alice);
+    const sub = await follow(appA, alice, name);
+
+    await gqlOk(appA, JoinRoomDocument, { name }, bob.token);
+    const m = await post(appA, bob, name, 'hello all');
+    await gqlOk(appA, HideMessageDocument, { id: m.id }, alice.token);
+    await gqlOk(appA, LeaveRoomDocument, { name }, bob.token);
+
+    const events = [];
+    for (let i = 0; i < 6; i++) events.push(await nextEvent(sub));
+    expect(events.map((e) => e.__typename)).toEqual([
+      'ParticipantJoined',
+      'MessagePosted',
+      'MessagePosted',
+      'MessageHidden',
+      'ParticipantLeft',
+      'MessagePosted',
+    ]);
+    expect(events[0]).toMatchObject({ roomName: name, user: { login: bob.login, displayName: 'Bob Builder' } });
+    expect(events[1]).toMatchObject({ message: { content: 'Bob Builder joins the room', systemMessage: true } });
+    expect(events[2]).toMatchObject({ message: { id: m.id, content: 'hello all', author: { login: bob.login } } });
+    expect(events[3]).toMatchObject({ message: { id: m.id, content: null, visible: false } });
+    expect(events[4]).toMatchObject({ user: { login: bob.login } });
+    expect(events[5]).toMatchObject({ message: { content: 'Bob Builder leaves the room' } });
+  });
+
+  it('refuses non-participants and unknown rooms when subscribing', async () => {
+    const name = await roomWith(appA, alice);
+    const client = wsClient(appA, carol.token);
+    clients.push(client);
+    const denied = await subscribe(client, RoomEventsDocument, { roomName: name }).next();
+    expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const unknown = await subscribe(client, RoomEventsDocument, { roomName: `${name}-none` }).next();
+    expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(appA.services.pubsub.listeners(roomChannel(name))).toBe(0);
+  });
+
+  it('ends the stream of a subscriber who leaves, after telling them', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const bobs = await follow(appA, bob, name);
+    const alices = await follow(appA, alice, name);
+    await gqlOk(appA, LeaveRoomDocument, { name }, bob.token);
+    expect(await nextEvent(bobs)).toMatchObject({ __typename: 'ParticipantLeft', user: { login: bob.login } });
+    await bobs.completed;
+    // Alice still follows the room; Bob's listener is gone.
+    await post(appA, alice, name, 'after bob left');
+    expect(await nextEvent(alices)).toMatchObject({ __typename: 'ParticipantLeft' });
+    expect(await nextEvent(alices)).toMatchObject({ message: { content: 'Bob Builder leaves the room' } });
+    expect(await nextEvent(alices)).toMatchObject({ message: { content: 'after bob left' } });
+    expect(bobs.pending()).toBe(0);
+    await eventually(() => appA.services.pubsub.listeners(roomChannel(name)) === 1, { what: "Bob's listener to go" });
+  });
+
+  it('completes every subscription after RoomDeleted, on both instances', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const onA = await follow(appA, alice, name);
+    const onB = await follow(appB, bob, name);
+    await gqlOk(appA, DeleteRoomDocument, { name }, alice.token);
+    for (const sub of [onA, onB]) {
+      expect(await nextEvent(sub)).toMatchObject({ __typename: 'RoomDeleted', roomName: name, deletedBy: { login: alice.login } });
+      await sub.completed;
+    }
+    await eventually(
+      () => appA.services.pubsub.listeners(roomChannel(name)) + appB.services.pubsub.listeners(roomChannel(name)) === 0,
+      { what: 'every listener of the deleted room to go' },
+    );
+  });
+
+  it('refuses a subscriber who left while the subscription was being set up', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const pubsub = appA.services.pubsub;
+    const listen = pubsub.listen;
+    // Bob's leave commits (and its event is published) after the first membership check, before the stream is live.
+    pubsub.listen = (async (channel: string, onEvent: (event: unknown) => void) => {
+      if (channel === roomChannel(name)) {
+        pubsub.listen = listen;
+        expect((await gqlOk(appA, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
+      }
+      return listen.call(pubsub, channel, onEvent);
+    }) as typeof listen;
+    const client = wsClient(appA, bob.token);
+    clients.push(client);
+    try {
+      const first = await subscribe(client, RoomEventsDocument, { roomName: name }).next();
+      expect(first.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    } finally {
+      pubsub.listen = listen;
+    }
+    await eventually(() => pubsub.listeners(roomChannel(name)) === 0, { what: 'the refused listener to go' });
+  });
+
+  it('stops listening when the client unsubscribes', async () => {
+    const name = await roomWith(appA, alice);
+    const sub = await follow(appA, alice, name);
+    sub.unsubscribe();
+    await eventually(() => appA.services.pubsub.listeners(roomChannel(name)) === 0, { what: 'the listener to go' });
+  });
+});
+
+describe('sendTyping', () => {
+  it("reaches the room's other subscribers at most once per window, and never the typist", async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const bobs = await follow(appA, bob, name);
+    const alices = await follow(appA, alice, name);
+    const spy = recordCql(appA);
+    const sent = await Promise.all(Array.from({ length: 5 }, () => gqlOk(appA, SendTypingDocument, { roomName: name }, alice.token)));
+    spy.stop();
+    expect(sent.filter((s) => s.sendTyping)).toHaveLength(1);
+    expect(spy.writes()).toEqual([]);
+    await post(appA, alice, name, 'typed it');
+    // Bob: one TypingStarted, then the message. Alice: only the message.
+    expect(await nextEvent(bobs)).toMatchObject({ __typename: 'TypingStarted', user: { login: alice.login } });
+    expect(await nextEvent(bobs)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'typed it' } });
+    expect(await nextEvent(alices)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'typed it' } });
+    // Writes nothing: the history holds the message only.
+    const page = await gqlOk(appA, HistoryDocument, { name }, alice.token);
+    expect(page.room?.messages.edges.map((e) => e.node.content)).toEqual(['typed it', 'Bob Builder joins the room']);
+    // Another user's typing has its own window.
+    expect((await gqlOk(appA, SendTypingDocument, { roomName: name }, bob.token)).sendTyping).toBe(true);
+    expect(codes(await gql(appA, SendTypingDocument, { roomName: name }, carol.token))).toEqual(['FORBIDDEN']);
+  });
+
+  it('opens the window again once it has passed', async () => {
+    const name = await roomWith(appA, alice);
+    expect((await gqlOk(appA, SendTypingDocument, { roomName: name }, alice.token)).sendTyping).toBe(true);
+    await eventually(async () => (await gqlOk(appA, SendTypingDocument, { roomName: name }, alice.token)).sendTyping, {
+      intervalMs: 250,
+      what: 'the typing window to reopen',
+    });
+  });
+});
+
+describe('across instances', () => {
+  it('delivers 200 messages posted on A to a subscriber on B, all of them, in history order', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const onB = await follow(appB, bob, name);
+    // Posted concurrently (20 at a time): the order to match is the order of the history.
+    const contents = Array.from({ length: 200 }, (_, i) => `n${i}`);
+    for (let i = 0; i < contents.length; i += 20) {
+      await Promise.all(contents.slice(i, i + 20).map((c) => gqlOk(appA, PostMessageDocument, { roomName: name, content: c }, alice.token)));
+    }
+    const received: string[] = [];
+    while (received.length < 200) {
+      const e = await nextEvent(onB);
+      if (e.__typename === 'MessagePosted') received.push(e.message.id);
+    }
+    const history: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = (await gqlOk(appB, HistoryDocument, { name, first: 200, after }, bob.token)).room!.messages;
+      history.push(...page.edges.filter((e) => !e.node.systemMessage).map((e) => e.node.id));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor!;
+    }
+    expect(history).toHaveLength(200);
+    expect(received).toEqual(history.reverse());
+  });
+});
+
+describe('roomEvents over SSE', () => {
+  it('streams events as text/event-stream', async () => {
+    const name = await roomWith(appB, alice, [bob]);
+    const channel = roomChannel(name);
+    const abort = new AbortController();
+    const res = await fetch(`${appB.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${bob.token}` },
+      body: JSON.stringify({ query: print(RoomEventsDocument), variables: { roomName: name } }),
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    await eventually(() => appB.services.pubsub.listeners(channel) === 1, { what: 'the SSE subscription to be live' });
+
+    const m = await post(appA, alice, name, 'over sse');
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    let event: { data?: { roomEvents?: Event } } | undefined;
+    while (!event) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended');
+      buffer += value;
+      for (const block of buffer.split('\n\n').slice(0, -1)) {
+        const data = block.split('\n').find((l) => l.startsWith('data:'));
+        if (block.includes('event: next') && data) event = JSON.parse(data.slice(5));
+      }
+    }
+    expect(event.data?.roomEvents).toMatchObject({ __typename: 'MessagePosted', message: { id: m.id, content: 'over sse' } });
+    abort.abort();
+    await eventually(() => appB.services.pubsub.listeners(channel) === 0, { what: 'the SSE listener to go' });
+  });
+});

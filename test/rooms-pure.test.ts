@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket } from '../src/buckets.js';
+import { RecentBuckets } from '../src/db/recent-buckets.js';
+import { newTimeUuid, timeUuidDate } from '../src/db/time-uuid.js';
+import { decodeHistoryCursor, decodeMessageId, encodeHistoryCursor, encodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { validBanner, validClientMessageId, validRoomName } from '../src/resolvers/rooms/validation.js';
+import { TimeUuid } from '../src/db/client.js';
+
+describe('day buckets', () => {
+  it('round-trips a bucket to its UTC midnight and rejects days that do not exist', () => {
+    expect(dayBucketStart(20240229).toISOString()).toBe('2024-02-29T00:00:00.000Z');
+    expect(dayBucket(dayBucketStart(20251231))).toBe(20251231);
+    expect(isDayBucket(20240229)).toBe(true);
+    expect(isDayBucket(20250229)).toBe(false);
+    expect(isDayBucket(20251301)).toBe(false);
+    expect(isDayBucket('20250101')).toBe(false);
+    expect(isMonthBucket(202512)).toBe(true);
+    expect(isMonthBucket(202513)).toBe(false);
+  });
+});
+
+describe('message time uuids', () => {
+  it('sort in the order they were made, even thousands within one millisecond', () => {
+    const at = new Date('2025-06-01T12:00:00.000Z');
+    const ids = Array.from({ length: 12_000 }, () => newTimeUuid(at));
+    const key = (u: InstanceType<typeof TimeUuid>) => {
+      const { date, ticks } = u.getDatePrecision();
+      return BigInt(date.getTime()) * 10_000n + BigInt(ticks);
+    };
+    for (let i = 1; i < ids.length; i++) expect(key(ids[i]!)).toBeGreaterThan(key(ids[i - 1]!));
+    expect(timeUuidDate(ids[0]!.toString()).toISOString()).toBe(at.toISOString());
+  });
+});
+
+describe('message ids and cursors', () => {
+  it('round-trip, and refuse anything not made here', () => {
+    const messageId = newTimeUuid(new Date('2025-06-01T12:00:00Z')).toString();
+    const key = { roomName: 'games', bucket: 20250601, messageId };
+    expect(decodeMessageId('id', encodeMessageId(key))).toEqual(key);
+    const forge = (s: string) => Buffer.from(s).toString('base64url');
+    for (const bad of [
+      'x',
+      forge(`m1|games|20250602|${messageId}`), // bucket is not the message's day
+      forge(`m1|Games!|20250601|${messageId}`),
+      forge(`m2|games|20250601|${messageId}`),
+      forge(`m1|games|20250601|not-a-uuid`),
+      forge(`m1|games|20250601|${messageId}|extra`),
+    ]) {
+      expect(() => decodeMessageId("id", bad), Buffer.from(bad, "base64url").toString()).toThrow(/id is not a message id/);
+    }
+    const cursor = encodeHistoryCursor({ bucket: 20250601, id: messageId });
+    expect(decodeHistoryCursor('after', cursor, 'day')).toEqual({ bucket: 20250601, id: messageId });
+    expect(() => decodeHistoryCursor('after', cursor, 'month')).toThrow(/after is not a valid cursor/);
+  });
+});
+
+describe('room input rules', () => {
+  it('normalizes names to lowercase and trims banners', () => {
+    expect(validRoomName('name', '  Games.Room_1-b ')).toBe('games.room_1-b');
+    expect(() => validRoomName('name', '-games')).toThrow(/must start with a letter or digit/);
+    expect(validBanner('b', '   ')).toBeNull();
+    expect(validBanner('b', ' hi ')).toBe('hi');
+    expect(validClientMessageId('c', undefined)).toBeNull();
+    expect(() => validClientMessageId('c', 'tab\there')).toThrow(/control characters/);
+  });
+});
+
+describe('recent buckets', () => {
+  it('remembers up to its capacity, forgetting the oldest first', () => {
+    const recent = new RecentBuckets(2);
+    recent.add('a');
+    recent.add('b');
+    recent.add('c');
+    expect([recent.has('a'), recent.has('b'), recent.has('c')]).toEqual([false, true, true]);
+  });
+});

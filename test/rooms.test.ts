@@ -1,0 +1,384 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import {
+  CreateRoomDocument,
+  DeleteRoomDocument,
+  HideMessageDocument,
+  HistoryDocument,
+  JoinRoomDocument,
+  LeaveRoomDocument,
+  MessageDocument,
+  MyChatRoomsDocument,
+  MyMessagesDocument,
+  OtherUserRoomsDocument,
+  PostMessageDocument,
+  RoomDocument,
+  RoomParticipantsFullDocument,
+  RoomsDocument,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, signUpMany, type TestUser } from './testkit/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+
+let app: App;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+
+beforeAll(async () => {
+  app = await startApp();
+  [alice, bob, carol] = await Promise.all([
+    signUp(app, { firstname: 'Alice', lastname: 'Liddell' }),
+    signUp(app, { firstname: 'Bob', lastname: 'Builder' }),
+    signUp(app, { firstname: 'Carol', lastname: 'Danvers' }),
+  ]);
+});
+
+async function history(user: TestUser, name: string, args: { first?: number; after?: string; last?: number; before?: string }) {
+  const data = await gqlOk(app, HistoryDocument, { name, ...args }, user.token);
+  return data.room!.messages;
+}
+
+describe('createRoom', () => {
+  it('makes the creator its first participant and lists the room in their chat rooms', async () => {
+    const name = uniqueRoomName('Games');
+    const { createRoom } = await gqlOk(app, CreateRoomDocument, { input: { name, banner: '  Board games only  ' } }, alice.token);
+    expect(createRoom).toMatchObject({
+      name: name.toLowerCase(),
+      banner: 'Board games only',
+      creator: { login: alice.login, firstname: 'Alice', lastname: 'Liddell' },
+      participants: [{ login: alice.login, displayName: 'Alice Liddell' }],
+      participantCount: 1,
+    });
+    const mine = await gqlOk(app, MyChatRoomsDocument, {}, alice.token);
+    expect(mine.me?.chatRooms?.map((r) => r.name)).toContain(name.toLowerCase());
+    const read = await gqlOk(app, RoomDocument, { name }, bob.token);
+    expect(read.room).toEqual(createRoom);
+  });
+
+  it('gives ROOM_EXISTS for a taken name, whatever its case, and leaves the room as it was', async () => {
+    const name = await roomWith(app, alice);
+    const taken = await gql(app, CreateRoomDocument, { input: { name: name.toUpperCase(), banner: 'mine now' } }, bob.token);
+    expect(codes(taken)).toEqual(['ROOM_EXISTS']);
+    expect(taken.errors?.[0]?.extensions?.field).toBe('input.name');
+    const room = await gqlOk(app, RoomDocument, { name }, bob.token);
+    expect(room.room).toMatchObject({ banner: null, creator: { login: alice.login }, participantCount: 1 });
+    expect(await rawChatRooms(app, bob.login)).not.toContain(name);
+  });
+
+  it.each([
+    ['input.name', { name: 'ab' }],
+    ['input.name', { name: 'x'.repeat(32) }],
+    ['input.name', { name: '_leading' }],
+    ['input.name', { name: '.leading' }],
+    ['input.name', { name: 'has space' }],
+    ['input.name', { name: 'émoji' }],
+    ['input.name', { name: 'semi;colon' }],
+    ['input.banner', { banner: 'b'.repeat(281) }],
+  ])('names %s in BAD_USER_INPUT (%j)', async (field, patch) => {
+    const res = await gql(app, CreateRoomDocument, { input: { name: uniqueRoomName(), ...patch } }, alice.token);
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+  });
+
+  it('accepts the edges of the rules: 3 and 31 characters, digits first, _ . - inside, a 280-character banner', async () => {
+    for (const name of [`a${uniqueRoomName().slice(-2)}`, `9${uniqueRoomName('x'.repeat(20))}`.slice(0, 31), `r_.-${uniqueRoomName()}`.slice(0, 31)]) {
+      const res = await gqlOk(app, CreateRoomDocument, { input: { name, banner: 'b'.repeat(280) } }, alice.token);
+      expect(res.createRoom.name).toBe(name);
+    }
+  });
+
+  it('needs a session', async () => {
+    expect(codes(await gql(app, CreateRoomDocument, { input: { name: uniqueRoomName() } }))).toEqual(['UNAUTHENTICATED']);
+    expect(codes(await gql(app, RoomsDocument, {}))).toEqual(['UNAUTHENTICATED']);
+  });
+});
+
+describe('joinRoom and leaveRoom', () => {
+  it('joins once, announcing it, and a second join changes nothing', async () => {
+    const name = await roomWith(app, alice);
+    const joined = await gqlOk(app, JoinRoomDocument, { name }, bob.token);
+    expect(joined.joinRoom.participants.map((p) => p.login).sort()).toEqual([alice.login, bob.login].sort());
+    const again = await gqlOk(app, JoinRoomDocument, { name }, bob.token);
+    expect(again.joinRoom.participantCount).toBe(2);
+
+    const page = await history(alice, name, {});
+    expect(page.edges.map((e) => [e.node.content, e.node.systemMessage, e.node.author.login])).toEqual([
+      ['Bob Builder joins the room', true, bob.login],
+    ]);
+    expect(await rawChatRooms(app, bob.login)).toContain(name);
+  });
+
+  it('gives NOT_FOUND for a room that does not exist, and writes nothing for it', async () => {
+    const name = uniqueRoomName('ghost');
+    expect(codes(await gql(app, JoinRoomDocument, { name }, bob.token))).toEqual(['NOT_FOUND']);
+    expect(await rawRoomRow(app, name)).toBeNull();
+    expect(await rawChatRooms(app, bob.login)).not.toContain(name);
+  });
+
+  it('leaves: out of the participants and the chat rooms, announced, and no more posting or reading', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    expect((await gqlOk(app, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
+    const room = await gqlOk(app, RoomDocument, { name }, alice.token);
+    expect(room.room?.participants.map((p) => p.login)).toEqual([alice.login]);
+    expect(await rawChatRooms(app, bob.login)).not.toContain(name);
+    const page = await history(alice, name, {});
+    expect(page.edges[0]?.node).toMatchObject({ content: 'Bob Builder leaves the room', systemMessage: true });
+
+    expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'still here?' }, bob.token))).toEqual([
+      'FORBIDDEN',
+    ]);
+    expect(codes(await gql(app, HistoryDocument, { name }, bob.token))).toEqual(['FORBIDDEN']);
+    // Leaving again is harmless.
+    expect((await gqlOk(app, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(false);
+    expect(codes(await gql(app, LeaveRoomDocument, { name: uniqueRoomName('none') }, bob.token))).toEqual(['NOT_FOUND']);
+  });
+});
+
+describe('deleteRoom', () => {
+  it('is for the creator only', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    expect(codes(await gql(app, DeleteRoomDocument, { name }, bob.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, RoomDocument, { name }, bob.token)).room?.name).toBe(name);
+    expect(codes(await gql(app, DeleteRoomDocument, { name: uniqueRoomName('none') }, alice.token))).toEqual(['NOT_FOUND']);
+  });
+
+  it("removes the room, its participants' entries, its history and the authors' copies", async () => {
+    const name = await roomWith(app, alice, [bob, carol]);
+    const posted = await post(app, bob, name, 'soon gone');
+    expect((await gqlOk(app, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+
+    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room).toBeNull();
+    expect(await rawRoomRow(app, name)).toBeNull();
+    for (const u of [alice, bob, carol]) expect(await rawChatRooms(app, u.login)).not.toContain(name);
+    const db = app.services.db.client;
+    expect((await db.execute('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name], { prepare: true })).rowLength).toBe(0);
+    const bucket = Number(posted.createdAt.slice(0, 10).replaceAll('-', ''));
+    const left = await db.execute('SELECT message_id FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, bucket], {
+      prepare: true,
+    });
+    expect(left.rowLength).toBe(0);
+    expect((await gqlOk(app, MessageDocument, { id: posted.id }, bob.token)).message).toBeNull();
+    const bobs = await gqlOk(app, MyMessagesDocument, {}, bob.token);
+    expect(bobs.me?.messages?.edges.map((e) => e.node.id)).not.toContain(posted.id);
+  });
+
+  it('lets the name be used again, by a new room with an empty history', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    await post(app, bob, name, 'from the first room');
+    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await gqlOk(app, CreateRoomDocument, { input: { name } }, carol.token);
+    const page = await history(carol, name, {});
+    expect(page.edges).toEqual([]);
+  });
+});
+
+describe('room, rooms, participants', () => {
+  it('resolves participants from the room row, loading the other user fields only when asked', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const before = app.services.db.queryCount;
+    await gqlOk(app, RoomDocument, { name }, carol.token);
+    // The room row, nothing per participant (the session check reads no table).
+    expect(app.services.db.queryCount - before).toBe(1);
+
+    const full = await gqlOk(app, RoomParticipantsFullDocument, { name }, bob.token);
+    const byLogin = new Map(full.room!.participants.map((p) => [p.login, p]));
+    expect(byLogin.get(bob.login)?.email).toBe(bob.email);
+    expect(byLogin.get(alice.login)?.email).toBeNull();
+    expect(new Date(byLogin.get(alice.login)!.createdAt).getTime()).toBeGreaterThan(0);
+  });
+
+  it('pages through every room, each exactly once, from end cursors and from edge cursors', async () => {
+    const ours = new Set<string>();
+    for (let i = 0; i < 5; i++) ours.add(await roomWith(app, carol, [], uniqueRoomName('list')));
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const { rooms } = await gqlOk(app, RoomsDocument, { first: 2, after }, alice.token);
+      seen.push(...rooms.edges.map((e) => e.node.name));
+      if (!rooms.pageInfo.hasNextPage) break;
+      after = rooms.pageInfo.endCursor!;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const name of ours) expect(seen).toContain(name);
+
+    // Resuming after a middle edge gives the rooms that followed it.
+    const page = await gqlOk(app, RoomsDocument, { first: 3 }, alice.token);
+    const middle = page.rooms.edges[0]!;
+    const next = await gqlOk(app, RoomsDocument, { first: 2, after: middle.cursor }, alice.token);
+    expect(next.rooms.edges.map((e) => e.node.name)).toEqual(page.rooms.edges.slice(1, 3).map((e) => e.node.name));
+
+    const bad = await gql(app, RoomsDocument, { first: 2, after: 'garbage' }, alice.token);
+    expect(codes(bad)).toEqual(['BAD_USER_INPUT']);
+    expect(bad.errors?.[0]?.extensions?.field).toBe('after');
+    const forged = Buffer.from(JSON.stringify({ v: 1, ps: 'deadbeef', s: 0 })).toString('base64url');
+    expect(codes(await gql(app, RoomsDocument, { first: 2, after: forged }, alice.token))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await gql(app, RoomsDocument, { first: 201 }, alice.token))).toEqual(['BAD_USER_INPUT']);
+  });
+
+  it("shows chat rooms and messages to their owner only, and leaves deleted rooms out", async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const seen = await gqlOk(app, OtherUserRoomsDocument, { login: bob.login }, alice.token);
+    expect(seen.user).toMatchObject({ login: bob.login, chatRooms: null, messages: null });
+    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    const mine = await gqlOk(app, MyChatRoomsDocument, {}, bob.token);
+    expect(mine.me?.chatRooms?.map((r) => r.name)).not.toContain(name);
+  });
+});
+
+describe('postMessage and message', () => {
+  it('posts as the logged-in user, trimmed, readable by id', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const m = await post(app, bob, name, '  hello there  ');
+    expect(m).toMatchObject({ roomName: name, content: 'hello there', systemMessage: false, visible: true, author: { login: bob.login } });
+    expect(Math.abs(new Date(m.createdAt).getTime() - Date.now())).toBeLessThan(60_000);
+    const read = await gqlOk(app, MessageDocument, { id: m.id }, alice.token);
+    expect(read.message).toEqual(m);
+  });
+
+  it('is for participants only, and so is reading a message by id', async () => {
+    const name = await roomWith(app, alice);
+    expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'hi' }, bob.token))).toEqual(['FORBIDDEN']);
+    const m = await post(app, alice, name, 'members only');
+    expect(codes(await gql(app, MessageDocument, { id: m.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, PostMessageDocument, { roomName: uniqueRoomName('none'), content: 'hi' }, bob.token))).toEqual([
+      'NOT_FOUND',
+    ]);
+  });
+
+  it.each([
+    ['content', { content: '   ' }],
+    ['content', { content: 'c'.repeat(4001) }],
+    ['clientMessageId', { clientMessageId: '' }],
+    ['clientMessageId', { clientMessageId: 'i'.repeat(65) }],
+    ['clientMessageId', { clientMessageId: 'line\nbreak' }],
+    ['roomName', { roomName: 'no' }],
+  ])('names %s in BAD_USER_INPUT (%j)', async (field, patch) => {
+    const name = await roomWith(app, alice);
+    const res = await gql(app, PostMessageDocument, { roomName: name, content: 'ok', ...patch }, alice.token);
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+    expect((await history(alice, name, {})).edges).toEqual([]);
+  });
+
+  it('accepts 4000 characters (counted as characters, not UTF-16 units)', async () => {
+    const name = await roomWith(app, alice);
+    const text = '😀'.repeat(4000);
+    expect((await post(app, alice, name, text)).content).toBe(text);
+  });
+
+  it('refuses ids it did not make', async () => {
+    for (const id of ['nope', Buffer.from('m1|room|20261301|x').toString('base64url')]) {
+      const res = await gql(app, MessageDocument, { id }, alice.token);
+      expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.extensions?.field).toBe('id');
+    }
+  });
+
+  it('returns the original message for a retry with the same clientMessageId, even with other content', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const first = (await gqlOk(app, PostMessageDocument, { roomName: name, content: 'once', clientMessageId: 'c-1' }, bob.token))
+      .postMessage;
+    const retry = (await gqlOk(app, PostMessageDocument, { roomName: name, content: 'twice', clientMessageId: 'c-1' }, bob.token))
+      .postMessage;
+    expect(retry).toEqual(first);
+    // The same id from another author, or in another room, is another message.
+    const other = (await gqlOk(app, PostMessageDocument, { roomName: name, content: 'mine', clientMessageId: 'c-1' }, alice.token))
+      .postMessage;
+    expect(other.id).not.toBe(first.id);
+    const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
+    expect(contents).toEqual(['mine', 'once']);
+  });
+});
+
+describe('Room.messages', () => {
+  it('pages newest first and back again without repeats or gaps, while new messages arrive', async () => {
+    const name = await roomWith(app, alice);
+    const sent: string[] = [];
+    for (let i = 0; i < 7; i++) sent.push((await post(app, alice, name, `m${i}`)).content!);
+
+    const p1 = await history(alice, name, { first: 3 });
+    expect(p1.edges.map((e) => e.node.content)).toEqual(['m6', 'm5', 'm4']);
+    expect(p1.pageInfo.hasNextPage).toBe(true);
+    await post(app, alice, name, 'late-1'); // arrives between pages
+    const p2 = await history(alice, name, { first: 3, after: p1.pageInfo.endCursor! });
+    expect(p2.edges.map((e) => e.node.content)).toEqual(['m3', 'm2', 'm1']);
+    const p3 = await history(alice, name, { first: 3, after: p2.pageInfo.endCursor! });
+    expect(p3.edges.map((e) => e.node.content)).toEqual(['m0']);
+    expect(p3.pageInfo.hasNextPage).toBe(false);
+
+    // What a reconnecting client missed since m4: everything newer, oldest first.
+    await post(app, alice, name, 'late-2');
+    const missed = await history(alice, name, { last: 2, before: p1.edges[0]!.cursor });
+    expect(missed.edges.map((e) => e.node.content)).toEqual(['late-1', 'late-2']);
+    expect(missed.pageInfo.hasPreviousPage).toBe(false);
+    const fromStart = await history(alice, name, { last: 4 });
+    expect(fromStart.edges.map((e) => e.node.content)).toEqual(['m0', 'm1', 'm2', 'm3']);
+    expect(fromStart.pageInfo.hasPreviousPage).toBe(true);
+  });
+
+  it('refuses mixed directions, bad sizes and bad cursors, naming the argument', async () => {
+    const name = await roomWith(app, alice);
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['first', { first: 2, last: 2 }],
+      ['first', { first: 0 }],
+      ['first', { first: 201 }],
+      ['last', { last: 201 }],
+      ['after', { after: 'zzz' }],
+      ['before', { before: Buffer.from('{"v":1,"b":20261340,"t":"x"}').toString('base64url') }],
+    ];
+    for (const [field, args] of cases) {
+      const res = await gql(app, HistoryDocument, { name, ...args }, alice.token);
+      expect(codes(res), JSON.stringify(args)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.extensions?.field).toBe(field);
+    }
+  });
+});
+
+describe('hideMessage', () => {
+  it('lets the author and the creator hide, nobody else; hidden content is null everywhere', async () => {
+    const name = await roomWith(app, alice, [bob, carol]);
+    const byBob = await post(app, bob, name, 'regrettable');
+    const byCarol = await post(app, carol, name, 'off topic');
+
+    expect(codes(await gql(app, HideMessageDocument, { id: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
+    const hidden = (await gqlOk(app, HideMessageDocument, { id: byBob.id }, bob.token)).hideMessage;
+    expect(hidden).toMatchObject({ id: byBob.id, visible: false, content: null });
+    expect((await gqlOk(app, HideMessageDocument, { id: byCarol.id }, alice.token)).hideMessage.visible).toBe(false);
+
+    const page = await history(carol, name, {});
+    const shown = new Map(page.edges.map((e) => [e.node.id, e.node]));
+    expect(shown.get(byBob.id)).toMatchObject({ content: null, visible: false });
+    expect(shown.get(byCarol.id)).toMatchObject({ content: null, visible: false });
+    expect((await gqlOk(app, MessageDocument, { id: byBob.id }, carol.token)).message?.content).toBeNull();
+    const own = await gqlOk(app, MyMessagesDocument, { first: 1 }, bob.token);
+    expect(own.me?.messages?.edges[0]?.node).toMatchObject({ id: byBob.id, content: null, visible: false });
+    // Hiding again is harmless.
+    expect((await gqlOk(app, HideMessageDocument, { id: byBob.id }, bob.token)).hideMessage.visible).toBe(false);
+  });
+});
+
+describe('User.messages', () => {
+  it("lists the user's own messages across rooms, newest first, without system messages", async () => {
+    const [dave] = await signUpMany(app, 1, 'dave');
+    const r1 = await roomWith(app, alice, [dave!]);
+    const r2 = await roomWith(app, bob, [dave!]);
+    const ids = [];
+    for (const [room, text] of [[r1, 'a'], [r2, 'b'], [r1, 'c'], [r2, 'd'], [r1, 'e']] as const) {
+      ids.push((await post(app, dave!, room, text)).id);
+    }
+    await post(app, alice, r1, 'not dave');
+    const p1 = await gqlOk(app, MyMessagesDocument, { first: 3 }, dave!.token);
+    expect(p1.me?.messages?.edges.map((e) => [e.node.content, e.node.roomName])).toEqual([
+      ['e', r1],
+      ['d', r2],
+      ['c', r1],
+    ]);
+    const p2 = await gqlOk(app, MyMessagesDocument, { first: 3, after: p1.me!.messages!.pageInfo.endCursor }, dave!.token);
+    expect(p2.me?.messages?.edges.map((e) => e.node.content)).toEqual(['b', 'a']);
+    expect(p2.me?.messages?.pageInfo.hasNextPage).toBe(false);
+    // Every id found through the author's list reads back through message(id).
+    for (const id of ids) expect((await gqlOk(app, MessageDocument, { id }, dave!.token)).message?.id).toBe(id);
+  });
+});

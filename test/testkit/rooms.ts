@@ -1,0 +1,41 @@
+/** Chat room helpers for tests: unique names, a room with members, raw reads of the tables. */
+import { randomBytes } from 'node:crypto';
+import type { App } from '../../src/app.js';
+import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
+import { gqlOk } from './http.js';
+import type { TestUser } from './users.js';
+
+let counter = 0;
+
+/** A room name no other test (or earlier run) has used. */
+export function uniqueRoomName(prefix = 'room'): string {
+  counter += 1;
+  return `${prefix}-${randomBytes(4).toString('hex')}${counter}`.slice(0, 31);
+}
+
+/** Creates a room as `creator` and joins each of `members` to it. */
+export async function roomWith(app: App, creator: TestUser, members: TestUser[] = [], name = uniqueRoomName()) {
+  await gqlOk(app, CreateRoomDocument, { input: { name } }, creator.token);
+  for (const m of members) await gqlOk(app, JoinRoomDocument, { name }, m.token);
+  return name;
+}
+
+export async function post(app: App, user: TestUser, roomName: string, content: string) {
+  return (await gqlOk(app, PostMessageDocument, { roomName, content }, user.token)).postMessage;
+}
+
+/** The stored chat_rooms row, exactly as Cassandra holds it (null columns included). */
+export async function rawRoomRow(app: App, name: string) {
+  const rs = await app.services.db.client.execute(
+    'SELECT room_name, creation_date, banner, creator, creator_login, participants FROM chat_rooms WHERE room_name = ?',
+    [name],
+    { prepare: true },
+  );
+  return rs.first() ?? null;
+}
+
+/** users.chat_rooms as stored (not filtered by the API). */
+export async function rawChatRooms(app: App, login: string): Promise<Set<string>> {
+  const rs = await app.services.db.client.execute('SELECT chat_rooms FROM users WHERE login = ?', [login], { prepare: true });
+  return (rs.first()?.chat_rooms as Set<string> | null) ?? new Set();
+}

@@ -1,0 +1,52 @@
+/**
+ * Writes a large room history straight through the message store (the same
+ * code path postMessage ends in), many writes in flight at once: posting
+ * 10,000 messages over HTTP would only measure HTTP. Reading is left to the API.
+ */
+import type { App } from '../../src/app.js';
+import { dayBucket } from '../../src/buckets.js';
+import type { ChatUser } from '../../src/db/chat-user.js';
+import type { MessageRecord, RoomIncarnation } from '../../src/db/room-messages.js';
+import { newTimeUuid, timeUuidDate } from '../../src/db/time-uuid.js';
+
+export async function seedHistory(
+  app: App,
+  room: RoomIncarnation,
+  author: ChatUser,
+  times: Date[],
+  { inFlight = 64 } = {},
+): Promise<MessageRecord[]> {
+  const sorted = [...times].sort((a, b) => a.getTime() - b.getTime());
+  const messages = sorted.map((at, i): MessageRecord => {
+    const messageId = newTimeUuid(at).toString();
+    return {
+      roomName: room.name,
+      bucket: dayBucket(timeUuidDate(messageId)),
+      messageId,
+      author,
+      content: `seed ${i}`,
+      systemMessage: false,
+      visible: true,
+    };
+  });
+  let next = 0;
+  const worker = async () => {
+    while (next < messages.length) {
+      const m = messages[next++]!;
+      await app.services.stores.roomMessages.insert(room, m);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return messages;
+}
+
+/** `count` instants spread evenly over `days` days from `start`, leaving out the days `skip` says to. */
+export function spreadOverDays(start: Date, days: number, count: number, skip: (day: number) => boolean = () => false): Date[] {
+  const usable = Array.from({ length: days }, (_, d) => d).filter((d) => !skip(d));
+  const DAY = 86_400_000;
+  return Array.from({ length: count }, (_, i) => {
+    const day = usable[i % usable.length]!;
+    const within = Math.floor(i / usable.length) * 7_000; // 7 s apart inside a day
+    return new Date(start.getTime() + day * DAY + 3_600_000 + within);
+  });
+}
