@@ -112,9 +112,9 @@ export function createApp(options: AppOptions = {}): App {
     let pubsub: PubSub;
     let rateLimiter: RateLimiter;
     if (config.redisUrl) {
-      const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger);
+      const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix);
       pubsub = redisPubSub;
-      rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger);
+      rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);
     } else {
       pubsub = new InProcessPubSub(logger);
       rateLimiter = new MemoryRateLimiter();

@@ -64,6 +64,8 @@ export interface Config {
   exposeSchema: boolean;
   logLevel: string;
   redisUrl?: string;
+  /** Prefix of every Redis key and channel. */
+  redisPrefix: string;
   cassandra: CassandraConfig;
   auth: AuthConfig;
   limits: LimitsConfig;
@@ -116,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     exposeSchema: bool(env, 'EXPOSE_SCHEMA', !production),
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'warn' : 'info'),
     redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
     cassandra: {
       contactPoints: list(env.CASSANDRA_CONTACT_POINTS),

@@ -75,7 +75,8 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(
     private readonly redis: Redis,
     private readonly logger: Logger,
-    private readonly prefix = 'parley:ratelimit:',
+    /** Namespaces keys, so deployments (or test runs) sharing one Redis never share counters. */
+    private readonly prefix: string,
   ) {}
 
   async increment(key: string, windowSeconds: number): Promise<Counter> {

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { createRedis } from '../redis.js';
 import type { PubSub, Unsubscribe } from './pubsub.js';
 
-const PREFIX = 'parley:';
 
 /**
  * Events through Redis with graphql-redis-subscriptions: a publisher and a
@@ -18,6 +17,8 @@ export class RedisBackedPubSub implements PubSub {
     readonly publisher: Redis,
     private readonly subscriber: Redis,
     private readonly logger: Logger,
+    /** Namespaces channels, so deployments (or test runs) sharing one Redis never hear each other. */
+    private readonly prefix: string,
   ) {
     this.engine = new RedisPubSub({
       publisher,
@@ -28,21 +29,22 @@ export class RedisBackedPubSub implements PubSub {
     });
   }
 
-  static connect(url: string, logger: Logger): RedisBackedPubSub {
+  static connect(url: string, logger: Logger, prefix: string): RedisBackedPubSub {
     return new RedisBackedPubSub(
       createRedis(url, logger, 'publisher', { commandTimeoutMs: 1000 }),
       // No command timeout: a subscribed connection waits for messages by design.
       createRedis(url, logger, 'subscriber'),
       logger,
+      `${prefix}events:`,
     );
   }
 
   async publish(channel: string, event: unknown): Promise<void> {
-    await this.engine.publish(PREFIX + channel, event);
+    await this.engine.publish(this.prefix + channel, event);
   }
 
   async listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe> {
-    const id = await this.engine.subscribe(PREFIX + channel, (event: T) => {
+    const id = await this.engine.subscribe(this.prefix + channel, (event: T) => {
       try {
         onEvent(event);
       } catch (err) {

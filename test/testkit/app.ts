@@ -43,7 +43,7 @@ export function testEnv(opts: StartOptions = {}): Record<string, string> {
     // Every test user signs up from 127.0.0.1.
     REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(opts.redis ? { REDIS_URL } : {}),
+    ...(opts.redis ? { REDIS_URL, REDIS_PREFIX: `parley:${inject('keyspace')}:` } : {}),
     ...opts.env,
   };
 }
