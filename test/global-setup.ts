@@ -5,6 +5,7 @@
  */
 import type { TestProject } from 'vitest/node';
 import { pino } from 'pino';
+import cassandra from 'cassandra-driver';
 import { loadConfig } from '../src/config.js';
 import { defaultLocalNodeOptions, ensureLocalNode } from '../src/db/local-node.js';
 import { migrate } from '../src/db/migrate.js';
@@ -26,4 +27,16 @@ export default async function setup(project: TestProject) {
   process.stderr.write(`[test] keyspace ${keyspace} ready in ${Date.now() - started} ms\n`);
   project.provide('keyspace', keyspace);
   project.provide('cassandraContactPoint', contactPoint);
+
+  // Drop this run's keyspace afterwards, so a reused node does not pile them up.
+  return async () => {
+    const client = new cassandra.Client({ contactPoints: [contactPoint], localDataCenter: config.cassandra.localDataCenter });
+    try {
+      await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    } catch (err) {
+      process.stderr.write(`[test] could not drop ${keyspace}: ${(err as Error).message}\n`);
+    } finally {
+      await client.shutdown();
+    }
+  };
 }

@@ -75,3 +75,43 @@ export async function eventStream<T>(pubsub: PubSub, channel: string): Promise<A
   };
   return iterator;
 }
+
+/**
+ * A view of an event stream that drops some events and ends after others.
+ * Hand-written rather than a generator or Repeater: those cannot be returned
+ * before their first next(), so an early unsubscribe would leak the listener.
+ */
+export function shapeStream<T>(
+  source: AsyncIterableIterator<T>,
+  rules: { skip?: (event: T) => boolean; endsAfter?: (event: T) => boolean },
+): AsyncIterableIterator<T> {
+  let ended = false;
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      while (!ended) {
+        const result = await source.next();
+        if (result.done) break;
+        if (rules.skip?.(result.value)) continue;
+        if (rules.endsAfter?.(result.value)) {
+          ended = true;
+          await source.return?.();
+        }
+        return result;
+      }
+      ended = true;
+      return { value: undefined, done: true };
+    },
+    async return() {
+      ended = true;
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    async throw(err) {
+      ended = true;
+      await source.return?.();
+      throw err;
+    },
+  };
+  return iterator;
+}

@@ -4,11 +4,10 @@
  * committed them (ids are made and turns taken at the same moment, so the
  * feed's order is the history's order).
  */
-import { Repeater } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ChatUser } from '../../db/chat-user.js';
 import type { MessageRecord } from '../../db/room-messages.js';
-import { eventStream, type PubSub } from '../../pubsub/pubsub.js';
+import { eventStream, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
 
 export const roomChannel = (roomName: string) => `room.${roomName}`;
 
@@ -96,28 +95,11 @@ export async function roomEventStream(
   try {
     await stillParticipant();
   } catch (err) {
-    await closeUnstarted(events);
+    await events.return?.();
     throw err;
   }
-  return new Repeater<RoomEvent>(async (push, stop) => {
-    void stop.then(() => events.return?.());
-    for await (const event of events) {
-      if (event.kind === 'TypingStarted' && event.user.login === login) continue;
-      await push(event);
-      const ends = event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login);
-      if (ends) break;
-    }
-    stop();
+  return shapeStream(events, {
+    skip: (event) => event.kind === 'TypingStarted' && event.user.login === login,
+    endsAfter: (event) => event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login),
   });
-}
-
-/**
- * Ends an event stream nobody has read yet. eventStream's iterator is a
- * Repeater, which runs its body (and so its unsubscribe) only once next() is
- * called: return() alone on a fresh one would leave the listener behind.
- */
-async function closeUnstarted<T>(events: AsyncIterableIterator<T>): Promise<void> {
-  const first = events.next();
-  await events.return?.();
-  await first;
 }
