@@ -59,6 +59,9 @@ interface ServerContext {
 /** Largest HTTP body or WebSocket message accepted: far above any real operation, far below a memory problem. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
+export const MAX_OPERATIONS_PER_SOCKET = 100;
+
 /** Runs `fn` at `at`, even beyond setTimeout's 24.8-day limit; returns a canceller. */
 function atExpiry(at: Date, fn: () => void): () => void {
   let timer: NodeJS.Timeout;
@@ -251,6 +254,15 @@ export function createApp(options: AppOptions = {}): App {
           }
         },
         onSubscribe: async (ctx, _id, payload) => {
+          // Each operation holds a listener and a buffer: one socket may not hold without bound.
+          // graphql-ws has already registered this one in ctx.subscriptions.
+          if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
+            return [
+              new GraphQLError(`At most ${MAX_OPERATIONS_PER_SOCKET} operations may run at once on one connection`, {
+                extensions: { code: ErrorCode.TOO_MANY_SUBSCRIPTIONS },
+              }),
+            ];
+          }
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             req: ctx.extra.request,
             ws: ctx.extra.wsAuth ?? { session: null, token: null },

@@ -19,6 +19,8 @@ export const ErrorCode = {
   GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
   /** Operation over the depth, alias, token, directive or cost limit. */
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  /** A WebSocket already runs the maximum number of operations. */
+  TOO_MANY_SUBSCRIPTIONS: 'TOO_MANY_SUBSCRIPTIONS',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',

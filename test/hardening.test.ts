@@ -8,6 +8,7 @@ import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient } from './testkit/ws.js';
 import { profileChannel } from '../src/resolvers/accounts.js';
+import { MAX_OPERATIONS_PER_SOCKET } from '../src/app.js';
 
 let app: App;
 beforeAll(async () => {
@@ -95,6 +96,25 @@ describe('subscriptions end with their session', () => {
     }
     await eventually(() => app.services.pubsub.listeners(channel) === 0, { what: 'every listener released' });
     await client.dispose();
+  });
+
+  it('caps the operations one WebSocket may run at once', async () => {
+    const user = await signUp(app);
+    const client = wsClient(app, user.token);
+    const subs = Array.from({ length: MAX_OPERATIONS_PER_SOCKET }, () =>
+      subscribe(client, ProfileUpdatedDocument, { login: user.login }),
+    );
+    const channel = profileChannel(user.login);
+    await eventually(() => app.services.pubsub.listeners(channel) === MAX_OPERATIONS_PER_SOCKET, { what: 'all listening' });
+    const extra = subscribe(client, ProfileUpdatedDocument, { login: user.login });
+    expect((await extra.next()).errors?.[0]?.extensions?.code).toBe('TOO_MANY_SUBSCRIPTIONS');
+    // Ending one makes room again.
+    subs[0]!.unsubscribe();
+    await eventually(() => app.services.pubsub.listeners(channel) === MAX_OPERATIONS_PER_SOCKET - 1, { what: 'one released' });
+    subscribe(client, ProfileUpdatedDocument, { login: user.login });
+    await eventually(() => app.services.pubsub.listeners(channel) === MAX_OPERATIONS_PER_SOCKET, { what: 'room again' });
+    await client.dispose();
+    await eventually(() => app.services.pubsub.listeners(channel) === 0, { what: 'all released on close' });
   });
 
   it('ends an SSE stream once its token is logged out', async () => {

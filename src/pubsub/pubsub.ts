@@ -19,7 +19,7 @@ export interface PubSub {
 }
 
 /** Events a slow subscriber may fall behind by before its stream is ended (it can refetch what it missed). */
-export const MAX_BUFFERED_EVENTS = 10_000;
+export const MAX_BUFFERED_EVENTS = 1_000;
 
 /**
  * The events of a channel as an async iterator whose subscription is already
