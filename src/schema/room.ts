@@ -64,6 +64,7 @@ builder.queryFields((t) => ({
   room: t.field({
     type: RoomRef,
     nullable: true,
+    description: 'Null when no room has that name (a name no room could have included)',
     authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.name),

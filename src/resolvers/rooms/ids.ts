@@ -8,6 +8,7 @@ import { dayBucket, isDayBucket, isMonthBucket } from '../../buckets.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
 import { Limits } from '../../limits.js';
 import { isTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
+import { isPossibleRoomName } from './validation.js';
 
 export interface MessageKey {
   roomName: string;
@@ -28,8 +29,7 @@ export function decodeMessageId(field: string, id: string): MessageKey {
   const valid =
     parts.length === 4 &&
     prefix === PREFIX &&
-    roomName !== undefined &&
-    Limits.room.name.pattern.test(roomName) &&
+    isPossibleRoomName(roomName) &&
     isDayBucket(bucket) &&
     isTimeUuid(messageId) &&
     // The bucket is the message's own day: anything else was not made here.

@@ -15,7 +15,7 @@ import { requireViewer } from '../guards.js';
 import { takeTurn } from './feed.js';
 import { decodeRoomsCursor, encodeRoomsCursor, invalidCursor } from './ids.js';
 import { postSystemMessage } from './messages.js';
-import { validBanner, validRoomName } from './validation.js';
+import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
   name: string;
@@ -141,9 +141,11 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   return true;
 }
 
+/** A lookup: a name no room can have finds nothing (as user(login) does), without asking Cassandra. */
 export async function roomByName(ctx: Context, rawName: string): Promise<RoomRecord | null> {
   requireViewer(ctx);
-  const name = validRoomName('name', rawName);
+  const name = normalizeRoomName(rawName);
+  if (!isPossibleRoomName(name)) return null;
   return (await ctx.services.stores.rooms.byName(name)) ?? null;
 }
 
