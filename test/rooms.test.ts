@@ -212,10 +212,67 @@ describe('room, rooms, participants', () => {
     const bad = await gql(app, RoomsDocument, { first: 2, after: 'garbage' }, alice.token);
     expect(codes(bad)).toEqual(['BAD_USER_INPUT']);
     expect(bad.errors?.[0]?.extensions?.field).toBe('after');
-    const forged = Buffer.from(JSON.stringify({ v: 1, ps: 'deadbeef', s: 0 })).toString('base64url');
-    expect(codes(await gql(app, RoomsDocument, { first: 2, after: forged }, alice.token))).toEqual(['BAD_USER_INPUT']);
+    for (const r of ['no', 'Upper-Case', 'x'.repeat(32), 42]) {
+      const forged = Buffer.from(JSON.stringify({ v: 1, r })).toString('base64url');
+      expect(codes(await gql(app, RoomsDocument, { first: 2, after: forged }, alice.token)), String(r)).toEqual(['BAD_USER_INPUT']);
+    }
     expect(codes(await gql(app, RoomsDocument, { first: 201 }, alice.token))).toEqual(['BAD_USER_INPUT']);
   });
+
+  it('chains edge cursors across more than ten full pages: every room once, one read per page (and one per debris row)', async () => {
+    // 2,300 rooms written straight into the table (creating them through the API would test createRoom),
+    // and a few rows of debris (participants only, the leftovers of a lost race) that are not rooms.
+    const prefix = uniqueRoomName('walk').slice(0, 20);
+    const names = Array.from({ length: 2300 }, (_, i) => `${prefix}-${i}`);
+    const debris = Array.from({ length: 5 }, (_, i) => `${prefix}-debris${i}`);
+    const carolUdt = { login: carol.login, firstname: 'Carol', lastname: 'Danvers' };
+    const db = app.services.db.client;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < names.length) {
+          const name = names[next++]!;
+          await db.execute(
+            'INSERT INTO chat_rooms (room_name, creation_date, creator, creator_login, participants) VALUES (?, ?, ?, ?, ?)',
+            [name, new Date(), carolUdt, carol.login, new Set([carolUdt])],
+            { prepare: true },
+          );
+        }
+      }),
+    );
+    for (const name of debris) {
+      await db.execute('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set([carolUdt]), name], {
+        prepare: true,
+      });
+    }
+
+    // Each page is resumed from its second-to-last edge, as a client that showed only part of a page would.
+    const seen: string[] = [];
+    let after: string | undefined;
+    let pages = 0;
+    const reads: number[] = [];
+    for (;;) {
+      const before = app.services.db.queryCount;
+      const { rooms } = await gqlOk(app, RoomsDocument, { first: 200, after }, alice.token);
+      reads.push(app.services.db.queryCount - before);
+      pages += 1;
+      const edges = rooms.edges;
+      if (!rooms.pageInfo.hasNextPage) {
+        seen.push(...edges.map((e) => e.node.name));
+        break;
+      }
+      expect(edges).toHaveLength(200);
+      seen.push(...edges.slice(0, -1).map((e) => e.node.name));
+      after = edges.at(-2)!.cursor;
+    }
+    expect(pages).toBeGreaterThan(11);
+    // A page reads its rows once; a debris row inside it costs one read more to fill the page. Never a re-read of earlier pages.
+    expect(Math.max(...reads)).toBeLessThanOrEqual(1 + debris.length);
+    expect(reads.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(pages + debris.length);
+    expect(new Set(seen).size).toBe(seen.length);
+    const ours = new Set(seen.filter((n) => n.startsWith(`${prefix}-`)));
+    expect([...ours].sort()).toEqual([...names].sort());
+  }, 120_000);
 
   it("shows chat rooms and messages to their owner only, and leaves deleted rooms out", async () => {
     const name = await roomWith(app, alice, [bob]);

@@ -25,7 +25,11 @@ const INSERT_IF_NOT_EXISTS = cql(
 );
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
 const SELECT_MANY = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
-const SELECT_ALL = cql(`SELECT ${COLUMNS} FROM chat_rooms`, { idempotent: true });
+// Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
+const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+  idempotent: true,
+});
 // IF EXISTS: a join that loses the race with a deletion must not leave a row holding only participants.
 const JOIN_IF_EXISTS = cql('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF EXISTS', {
   idempotent: false,
@@ -88,13 +92,23 @@ export class RoomStore {
     return rs.rows.filter(isComplete).map(toRoom);
   }
 
-  /** One page of every room, in token order, resumed from a driver paging state. Debris rows come back as undefined so positions stay countable. */
-  async page(
-    fetchSize: number,
-    pageState: string | undefined,
-  ): Promise<{ entries: Array<RoomRecord | undefined>; pageState: string | null }> {
-    const rs = await this.db.execute(SELECT_ALL, [], { fetchSize, pageState });
-    return { entries: rs.rows.map((row) => (isComplete(row) ? toRoom(row) : undefined)), pageState: rs.pageState ?? null };
+  /**
+   * Up to `limit` rooms in token order after the room named `after` (from
+   * the start without it). Debris rows are skipped and the read continues
+   * past them, so a page is short only at the end of the table.
+   */
+  async pageAfter(after: string | null, limit: number): Promise<RoomRecord[]> {
+    const rooms: RoomRecord[] = [];
+    let position = after;
+    for (;;) {
+      const asked = limit - rooms.length;
+      const rs = position
+        ? await this.db.execute(SELECT_ROOMS_AFTER, [position, asked])
+        : await this.db.execute(SELECT_FIRST_ROOMS, [asked]);
+      for (const row of rs.rows) if (isComplete(row)) rooms.push(toRoom(row));
+      if (rs.rows.length < asked || rooms.length >= limit) return rooms;
+      position = rs.rows.at(-1)!.room_name as string;
+    }
   }
 
   /** Adds a participant unless the room is gone; false when it is. */

@@ -6,7 +6,6 @@
 import { badInput } from '../../errors.js';
 import { dayBucket, isDayBucket, isMonthBucket } from '../../buckets.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
-import { Limits } from '../../limits.js';
 import { isTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
 import { isPossibleRoomName } from './validation.js';
 
@@ -54,32 +53,11 @@ export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day
   return { bucket: pos.b, id: pos.t };
 }
 
-/** A position in the list of all rooms: a driver paging state and how many rows after it were already shown. */
-export interface RoomsPosition {
-  pageState: string | null;
-  skip: number;
+/** A position in the list of all rooms: the name of the room shown last (the list is in token order). */
+export function encodeRoomsCursor(roomName: string): string {
+  return encodeCursor({ r: roomName });
 }
 
-/** Skips beyond this are not made by any page we serve; refuse them rather than read thousands of rows. */
-const MAX_SKIP = 10 * Limits.page.max;
-
-export function encodeRoomsCursor(pos: RoomsPosition): string {
-  return encodeCursor({ ps: pos.pageState, s: pos.skip });
-}
-
-export function decodeRoomsCursor(field: string, cursor: string): RoomsPosition {
-  const pos = decodeCursor(
-    field,
-    cursor,
-    (p): p is { ps: string | null; s: number } =>
-      (p.ps === null || (typeof p.ps === 'string' && /^[0-9a-f]{1,2048}$/.test(p.ps))) &&
-      Number.isInteger(p.s) &&
-      (p.s as number) >= 0 &&
-      (p.s as number) <= MAX_SKIP,
-  );
-  return { pageState: pos.ps, skip: pos.s };
-}
-
-export function invalidCursor(field: string) {
-  return badInput(field, `${field} is not a valid cursor`);
+export function decodeRoomsCursor(field: string, cursor: string): string {
+  return decodeCursor(field, cursor, (p): p is { r: string } => isPossibleRoomName(p.r)).r;
 }

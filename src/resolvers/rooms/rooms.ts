@@ -13,7 +13,7 @@ import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { takeTurn } from './feed.js';
-import { decodeRoomsCursor, encodeRoomsCursor, invalidCursor } from './ids.js';
+import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { postSystemMessage } from './messages.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
@@ -149,7 +149,11 @@ export async function roomByName(ctx: Context, rawName: string): Promise<RoomRec
   return (await ctx.services.stores.rooms.byName(name)) ?? null;
 }
 
-/** Every room, a page at a time, resumed from the driver's paging state. */
+/**
+ * Every room, a page at a time, in token order. Each edge's cursor is its
+ * room's name, so a client resumes from any edge with one bounded read; a
+ * room deleted meanwhile still marks its place in the order.
+ */
 export async function listRooms(
   ctx: Context,
   first: number | null | undefined,
@@ -157,27 +161,10 @@ export async function listRooms(
 ): Promise<Connection<RoomRecord>> {
   requireViewer(ctx);
   const size = pageSize('first', first);
-  const start = after ? decodeRoomsCursor('after', after) : { pageState: null, skip: 0 };
-  let page;
-  try {
-    page = await ctx.services.stores.rooms.page(start.skip + size, start.pageState ?? undefined);
-  } catch (err) {
-    // A paging state Cassandra cannot use was not made by us.
-    if ((err as Error).message?.includes('paging state')) throw invalidCursor('after');
-    throw err;
-  }
-  const entries = page.entries.slice(start.skip);
-  const endCursor = page.pageState ? encodeRoomsCursor({ pageState: page.pageState, skip: 0 }) : undefined;
-  const items: Array<{ room: RoomRecord; cursor: string }> = [];
-  entries.forEach((room, i) => {
-    if (!room) return;
-    const isLast = i === entries.length - 1;
-    const cursor =
-      isLast && endCursor ? endCursor : encodeRoomsCursor({ pageState: start.pageState, skip: start.skip + i + 1 });
-    items.push({ room, cursor });
-  });
-  const conn = connection(items, (item) => item.cursor, { hasNextPage: page.pageState !== null, endCursor });
-  return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: e.node.room })) };
+  const start = after ? decodeRoomsCursor('after', after) : null;
+  // One more than the page: whether another page exists.
+  const rooms = await ctx.services.stores.rooms.pageAfter(start, size + 1);
+  return connection(rooms.slice(0, size), (room) => encodeRoomsCursor(room.name), { hasNextPage: rooms.length > size });
 }
 
 /** The logged-in user's rooms (null for anyone else's profile). Rooms deleted meanwhile are left out. */
