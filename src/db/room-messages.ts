@@ -9,6 +9,7 @@ import { RecentBuckets } from './recent-buckets.js';
 import { minTimeUuid } from './time-uuid.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
+import type { WriteTimestamp } from './write-timestamp.js';
 
 /** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
 export interface MessageRecord {
@@ -112,14 +113,17 @@ const SELECT_AUTHORS_IN_BUCKET = cql(
   'SELECT message_id, author, system_message FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
   { idempotent: true },
 );
+// A deleted room's cleanup. Every delete carries the deletion's timestamp, so
+// the messages, bucket rows and author copies of a room of the same name
+// created since (written later) survive it.
 const DELETE_BY_AUTHOR = cql(
-  'DELETE FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
+  'DELETE FROM messages_by_author USING TIMESTAMP ? WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
-const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', {
+const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ?', {
   idempotent: true,
 });
-const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket WHERE room_name = ?', { idempotent: true });
+const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
 
 const CLAIM_CLIENT_ID = cql(
   `INSERT INTO message_client_ids (room_name, author_login, client_message_id, message_id, content)
@@ -162,7 +166,15 @@ export interface HistoryPage {
 }
 
 export class RoomMessageStore {
-  /** Per instance, like the seed's buffered map; keyed by room incarnation so a re-created room records its buckets again. */
+  /**
+   * Per instance, like the seed's buffered map. Keyed by room incarnation
+   * (name and createdAt), never by name alone: a deleted room's cleanup drops
+   * the bucket rows, and a room of the same name created since is a new key on
+   * every instance (its createdAt follows the deletion, which follows the old
+   * room's), so its first post anywhere writes its own bucket row, after the
+   * deletion's timestamp, where the cleanup cannot reach it. No instance needs
+   * to hear of the deletion for that.
+   */
   private readonly recorded = new RecentBuckets();
 
   constructor(private readonly db: Database) {}
@@ -312,10 +324,12 @@ export class RoomMessageStore {
   }
 
   /**
-   * Drops a deleted room's history: every day partition listed in its bucket
-   * table, the by-author copies of its messages, then the bucket rows.
+   * Drops a deleted room's history as of `at` (the deletion): every day
+   * partition listed in its bucket table, the by-author copies of its
+   * messages, then the bucket rows. What a room of the same name wrote after
+   * `at` is newer than these deletes and stays.
    */
-  async dropRoom(roomName: string): Promise<void> {
+  async dropRoom(roomName: string, at: WriteTimestamp): Promise<void> {
     const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
     for (const bucket of buckets) {
       let pageState: string | undefined;
@@ -325,12 +339,12 @@ export class RoomMessageStore {
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
             stmt: DELETE_BY_AUTHOR,
-            params: [fromUdt(r.author).login, monthBucket(r.message_id.getDate()), r.message_id],
+            params: [at, fromUdt(r.author).login, monthBucket(r.message_id.getDate()), r.message_id],
           }));
         // Unlogged batches, each within one author partition: cheap, and every delete is idempotent.
         const byPartition = new Map<string, typeof deletes>();
         for (const d of deletes) {
-          const key = `${d.params[0]}\u0000${d.params[1]}`;
+          const key = `${d.params[1]}\u0000${d.params[2]}`;
           const group = byPartition.get(key);
           if (group) group.push(d);
           else byPartition.set(key, [d]);
@@ -340,8 +354,8 @@ export class RoomMessageStore {
         }
         pageState = rs.pageState ?? undefined;
       } while (pageState);
-      await this.db.execute(DELETE_ROOM_PARTITION, [roomName, bucket]);
+      await this.db.execute(DELETE_ROOM_PARTITION, [at, roomName, bucket]);
     }
-    await this.db.execute(DELETE_ROOM_BUCKETS, [roomName]);
+    await this.db.execute(DELETE_ROOM_BUCKETS, [at, roomName]);
   }
 }

@@ -6,6 +6,7 @@
 import { cql, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../limits.js';
+import { nextWriteTimestamp, type WriteTimestamp } from './write-timestamp.js';
 
 export interface RoomRecord {
   name: string;
@@ -44,6 +45,10 @@ const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_log
 });
 const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
 const REMOVE_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms - ? WHERE login = ?', { idempotent: true });
+// A deleted room's cleanup: stamped with the deletion's time, so a room of the same name joined since keeps its entry.
+const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms - ? WHERE login = ?', {
+  idempotent: true,
+});
 
 function toRoom(row: Row): RoomRecord {
   return {
@@ -62,7 +67,8 @@ function isComplete(row: Row | undefined): row is Row {
 }
 
 export type DeleteOutcome =
-  | { status: 'deleted' }
+  /** `at`: a write timestamp taken once the delete applied; the cleanup's deletes carry it. */
+  | { status: 'deleted'; at: WriteTimestamp }
   | { status: 'gone' }
   | { status: 'changed'; room: RoomRecord };
 
@@ -141,7 +147,8 @@ export class RoomStore {
       // Gone either way: ours or an earlier attempt's; the result is the same.
       return { applied: !isComplete(row), row: row! };
     });
-    if (outcome.applied) return { status: 'deleted' };
+    // Taken after the delete applied: any write made after this moment (a new room of the same name) outranks the cleanup.
+    if (outcome.applied) return { status: 'deleted', at: nextWriteTimestamp(this.db) };
     const current = await this.db.readSerial(SELECT_ONE, [room.name]);
     return isComplete(current) ? { status: 'changed', room: toRoom(current) } : { status: 'gone' };
   }
@@ -154,12 +161,16 @@ export class RoomStore {
     await this.db.execute(REMOVE_USER_ROOM, [new Set([name]), login]);
   }
 
-  /** Removes a deleted room from its former participants' chat_rooms, at most 100 users per logged batch. */
-  async removeFromUsers(logins: Iterable<string>, name: string): Promise<void> {
+  /**
+   * Removes a deleted room from its former participants' chat_rooms, at most
+   * 100 users per logged batch, as of `at` (the deletion): a user who joined a
+   * room of the same name since keeps it.
+   */
+  async removeFromUsers(logins: Iterable<string>, name: string, at: WriteTimestamp): Promise<void> {
     const all = [...new Set(logins)];
     for (let i = 0; i < all.length; i += Limits.room.cleanupBatch) {
       const chunk = all.slice(i, i + Limits.room.cleanupBatch);
-      await this.db.batch(chunk.map((login) => ({ stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] })));
+      await this.db.batch(chunk.map((login) => ({ stmt: REMOVE_USER_ROOM_AT, params: [at, new Set([name]), login] })));
     }
   }
 }

@@ -6,6 +6,7 @@
 import type { Context } from '../../context.js';
 import { chatUser, type ChatUser } from '../../db/chat-user.js';
 import type { RoomRecord } from '../../db/rooms.js';
+import type { WriteTimestamp } from '../../db/write-timestamp.js';
 import type { UserRecord } from '../../db/users.js';
 import { AppError, ErrorCode, conflict, forbidden, notFound, unauthenticated } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -124,20 +125,22 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   let room = await requireRoom(ctx, name);
   // The creator is the authenticated user, never an argument.
   if (room.creatorLogin !== viewer.login) throw forbidden('Only the creator of the room may delete it');
-  let deleted = false;
-  for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deleted; attempt++) {
+  let deletedAt: WriteTimestamp | undefined;
+  for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deletedAt; attempt++) {
     const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
     if (outcome.status === 'gone') throw notFound('Room');
-    if (outcome.status === 'deleted') deleted = true;
+    if (outcome.status === 'deleted') deletedAt = outcome.at;
     else room = outcome.room; // someone joined or left meanwhile: try again with the set as it is now
   }
-  if (!deleted) throw conflict('The room kept changing while it was being deleted; try again');
+  if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
 
   const person = await viewerPerson(ctx);
   await takeTurn(ctx.services, name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
-  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name);
-  await stores.roomMessages.dropRoom(name);
+  // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
+  // erases the deleted room only, never what a new room of that name wrote since.
+  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name, deletedAt);
+  await stores.roomMessages.dropRoom(name, deletedAt);
   return true;
 }
 
