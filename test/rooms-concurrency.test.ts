@@ -303,6 +303,23 @@ describe('idempotent posting', () => {
     for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
   });
 
+  it('ten concurrent posts reusing a clientMessageId of a deleted room of the same name: one new message, all ten return it', async () => {
+    const name = await roomWith(app, creator);
+    const send = (content: string) =>
+      gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'reused' }, creator.token);
+    const old = (await send('in the deleted room')).postMessage;
+    await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
+    await roomWith(app, creator, [], name);
+
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`attempt ${i}`)));
+    const ids = new Set(results.map((r) => r.postMessage.id));
+    expect(ids.size).toBe(1);
+    expect(ids.has(old.id)).toBe(false);
+    const page = (await gqlOk(app, HistoryDocument, { name }, creator.token)).room!.messages;
+    expect(page.edges.map((e) => e.node.id)).toEqual([...ids]);
+    for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
+  });
+
   it('twenty users joining at once all become participants', async () => {
     const name = await roomWith(app, creator);
     await Promise.all(users.map((u) => gqlOk(app, JoinRoomDocument, { name }, u.token)));

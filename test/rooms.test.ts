@@ -347,6 +347,23 @@ describe('postMessage and message', () => {
     const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
     expect(contents).toEqual(['mine', 'once']);
   });
+
+  it('forgets a clientMessageId with its room: in a room re-created under the same name, the id posts a new message', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const send = async (content: string) =>
+      (await gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'c-again' }, bob.token)).postMessage;
+    const old = await send('in the first room');
+    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await roomWith(app, alice, [bob], name);
+
+    const fresh = await send('in the second room');
+    expect(fresh.id).not.toBe(old.id);
+    expect(fresh).toMatchObject({ content: 'in the second room', roomName: name });
+    const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
+    expect(contents).toEqual(['in the second room']);
+    // And within the new room, the id is idempotent again.
+    expect(await send('a retry')).toEqual(fresh);
+  });
 });
 
 describe('Room.messages', () => {

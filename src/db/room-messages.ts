@@ -6,7 +6,7 @@
 import { cql, TimeUuid, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { minTimeUuid } from './time-uuid.js';
+import { minTimeUuid, timeUuidDate } from './time-uuid.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
 import type { WriteTimestamp } from './write-timestamp.js';
@@ -128,6 +128,12 @@ const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? W
 const CLAIM_CLIENT_ID = cql(
   `INSERT INTO message_client_ids (room_name, author_login, client_message_id, message_id, content)
    VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?`,
+  { idempotent: false },
+);
+// A claim left by an earlier room of the same name is taken over, by one attempt only.
+const RECLAIM_CLIENT_ID = cql(
+  `UPDATE message_client_ids USING TTL ? SET message_id = ?, content = ?
+   WHERE room_name = ? AND author_login = ? AND client_message_id = ? IF message_id = ?`,
   { idempotent: false },
 );
 const SELECT_CLIENT_ID = cql(
@@ -298,29 +304,44 @@ export class RoomMessageStore {
   /**
    * Claims a clientMessageId for a post: the first attempt wins and fixes the
    * message id and content; later attempts learn them. The claim expires
-   * after `ttlSeconds`.
+   * after `ttlSeconds`, and dies with its room: a claim whose message predates
+   * `room` was made in an earlier room of the same name, and is taken over
+   * (compare-and-set on its message id, so one attempt wins that too).
    */
   async claimClientId(
-    roomName: string,
+    room: RoomIncarnation,
     login: string,
     clientId: string,
     proposal: { messageId: string; content: string },
     ttlSeconds: number,
   ): Promise<ClientIdClaim> {
-    const key = [roomName, login, clientId];
-    const outcome = await this.db.lwt(
-      CLAIM_CLIENT_ID,
-      [...key, proposal.messageId, proposal.content, ttlSeconds],
-      async () => {
-        const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
-        return { applied: row?.message_id.toString() === proposal.messageId, row: row! };
-      },
-    );
-    if (outcome.applied) return { claimed: true, ...proposal };
-    // Not applied: the row that won (returned by the LWT, or read back after a timeout).
-    const row = outcome.row?.message_id ? outcome.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
-    if (!row?.message_id) throw new Error('clientMessageId claim lost and not readable');
-    return { claimed: false, messageId: row.message_id.toString(), content: row.content };
+    const key = [room.name, login, clientId];
+    const ours = async () => {
+      const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
+      return { applied: row?.message_id?.toString() === proposal.messageId, row: row! };
+    };
+    // Each round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
+    for (let round = 0; round < 3; round++) {
+      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, ttlSeconds], ours);
+      if (inserted.applied) return { claimed: true, ...proposal };
+      // Not applied: the row that won (returned by the LWT, or read back after a timeout).
+      const current = inserted.row?.message_id ? inserted.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
+      if (!current?.message_id) continue; // expired meanwhile: claim it afresh
+      if (timeUuidDate(current.message_id.toString()) >= room.createdAt) {
+        return { claimed: false, messageId: current.message_id.toString(), content: current.content };
+      }
+      const replaced = await this.db.lwt(
+        RECLAIM_CLIENT_ID,
+        [ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
+        ours,
+      );
+      if (replaced.applied) return { claimed: true, ...proposal };
+      const now = replaced.row?.message_id ? replaced.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
+      if (now?.message_id && timeUuidDate(now.message_id.toString()) >= room.createdAt) {
+        return { claimed: false, messageId: now.message_id.toString(), content: now.content };
+      }
+    }
+    throw new Error('clientMessageId claim kept changing');
   }
 
   /**

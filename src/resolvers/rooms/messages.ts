@@ -84,7 +84,7 @@ export async function postMessage(
   try {
     if (clientId) {
       const claim = await stores.roomMessages.claimClientId(
-        name,
+        room,
         author.login,
         clientId,
         { messageId: message.messageId, content },
