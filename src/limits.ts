@@ -19,6 +19,16 @@ export const Limits = {
     deleteAttempts: 5,
     /** Statements per batch when deleteRoom cleans users' chat_rooms. */
     cleanupBatch: 100,
+    /**
+     * A message's id (its place in history) is taken before its write, so
+     * writes can commit out of id order. A post sends its message's write only
+     * while the id is younger than this; a post slower than that (a stalled
+     * clientMessageId claim) fails and its retry takes a new id. Catch-up pages
+     * rely on it: see catchUpSettleMs in src/db/room-messages.ts.
+     */
+    messageWriteWindowMs: 10_000,
+    /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
+    clockSkewMs: 5_000,
   },
   /** Default and maximum page size of every connection. */
   page: { default: 50, max: 200 },

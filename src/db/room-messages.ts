@@ -6,9 +6,10 @@
 import { cql, TimeUuid, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { minTimeUuid, timeUuidDate } from './time-uuid.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from './time-uuid.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
+import { Limits } from '../limits.js';
 import type { WriteTimestamp } from './write-timestamp.js';
 
 /** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
@@ -64,14 +65,15 @@ const ROOM_OLDER_THAN = cql(
    WHERE room_name = ? AND time_bucket = ? AND message_id < ? AND message_id >= ? LIMIT ?`,
   { idempotent: true },
 );
+// Catch-up reads (oldest first) stop at the settled horizon: see catchUpSettleMs.
 const ROOM_OLDEST = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
-   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? ORDER BY message_id ASC LIMIT ?`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
   { idempotent: true },
 );
 const ROOM_NEWER_THAN = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
-   WHERE room_name = ? AND time_bucket = ? AND message_id > ? ORDER BY message_id ASC LIMIT ?`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id > ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
   { idempotent: true },
 );
 const ROOM_BUCKETS_DESC = cql(
@@ -143,6 +145,28 @@ const SELECT_CLIENT_ID = cql(
 );
 
 const MAX_BUCKET = 99_999_999;
+
+/**
+ * How long after its id's time a message can still commit: its write is sent
+ * only while the id is younger than the write window (Limits.room), and ends,
+ * applied or failed, within one Cassandra request timeout after that.
+ */
+export function commitHorizonMs(requestTimeoutMs: number): number {
+  return Limits.room.messageWriteWindowMs + requestTimeoutMs;
+}
+
+/**
+ * How old a message must be before catch-up (the newer-than-a-cursor
+ * direction) shows it: the commit horizon, plus the clock skew between the
+ * instance that made an id and the one reading. By then every message with an
+ * earlier id has committed or never will, so a client that steps past a message
+ * never leaves an older one behind. Derived from the request timeout so it
+ * stays above it when CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
+ * Newer messages reach clients through roomEvents.
+ */
+export function catchUpSettleMs(requestTimeoutMs: number): number {
+  return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
+}
 
 function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
@@ -223,15 +247,20 @@ export class RoomMessageStore {
 
   /**
    * One page of a room's history. Walks newest to oldest ('older') or oldest
-   * to newest ('newer') from `from` (exclusive), never below `room.createdAt`.
+   * to newest ('newer') from `from` (exclusive), never below `room.createdAt`;
+   * walking newer, never above `settledUpTo` (messages later than that may
+   * still be overtaken by slower writes of earlier ids).
    */
   async page(
     room: RoomIncarnation,
     dir: Direction,
     from: { bucket: number; id: string } | null,
     size: number,
+    settledUpTo: Date,
   ): Promise<HistoryPage> {
     const floor = minTimeUuid(room.createdAt);
+    const ceiling = maxTimeUuid(settledUpTo);
+    if (dir === 'newer' && settledUpTo < room.createdAt) return { messages: [], more: false };
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
@@ -245,8 +274,8 @@ export class RoomMessageStore {
               ? await this.db.execute(ROOM_OLDER_THAN, [room.name, bucket, after, floor, limit])
               : await this.db.execute(ROOM_NEWEST, [room.name, bucket, floor, limit])
             : after
-              ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, limit])
-              : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, limit]);
+              ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, ceiling, limit])
+              : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, ceiling, limit]);
         return {
           rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined),
           fetched: rs.rows.length,
@@ -254,7 +283,8 @@ export class RoomMessageStore {
         };
       },
     };
-    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi: MAX_BUCKET, want: size + 1 });
+    const hi = dir === 'newer' ? dayBucket(settledUpTo) : MAX_BUCKET;
+    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: size + 1 });
     return { messages: rows.slice(0, size), more: rows.length > size };
   }
 
@@ -304,44 +334,55 @@ export class RoomMessageStore {
   /**
    * Claims a clientMessageId for a post: the first attempt wins and fixes the
    * message id and content; later attempts learn them. The claim expires
-   * after `ttlSeconds`, and dies with its room: a claim whose message predates
-   * `room` was made in an earlier room of the same name, and is taken over
-   * (compare-and-set on its message id, so one attempt wins that too).
+   * after `ttlSeconds`. A dead claim is taken over (compare-and-set on its
+   * message id, so one attempt wins that too): one made in an earlier room of
+   * the same name, or one whose message was never written and no longer can
+   * be (see isDeadClaim).
    */
   async claimClientId(
     room: RoomIncarnation,
     login: string,
     clientId: string,
     proposal: { messageId: string; content: string },
-    ttlSeconds: number,
+    opts: { ttlSeconds: number; now: Date },
   ): Promise<ClientIdClaim> {
     const key = [room.name, login, clientId];
     const ours = async () => {
       const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
       return { applied: row?.message_id?.toString() === proposal.messageId, row: row! };
     };
-    // Each round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
+    // A round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
     for (let round = 0; round < 3; round++) {
-      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, ttlSeconds], ours);
+      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, opts.ttlSeconds], ours);
       if (inserted.applied) return { claimed: true, ...proposal };
       // Not applied: the row that won (returned by the LWT, or read back after a timeout).
       const current = inserted.row?.message_id ? inserted.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
       if (!current?.message_id) continue; // expired meanwhile: claim it afresh
-      if (timeUuidDate(current.message_id.toString()) >= room.createdAt) {
-        return { claimed: false, messageId: current.message_id.toString(), content: current.content };
-      }
+      const claimed = current.message_id.toString() as string;
+      if (!(await this.isDeadClaim(room, claimed, opts.now))) return { claimed: false, messageId: claimed, content: current.content };
       const replaced = await this.db.lwt(
         RECLAIM_CLIENT_ID,
-        [ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
+        [opts.ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
         ours,
       );
       if (replaced.applied) return { claimed: true, ...proposal };
-      const now = replaced.row?.message_id ? replaced.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
-      if (now?.message_id && timeUuidDate(now.message_id.toString()) >= room.createdAt) {
-        return { claimed: false, messageId: now.message_id.toString(), content: now.content };
-      }
+      // Another attempt took it over first (or it expired): the next round finds out which.
     }
     throw new Error('clientMessageId claim kept changing');
+  }
+
+  /**
+   * A claim is dead when its message belongs to an earlier room of the same
+   * name, or was never written and can no longer be: its id is past the
+   * commit horizon (the original attempt's write has landed or failed by then)
+   * and the message is not there. Writing it now would put it below messages
+   * that catch-up has already served.
+   */
+  private async isDeadClaim(room: RoomIncarnation, messageId: string, now: Date): Promise<boolean> {
+    const at = timeUuidDate(messageId);
+    if (at < room.createdAt) return true;
+    if (now.getTime() - at.getTime() <= commitHorizonMs(this.db.config.requestTimeoutMs)) return false;
+    return !(await this.byKey(room.name, dayBucket(at), messageId));
   }
 
   /**

@@ -25,7 +25,11 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
       description:
         'Participants only. first/after: newest first, back in time. last/before: the messages newer than `before` ' +
         '(the oldest of the room without it), oldest first; continue with before: pageInfo.endCursor while ' +
-        'pageInfo.hasPreviousPage. Page size 50 by default, at most 200.',
+        'pageInfo.hasPreviousPage. last/before shows a message only once it has settled (about half a minute: ' +
+        'every earlier message has been written or never will be), so catching up never skips one; newer ones ' +
+        'arrive through roomEvents. From the cursor of a message that had not settled when served (the top of a ' +
+        'newest-first page), catch-up resumes a little earlier and may repeat messages you have: key them by id. ' +
+        'Page size 50 by default, at most 200.',
       args: { ...t.arg.connectionArgs() },
       complexity: (args) => ({ field: 1, multiplier: args.first ?? args.last ?? 50 }),
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),

@@ -41,16 +41,27 @@ export function decodeMessageId(field: string, id: string): MessageKey {
 export interface HistoryPosition {
   bucket: number;
   id: string;
+  /**
+   * Only on the cursor of a message that had not settled when it was served
+   * (see catchUpSettleMs): the settled horizon then, in ms. Catching up from
+   * such a cursor resumes from that horizon.
+   */
+  settled?: number;
 }
 
 export function encodeHistoryCursor(pos: HistoryPosition): string {
-  return encodeCursor({ b: pos.bucket, t: pos.id });
+  return encodeCursor({ b: pos.bucket, t: pos.id, ...(pos.settled === undefined ? {} : { s: pos.settled }) });
 }
 
 export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day' | 'month'): HistoryPosition {
   const isBucket = buckets === 'day' ? isDayBucket : isMonthBucket;
-  const pos = decodeCursor(field, cursor, (p): p is { b: number; t: string } => isBucket(p.b) && isTimeUuid(p.t));
-  return { bucket: pos.b, id: pos.t };
+  const pos = decodeCursor(
+    field,
+    cursor,
+    (p): p is { b: number; t: string; s?: number } =>
+      isBucket(p.b) && isTimeUuid(p.t) && (p.s === undefined || (Number.isSafeInteger(p.s) && (p.s as number) >= 0)),
+  );
+  return { bucket: pos.b, id: pos.t, ...(pos.s === undefined ? {} : { settled: pos.s }) };
 }
 
 /** A position in the list of all rooms: the name of the room shown last (the list is in token order). */
