@@ -15,6 +15,13 @@ export const Limits = {
     clientMessageIdTtlSeconds: 24 * 3600,
     /** sendTyping publishes at most once per this many seconds per user and room. */
     typingIntervalSeconds: 2,
+    /**
+     * A roomEvents subscription re-checks, when it delivers an event, that its
+     * subscriber still takes part in the room, at most once per this long (one
+     * read of the room per instance and window, whatever the subscriber count):
+     * a leave whose ParticipantLeft event was lost stops the stream within it.
+     */
+    participationRecheckMs: 5_000,
     /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
     deleteAttempts: 5,
     /** Statements per batch when deleteRoom cleans users' chat_rooms. */
