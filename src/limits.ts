@@ -9,6 +9,14 @@ export const Limits = {
   room: {
     name: { min: 3, max: 31, pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/ },
     banner: { max: 280 },
+    /**
+     * Participants of a room. The set lives in the room's row: every post's
+     * membership check reads it, the delete LWT compares it whole, and
+     * Room.participants returns it whole (priced at this size). joinRoom
+     * refuses with ROOM_FULL at the limit; joins racing each other near it
+     * may pass it together, by at most the number of joins in flight at that moment.
+     */
+    maxParticipants: 1000,
     content: { min: 1, max: 4000 },
     clientMessageId: { min: 1, max: 64 },
     /** How long a clientMessageId is remembered (a retry inside it returns the original message). */

@@ -17,6 +17,7 @@ import {
   RoomsDocument,
 } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
+import { Limits } from '../src/limits.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
@@ -136,6 +137,43 @@ describe('joinRoom and leaveRoom', () => {
     // Leaving again is harmless.
     expect((await gqlOk(app, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(false);
     expect(codes(await gql(app, LeaveRoomDocument, { name: uniqueRoomName('none') }, bob.token))).toEqual(['NOT_FOUND']);
+  });
+});
+
+describe('a full room', () => {
+  it(`refuses joins with ROOM_FULL at ${Limits.room.maxParticipants} participants, changing nothing; members still rejoin harmlessly`, async () => {
+    const name = await roomWith(app, alice, [bob]);
+    // Fill it up to the limit in one write (registering a thousand users would test registration).
+    const extra = Array.from({ length: Limits.room.maxParticipants - 2 }, (_, i) => ({
+      login: `filler_${i}`,
+      firstname: 'Filler',
+      lastname: String(i),
+    }));
+    await app.services.db.client.execute('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set(extra), name], {
+      prepare: true,
+    });
+    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+
+    const refused = await gql(app, JoinRoomDocument, { name }, carol.token);
+    expect(codes(refused)).toEqual(['ROOM_FULL']);
+    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+    expect(await rawChatRooms(app, carol.login)).not.toContain(name);
+    expect((await history(alice, name, {})).edges.map((e) => e.node.content)).not.toContain('Carol Danvers joins the room');
+
+    // Someone already in it joins again: harmless, as ever.
+    expect((await gqlOk(app, JoinRoomDocument, { name }, bob.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+    // Once someone leaves, there is room again.
+    await gqlOk(app, LeaveRoomDocument, { name }, bob.token);
+    expect((await gqlOk(app, JoinRoomDocument, { name }, carol.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+  });
+
+  it('prices the participants list at its bound, so nested selections under it cannot hide their cost', async () => {
+    const name = await roomWith(app, alice);
+    const query = `query ($name: String!) { room(name: $name) { participants { messages(first: 5) { edges { node { id } } } } } }`;
+    const res = await gql(app, query, { name }, alice.token);
+    expect(codes(res)).toEqual(['QUERY_TOO_COMPLEX']);
+    // The participants themselves, from the room row, stay cheap.
+    expect((await gqlOk(app, RoomParticipantsFullDocument, { name }, alice.token)).room?.participants).toHaveLength(1);
   });
 });
 

@@ -2,6 +2,7 @@ import type { RoomRecord } from '../db/rooms.js';
 import * as rooms from '../resolvers/rooms/rooms.js';
 import * as messages from '../resolvers/rooms/messages.js';
 import { distinctPeople, personAsUser } from '../resolvers/rooms/people.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { UserRef } from './user.js';
 import { MessageConnection } from './message.js';
@@ -16,7 +17,9 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
     creator: t.field({ type: UserRef, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
       type: [UserRef],
-      description: 'From the room row itself: no query per participant',
+      description: `From the room row itself: no query per participant. At most ${Limits.room.maxParticipants}.`,
+      // Priced at the longest it can be (the default assumes 10), so what is selected on each participant counts in full.
+      complexity: { field: 1, multiplier: Limits.room.maxParticipants },
       resolve: (r, _args, ctx) => distinctPeople(r.participants).map((p) => personAsUser(ctx, p)),
     }),
     participantCount: t.int({ resolve: (r) => distinctPeople(r.participants).length }),
@@ -93,7 +96,9 @@ builder.mutationFields((t) => ({
   }),
   joinRoom: t.field({
     type: RoomRef,
-    description: 'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted).',
+    description:
+      'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted); ' +
+      `ROOM_FULL when it has ${Limits.room.maxParticipants} participants.`,
     authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.name),

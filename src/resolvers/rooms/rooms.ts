@@ -77,6 +77,13 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('name', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
+  // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
+  // racing near the limit may pass it together; the row stays bounded all the same.
+  if (room.participants.length >= Limits.room.maxParticipants) {
+    throw new AppError(ErrorCode.ROOM_FULL, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`, {
+      field: 'name',
+    });
+  }
   const person = await viewerPerson(ctx);
   const { stores, logger } = ctx.services;
   // The user's list first, the room second: a deletion that commits after the
