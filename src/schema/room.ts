@@ -34,7 +34,6 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
         'newest-first page), catch-up resumes a little earlier and may repeat messages you have: key them by id. ' +
         'Page size 50 by default, at most 200.',
       args: { ...t.arg.connectionArgs() },
-      complexity: (args) => ({ field: 1, multiplier: args.first ?? args.last ?? 50 }),
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),
     }),
   }),
@@ -43,8 +42,6 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
 export const RoomConnection = builder.connectionObject({
   type: RoomRef,
   name: 'RoomConnection',
-  // The field returning the connection multiplies by its page size; the edges list must not multiply again.
-  edgesField: { complexity: { field: 0, multiplier: 1 } },
 });
 
 const CreateRoomInput = builder.inputType('CreateRoomInput', {
@@ -81,7 +78,6 @@ builder.queryFields((t) => ({
     description: 'Every room, in storage order',
     authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
-    complexity: (args) => ({ field: 1, multiplier: args.first ?? 50 }),
     resolve: (_root, args, ctx) => rooms.listRooms(ctx, args.first, args.after),
   }),
 }));
