@@ -260,7 +260,9 @@ export class RoomMessageStore {
   ): Promise<HistoryPage> {
     const floor = minTimeUuid(room.createdAt);
     const ceiling = maxTimeUuid(settledUpTo);
-    if (dir === 'newer' && settledUpTo < room.createdAt) return { messages: [], more: false };
+    // Nothing settled beyond the cursor (or in the room) yet: no need to ask.
+    const settledFrom = from ? timeUuidDate(from.id) : room.createdAt;
+    if (dir === 'newer' && settledUpTo < settledFrom) return { messages: [], more: false };
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;

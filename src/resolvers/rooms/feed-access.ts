@@ -9,7 +9,7 @@
 import type { RoomRecord } from '../../db/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../errors.js';
-import { Limits } from '../../limits.js';
+import { isFresh } from './feed.js';
 import { isParticipant } from './rooms.js';
 
 /** Why `login` may no longer follow the room `followed` (as it was when subscribing), or null while they may. */
@@ -44,11 +44,6 @@ class RecentRoomReads {
     }
     return room;
   }
-}
-
-/** Within the window (a clock that went back counts as stale). */
-export function isFresh(at: number, now: number): boolean {
-  return now >= at && now - at < Limits.room.participationRecheckMs;
 }
 
 const perInstance = new WeakMap<Pick<Services, 'stores' | 'clock'>, RecentRoomReads>();

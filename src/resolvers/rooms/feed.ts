@@ -10,7 +10,7 @@ import type { MessageRecord } from '../../db/room-messages.js';
 import { eventStream, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
 import type { Clock } from '../../services.js';
-import { isFresh } from './feed-access.js';
+import { Limits } from '../../limits.js';
 
 export const roomChannel = (roomName: string) => `room.${roomName}`;
 
@@ -138,6 +138,11 @@ export async function roomEventStream(
     onCheckFailed: (err) => services.logger.warn({ err, roomName }, 'room access re-check failed; delivering'),
     ended: (error) => ({ kind: 'AccessEnded', roomName, error }),
   });
+}
+
+/** Whether an access check made at `at` still holds at `now` (a clock that went back counts as stale). */
+export function isFresh(at: number, now: number): boolean {
+  return now >= at && now - at < Limits.room.participationRecheckMs;
 }
 
 /**
