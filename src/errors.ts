@@ -24,6 +24,8 @@ export const ErrorCode = {
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',
+  /** The room has Limits.room.maxParticipants participants. */
+  ROOM_FULL: 'ROOM_FULL',
   // marketplace
   AUCTION_FINISHED: 'AUCTION_FINISHED',
   NOT_ENOUGH_UNITS: 'NOT_ENOUGH_UNITS',

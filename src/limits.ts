@@ -9,16 +9,41 @@ export const Limits = {
   room: {
     name: { min: 3, max: 31, pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/ },
     banner: { max: 280 },
+    /**
+     * Participants of a room. The set lives in the room's row: every post's
+     * membership check reads it, the delete LWT compares it whole, and
+     * Room.participants returns it whole (priced at this size). joinRoom
+     * refuses with ROOM_FULL at the limit; joins racing each other near it
+     * may pass it together, by at most the number of joins in flight at that moment.
+     */
+    maxParticipants: 1000,
     content: { min: 1, max: 4000 },
     clientMessageId: { min: 1, max: 64 },
     /** How long a clientMessageId is remembered (a retry inside it returns the original message). */
     clientMessageIdTtlSeconds: 24 * 3600,
     /** sendTyping publishes at most once per this many seconds per user and room. */
     typingIntervalSeconds: 2,
+    /**
+     * A roomEvents subscription re-checks, when it delivers an event, that its
+     * subscriber still takes part in the room, at most once per this long (one
+     * read of the room per instance and window, whatever the subscriber count):
+     * a leave whose ParticipantLeft event was lost stops the stream within it.
+     */
+    participationRecheckMs: 5_000,
     /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
     deleteAttempts: 5,
     /** Statements per batch when deleteRoom cleans users' chat_rooms. */
     cleanupBatch: 100,
+    /**
+     * A message's id (its place in history) is taken before its write, so
+     * writes can commit out of id order. A post sends its message's write only
+     * while the id is younger than this; a post slower than that (a stalled
+     * clientMessageId claim) fails and its retry takes a new id. Catch-up pages
+     * rely on it: see catchUpSettleMs in src/db/room-messages.ts.
+     */
+    messageWriteWindowMs: 10_000,
+    /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
+    clockSkewMs: 5_000,
   },
   /** Default and maximum page size of every connection. */
   page: { default: 50, max: 200 },

@@ -9,13 +9,14 @@ import {
   DeleteRoomDocument,
   HistoryDocument,
   JoinRoomDocument,
+  MyMessagesDocument,
   PostMessageDocument,
   RoomDocument,
 } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
-import { rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
 import { recordCql } from './testkit/cql-spy.js';
 
 let app: App;
@@ -204,6 +205,65 @@ describe('deletion retries', () => {
   });
 });
 
+describe('a name re-created while the deleted room is being cleaned up', () => {
+  it("keeps the new room's history, bucket rows and members, on every instance", async () => {
+    const other = await startApp(); // a second instance, with its own memory of recorded buckets
+    const [oldMember, rejoiner, newCreator] = users.slice(9, 12) as [TestUser, TestUser, TestUser];
+    const name = await roomWith(app, creator, [oldMember, rejoiner]);
+    // Both instances have posted into today's bucket of the old room (and remember having recorded it).
+    await post(app, rejoiner, name, 'old, on the first instance');
+    await post(other, oldMember, name, 'old, on the other instance');
+
+    // The deletion's first cleanup write waits while the name is taken again, joined and used on both instances.
+    const db = app.services.db;
+    const batch = db.batch;
+    const reused: string[] = [];
+    db.batch = async function (queries, opts) {
+      if (/^UPDATE users\b.*chat_rooms = chat_rooms -/s.test(queries[0]?.stmt.cql ?? '')) {
+        db.batch = batch; // once
+        await gqlOk(other, CreateRoomDocument, { input: { name } }, newCreator.token);
+        await gqlOk(app, JoinRoomDocument, { name }, rejoiner.token);
+        reused.push((await post(other, newCreator, name, 'new, on the other instance')).id);
+        reused.push((await post(app, rejoiner, name, 'new, on the first instance')).id);
+      }
+      return batch.call(this, queries, opts);
+    };
+    try {
+      expect((await gqlOk(app, DeleteRoomDocument, { name }, creator.token)).deleteRoom).toBe(true);
+    } finally {
+      db.batch = batch;
+    }
+    expect(reused).toHaveLength(2);
+
+    // The new room, whole: its creator, the member who joined it, and only its own messages.
+    const room = (await gqlOk(app, RoomDocument, { name }, newCreator.token)).room!;
+    expect(room.creator.login).toBe(newCreator.login);
+    expect(room.participants.map((p) => p.login).sort()).toEqual([newCreator.login, rejoiner.login].sort());
+    const history = async (on: typeof app) =>
+      (await gqlOk(on, HistoryDocument, { name }, newCreator.token)).room!.messages.edges.map((e) => e.node.content);
+    const expected = ['new, on the first instance', 'new, on the other instance', `${rejoiner.firstname} ${rejoiner.lastname} joins the room`];
+    expect(await history(app)).toEqual(expected);
+    const buckets = await db.client.execute('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name], { prepare: true });
+    expect(buckets.rowLength).toBeGreaterThan(0);
+
+    // The users' lists: the new room stays with its members, the old one is gone from everyone else's.
+    expect((await rawChatRooms(app, newCreator.login)).has(name)).toBe(true);
+    expect((await rawChatRooms(app, rejoiner.login)).has(name)).toBe(true);
+    expect((await rawChatRooms(app, oldMember.login)).has(name)).toBe(false);
+    expect((await rawChatRooms(app, creator.login)).has(name)).toBe(false);
+
+    // The authors' own lists keep the new messages and lost the old ones.
+    const own = await gqlOk(app, MyMessagesDocument, {}, rejoiner.token);
+    const contents = own.me!.messages!.edges.filter((e) => e.node.roomName === name).map((e) => e.node.content);
+    expect(contents).toEqual(['new, on the first instance']);
+
+    // Later posts on either instance land in a bucket the history finds.
+    await post(other, rejoiner, name, 'later, on the other instance');
+    await post(app, newCreator, name, 'later, on the first instance');
+    expect((await history(other)).slice(0, 2)).toEqual(['later, on the first instance', 'later, on the other instance']);
+  });
+});
+
 describe('deleting a big room', () => {
   it("cleans every participant's chat rooms, at most 100 users per batch", async () => {
     const name = await roomWith(app, creator);
@@ -220,7 +280,7 @@ describe('deleting a big room', () => {
     const spy = recordCql(app);
     await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
     spy.stop();
-    const cleanups = spy.records.filter((r) => r.kind === 'batch' && r.cql[0]!.startsWith('UPDATE users SET chat_rooms'));
+    const cleanups = spy.records.filter((r) => r.kind === 'batch' && /^UPDATE users\b.*chat_rooms = chat_rooms -/s.test(r.cql[0]!));
     expect(cleanups.map((b) => b.cql.length).sort((a, b) => b - a)).toEqual([100, 51]);
     for (const login of [creator.login, ...logins]) expect((await rawChatRooms(app, login)).has(name), login).toBe(false);
   });
@@ -240,6 +300,23 @@ describe('idempotent posting', () => {
     expect(page.edges).toHaveLength(1);
     expect(page.edges[0]!.node.id).toBe([...ids][0]);
     // Every attempt answered with the stored message, content included.
+    for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
+  });
+
+  it('ten concurrent posts reusing a clientMessageId of a deleted room of the same name: one new message, all ten return it', async () => {
+    const name = await roomWith(app, creator);
+    const send = (content: string) =>
+      gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'reused' }, creator.token);
+    const old = (await send('in the deleted room')).postMessage;
+    await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
+    await roomWith(app, creator, [], name);
+
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`attempt ${i}`)));
+    const ids = new Set(results.map((r) => r.postMessage.id));
+    expect(ids.size).toBe(1);
+    expect(ids.has(old.id)).toBe(false);
+    const page = (await gqlOk(app, HistoryDocument, { name }, creator.token)).room!.messages;
+    expect(page.edges.map((e) => e.node.id)).toEqual([...ids]);
     for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
   });
 

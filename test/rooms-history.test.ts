@@ -7,7 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { HistoryDocument, PostMessageDocument, RoomDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
-import { gqlOk } from './testkit/http.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { Limits } from '../src/limits.js';
+import { catchUpSettleMs } from '../src/db/room-messages.js';
+import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { roomWith } from './testkit/rooms.js';
 import { seedHistory, spreadOverDays } from './testkit/seed-history.js';
@@ -74,6 +77,8 @@ describe('history over days with empty days between', () => {
     }
     const oldestFirst = posted.map((p) => p.id);
     const newestFirst = [...oldestFirst].reverse();
+    // Catch-up (oldest first) shows messages once they have settled.
+    clock.advance(DAY);
 
     // The bucket table lists the six days used, not the empty ones.
     const buckets = await app.services.db.client.execute('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name], {
@@ -104,6 +109,151 @@ describe('history over days with empty days between', () => {
     const room = (await gqlOk(app, RoomDocument, { name }, alice.token)).room!;
     expect(Date.parse(m.createdAt)).toBeGreaterThanOrEqual(Date.parse(room.createdAt));
     expect((await historyPage(name, {})).edges.map((e) => e.node.id)).toEqual([m.id]);
+  });
+});
+
+describe('catching up while writes commit out of order', () => {
+  /**
+   * Posts 'slow', whose write stalls after its id is taken, then 'fast', which
+   * takes a later id and commits meanwhile. `whileStalled` runs once 'fast' is
+   * stored and 'slow' is not; then 'slow' commits and both posts answer.
+   */
+  async function outOfOrder(name: string, whileStalled: () => Promise<void>) {
+    const db = app.services.db;
+    const batch = db.batch;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let stalled!: () => void;
+    const isStalled = new Promise<void>((resolve) => (stalled = resolve));
+    db.batch = async function (queries, opts) {
+      if (queries.some((q) => q.stmt.cql.includes('INSERT INTO chat_room_messages') && q.params[3] === 'slow')) {
+        stalled();
+        await gate;
+      }
+      return batch.call(this, queries, opts);
+    };
+    try {
+      clock.advance(1_000);
+      const slow = gql(app, PostMessageDocument, { roomName: name, content: 'slow' }, alice.token);
+      await isStalled;
+      clock.advance(1_000);
+      // Its answer waits for 'slow' to be published first; its write does not.
+      const fast = gql(app, PostMessageDocument, { roomName: name, content: 'fast' }, alice.token);
+      await eventually(async () => (await storedContents(name)).includes('fast'), { what: "'fast' to be stored" });
+      expect(await storedContents(name)).not.toContain('slow');
+      await whileStalled();
+      release();
+      expect((await slow).errors).toBeUndefined();
+      expect((await fast).errors).toBeUndefined();
+    } finally {
+      db.batch = batch;
+      release();
+    }
+  }
+
+  async function storedContents(name: string): Promise<string[]> {
+    const bucket = Number(clock.now().toISOString().slice(0, 10).replaceAll('-', ''));
+    const rs = await app.services.db.client.execute(
+      'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
+      [name, bucket],
+      { prepare: true },
+    );
+    return rs.rows.map((r) => r.content as string);
+  }
+
+  /** A client catching up from `cursor` (the room's start without one) until it has everything served so far; returns the new cursor. */
+  async function catchUp(name: string, cursor: string | undefined, into: string[]): Promise<string | undefined> {
+    for (;;) {
+      const page = await historyPage(name, { last: 50, before: cursor });
+      into.push(...page.edges.map((e) => e.node.content!));
+      if (page.edges.length > 0) cursor = page.pageInfo.endCursor!;
+      if (!page.pageInfo.hasPreviousPage) return cursor;
+    }
+  }
+
+  it('never steps over a message whose write commits after a later one: each shows once everything before it settled', async () => {
+    clock.set('2025-06-01T10:00:00Z');
+    const name = await roomWith(app, alice);
+    await gqlOk(app, PostMessageDocument, { roomName: name, content: 'seen' }, alice.token);
+    clock.advance(60_000);
+    // The client has caught up to 'seen', and keeps the cursor.
+    const seen: string[] = [];
+    let cursor: string | undefined = (await historyPage(name, { last: 1 })).edges[0]!.cursor;
+
+    await outOfOrder(name, async () => {
+      cursor = await catchUp(name, cursor, seen);
+      expect(seen).toEqual([]); // not 'fast': stepping past it would leave 'slow' behind for good
+    });
+    await eventually(
+      async () => {
+        clock.advance(5_000);
+        cursor = await catchUp(name, cursor, seen);
+        return seen.length >= 2;
+      },
+      { what: 'both messages to settle' },
+    );
+    expect(seen).toEqual(['slow', 'fast']);
+  });
+
+  it('never loses a late message when catching up from the top of a newest-first page', async () => {
+    clock.set('2025-06-02T10:00:00Z');
+    const name = await roomWith(app, alice);
+    let top = '';
+    await outOfOrder(name, async () => {
+      // The client opens the room: the newest page shows 'fast' and not yet 'slow'.
+      const page = await historyPage(name, { first: 10 });
+      expect(page.edges.map((e) => e.node.content)).toEqual(['fast']);
+      top = page.edges[0]!.cursor;
+    });
+    clock.advance(60_000);
+    const got: string[] = [];
+    await catchUp(name, top, got);
+    // 'fast' again (the client has it, and keys messages by id), and 'slow', which it never saw.
+    expect(got).toEqual(['slow', 'fast']);
+  });
+
+  it('posts a retry afresh once the first attempt can no longer write, so its message never lands below what catch-up served', async () => {
+    clock.set('2025-06-03T10:00:00Z');
+    const name = await roomWith(app, alice);
+    const send = (content: string) => gql(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'k-1' }, alice.token);
+    // The first attempt claims its clientMessageId, then its write fails.
+    const db = app.services.db;
+    const batch = db.batch;
+    db.batch = async function (queries, opts) {
+      if (queries.some((q) => q.params[3] === 'lost')) {
+        db.batch = batch;
+        throw new Error('write failed');
+      }
+      return batch.call(this, queries, opts);
+    };
+    try {
+      expect(codes(await send('lost'))).toEqual(['INTERNAL_SERVER_ERROR']);
+    } finally {
+      db.batch = batch;
+    }
+    clock.advance(1_000);
+    const after = (await gqlOk(app, PostMessageDocument, { roomName: name, content: 'after' }, alice.token)).postMessage;
+
+    // Past the write window, the claimed id may no longer be written, and the claim is not dead yet: try again later.
+    const { requestTimeoutMs } = app.services.config.cassandra;
+    clock.advance(Limits.room.messageWriteWindowMs + 1_000);
+    expect(codes(await send('lost'))).toEqual(['CONFLICT']);
+
+    // A client catches up meanwhile and steps past 'after'.
+    clock.advance(catchUpSettleMs(requestTimeoutMs));
+    const got: string[] = [];
+    const cursor = await catchUp(name, undefined, got);
+    expect(got).toEqual(['after']);
+
+    // Past the commit horizon the claim is dead: the retry posts with a new id, after 'after', and later retries get it.
+    const retry = await send('lost');
+    expect(retry.errors).toBeUndefined();
+    const posted = retry.data!.postMessage;
+    expect(Date.parse(posted.createdAt)).toBeGreaterThan(Date.parse(after.createdAt));
+    expect((await send('lost')).data?.postMessage.id).toBe(posted.id);
+    clock.advance(catchUpSettleMs(requestTimeoutMs));
+    await catchUp(name, cursor, got);
+    expect(got).toEqual(['after', 'lost']);
   });
 });
 

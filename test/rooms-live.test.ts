@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { print } from 'graphql';
 import type { App } from '../src/app.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { Limits } from '../src/limits.js';
 import {
   DeleteRoomDocument,
   HideMessageDocument,
@@ -17,7 +18,7 @@ import {
   SendTypingDocument,
   type RoomEventsSubscription,
 } from './generated/graphql.js';
-import { startApp } from './testkit/app.js';
+import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
@@ -163,6 +164,47 @@ describe('roomEvents over graphql-ws', () => {
     const sub = await follow(appA, alice, name);
     sub.unsubscribe();
     await eventually(() => appA.services.pubsub.listeners(roomChannel(name)) === 0, { what: 'the listener to go' });
+  });
+});
+
+describe('a subscriber who is no longer a participant', () => {
+  it('is cut off with FORBIDDEN at the first event after the re-check window, even when no ParticipantLeft was published', async () => {
+    const clock = new ManualClock();
+    const app = await startApp({ clock });
+    const name = await roomWith(app, alice, [bob]);
+    const bobs = await follow(app, bob, name);
+    // Bob leaves through the store: his participation and his list change, and no event is published
+    // (as when the publish of his own ParticipantLeft was lost).
+    const { rooms } = app.services.stores;
+    const room = (await rooms.byName(name))!;
+    await rooms.leave(name, bob.login, room.participants.filter((p) => p.login === bob.login));
+
+    // The subscription's last check holds for the window: events still flow inside it.
+    await post(app, alice, name, 'inside the window');
+    expect(await nextEvent(bobs)).toMatchObject({ message: { content: 'inside the window' } });
+    clock.advance(Limits.room.participationRecheckMs);
+    await post(app, alice, name, 'after the window');
+    const cut = await bobs.next();
+    expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+    await bobs.completed;
+    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 0, { what: "Bob's listener to go" });
+  });
+
+  it('is cut off with NOT_FOUND when the room it followed is gone and its RoomDeleted was lost, even if the name is taken again', async () => {
+    const clock = new ManualClock();
+    const app = await startApp({ clock });
+    const name = await roomWith(app, alice, [bob]);
+    const bobs = await follow(app, bob, name);
+    // The room is deleted and created again without any event reaching Bob's instance.
+    const { rooms } = app.services.stores;
+    const old = (await rooms.byName(name))!;
+    expect((await rooms.deleteIfUnchanged(old, alice.login)).status).toBe('deleted');
+    clock.advance(Limits.room.participationRecheckMs);
+    // Bob joins the new room: its first event on the channel finds that the room he followed is gone.
+    await roomWith(app, alice, [bob], name);
+    const cut = await bobs.next();
+    expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
+    await bobs.completed;
   });
 });
 

@@ -51,6 +51,13 @@ describe('message ids and cursors', () => {
     const cursor = encodeHistoryCursor({ bucket: 20250601, id: messageId });
     expect(decodeHistoryCursor('after', cursor, 'day')).toEqual({ bucket: 20250601, id: messageId });
     expect(() => decodeHistoryCursor('after', cursor, 'month')).toThrow(/after is not a valid cursor/);
+    // A cursor of a message that had not settled carries the settled horizon of its page.
+    const marked = encodeHistoryCursor({ bucket: 20250601, id: messageId, settled: 1_748_779_200_000 });
+    expect(decodeHistoryCursor('before', marked, 'day')).toEqual({ bucket: 20250601, id: messageId, settled: 1_748_779_200_000 });
+    for (const s of [-1, 1.5, '1', null]) {
+      const forged = Buffer.from(JSON.stringify({ v: 1, b: 20250601, t: messageId, s })).toString('base64url');
+      expect(() => decodeHistoryCursor('before', forged, 'day'), String(s)).toThrow(/before is not a valid cursor/);
+    }
   });
 });
 

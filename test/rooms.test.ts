@@ -17,6 +17,7 @@ import {
   RoomsDocument,
 } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
+import { Limits } from '../src/limits.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
@@ -26,8 +27,11 @@ let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
 
+/** Real time, moved ahead on demand: lets posted messages settle for catch-up pages without waiting. */
+const clock = { ahead: 0, now: () => new Date(Date.now() + clock.ahead) };
+
 beforeAll(async () => {
-  app = await startApp();
+  app = await startApp({ clock });
   [alice, bob, carol] = await Promise.all([
     signUp(app, { firstname: 'Alice', lastname: 'Liddell' }),
     signUp(app, { firstname: 'Bob', lastname: 'Builder' }),
@@ -136,6 +140,43 @@ describe('joinRoom and leaveRoom', () => {
   });
 });
 
+describe('a full room', () => {
+  it(`refuses joins with ROOM_FULL at ${Limits.room.maxParticipants} participants, changing nothing; members still rejoin harmlessly`, async () => {
+    const name = await roomWith(app, alice, [bob]);
+    // Fill it up to the limit in one write (registering a thousand users would test registration).
+    const extra = Array.from({ length: Limits.room.maxParticipants - 2 }, (_, i) => ({
+      login: `filler_${i}`,
+      firstname: 'Filler',
+      lastname: String(i),
+    }));
+    await app.services.db.client.execute('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set(extra), name], {
+      prepare: true,
+    });
+    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+
+    const refused = await gql(app, JoinRoomDocument, { name }, carol.token);
+    expect(codes(refused)).toEqual(['ROOM_FULL']);
+    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+    expect(await rawChatRooms(app, carol.login)).not.toContain(name);
+    expect((await history(alice, name, {})).edges.map((e) => e.node.content)).not.toContain('Carol Danvers joins the room');
+
+    // Someone already in it joins again: harmless, as ever.
+    expect((await gqlOk(app, JoinRoomDocument, { name }, bob.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+    // Once someone leaves, there is room again.
+    await gqlOk(app, LeaveRoomDocument, { name }, bob.token);
+    expect((await gqlOk(app, JoinRoomDocument, { name }, carol.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+  });
+
+  it('prices the participants list at its bound, so nested selections under it cannot hide their cost', async () => {
+    const name = await roomWith(app, alice);
+    const query = `query ($name: String!) { room(name: $name) { participants { messages(first: 5) { edges { node { id } } } } } }`;
+    const res = await gql(app, query, { name }, alice.token);
+    expect(codes(res)).toEqual(['QUERY_TOO_COMPLEX']);
+    // The participants themselves, from the room row, stay cheap.
+    expect((await gqlOk(app, RoomParticipantsFullDocument, { name }, alice.token)).room?.participants).toHaveLength(1);
+  });
+});
+
 describe('deleteRoom', () => {
   it('is for the creator only', async () => {
     const name = await roomWith(app, alice, [bob]);
@@ -212,10 +253,67 @@ describe('room, rooms, participants', () => {
     const bad = await gql(app, RoomsDocument, { first: 2, after: 'garbage' }, alice.token);
     expect(codes(bad)).toEqual(['BAD_USER_INPUT']);
     expect(bad.errors?.[0]?.extensions?.field).toBe('after');
-    const forged = Buffer.from(JSON.stringify({ v: 1, ps: 'deadbeef', s: 0 })).toString('base64url');
-    expect(codes(await gql(app, RoomsDocument, { first: 2, after: forged }, alice.token))).toEqual(['BAD_USER_INPUT']);
+    for (const r of ['no', 'Upper-Case', 'x'.repeat(32), 42]) {
+      const forged = Buffer.from(JSON.stringify({ v: 1, r })).toString('base64url');
+      expect(codes(await gql(app, RoomsDocument, { first: 2, after: forged }, alice.token)), String(r)).toEqual(['BAD_USER_INPUT']);
+    }
     expect(codes(await gql(app, RoomsDocument, { first: 201 }, alice.token))).toEqual(['BAD_USER_INPUT']);
   });
+
+  it('chains edge cursors across more than ten full pages: every room once, one read per page (and one per debris row)', async () => {
+    // 2,300 rooms written straight into the table (creating them through the API would test createRoom),
+    // and a few rows of debris (participants only, the leftovers of a lost race) that are not rooms.
+    const prefix = uniqueRoomName('walk').slice(0, 20);
+    const names = Array.from({ length: 2300 }, (_, i) => `${prefix}-${i}`);
+    const debris = Array.from({ length: 5 }, (_, i) => `${prefix}-debris${i}`);
+    const carolUdt = { login: carol.login, firstname: 'Carol', lastname: 'Danvers' };
+    const db = app.services.db.client;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < names.length) {
+          const name = names[next++]!;
+          await db.execute(
+            'INSERT INTO chat_rooms (room_name, creation_date, creator, creator_login, participants) VALUES (?, ?, ?, ?, ?)',
+            [name, new Date(), carolUdt, carol.login, new Set([carolUdt])],
+            { prepare: true },
+          );
+        }
+      }),
+    );
+    for (const name of debris) {
+      await db.execute('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set([carolUdt]), name], {
+        prepare: true,
+      });
+    }
+
+    // Each page is resumed from its second-to-last edge, as a client that showed only part of a page would.
+    const seen: string[] = [];
+    let after: string | undefined;
+    let pages = 0;
+    const reads: number[] = [];
+    for (;;) {
+      const before = app.services.db.queryCount;
+      const { rooms } = await gqlOk(app, RoomsDocument, { first: 200, after }, alice.token);
+      reads.push(app.services.db.queryCount - before);
+      pages += 1;
+      const edges = rooms.edges;
+      if (!rooms.pageInfo.hasNextPage) {
+        seen.push(...edges.map((e) => e.node.name));
+        break;
+      }
+      expect(edges).toHaveLength(200);
+      seen.push(...edges.slice(0, -1).map((e) => e.node.name));
+      after = edges.at(-2)!.cursor;
+    }
+    expect(pages).toBeGreaterThan(11);
+    // A page reads its rows once; a debris row inside it costs one read more to fill the page. Never a re-read of earlier pages.
+    expect(Math.max(...reads)).toBeLessThanOrEqual(1 + debris.length);
+    expect(reads.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(pages + debris.length);
+    expect(new Set(seen).size).toBe(seen.length);
+    const ours = new Set(seen.filter((n) => n.startsWith(`${prefix}-`)));
+    expect([...ours].sort()).toEqual([...names].sort());
+  }, 120_000);
 
   it("shows chat rooms and messages to their owner only, and leaves deleted rooms out", async () => {
     const name = await roomWith(app, alice, [bob]);
@@ -232,7 +330,7 @@ describe('postMessage and message', () => {
     const name = await roomWith(app, alice, [bob]);
     const m = await post(app, bob, name, '  hello there  ');
     expect(m).toMatchObject({ roomName: name, content: 'hello there', systemMessage: false, visible: true, author: { login: bob.login } });
-    expect(Math.abs(new Date(m.createdAt).getTime() - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(new Date(m.createdAt).getTime() - clock.now().getTime())).toBeLessThan(60_000);
     const read = await gqlOk(app, MessageDocument, { id: m.id }, alice.token);
     expect(read.message).toEqual(m);
   });
@@ -290,6 +388,23 @@ describe('postMessage and message', () => {
     const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
     expect(contents).toEqual(['mine', 'once']);
   });
+
+  it('forgets a clientMessageId with its room: in a room re-created under the same name, the id posts a new message', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const send = async (content: string) =>
+      (await gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'c-again' }, bob.token)).postMessage;
+    const old = await send('in the first room');
+    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await roomWith(app, alice, [bob], name);
+
+    const fresh = await send('in the second room');
+    expect(fresh.id).not.toBe(old.id);
+    expect(fresh).toMatchObject({ content: 'in the second room', roomName: name });
+    const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
+    expect(contents).toEqual(['in the second room']);
+    // And within the new room, the id is idempotent again.
+    expect(await send('a retry')).toEqual(fresh);
+  });
 });
 
 describe('Room.messages', () => {
@@ -308,14 +423,33 @@ describe('Room.messages', () => {
     expect(p3.edges.map((e) => e.node.content)).toEqual(['m0']);
     expect(p3.pageInfo.hasNextPage).toBe(false);
 
-    // What a reconnecting client missed since m4: everything newer, oldest first.
     await post(app, alice, name, 'late-2');
-    const missed = await history(alice, name, { last: 2, before: p1.edges[0]!.cursor });
-    expect(missed.edges.map((e) => e.node.content)).toEqual(['late-1', 'late-2']);
-    expect(missed.pageInfo.hasPreviousPage).toBe(false);
+    // Catch-up shows messages once they have settled: none of these yet.
+    expect((await history(alice, name, { last: 50 })).edges).toEqual([]);
+    clock.ahead += 60_000;
+
+    // Oldest first, exactly, from catch-up cursors.
     const fromStart = await history(alice, name, { last: 4 });
     expect(fromStart.edges.map((e) => e.node.content)).toEqual(['m0', 'm1', 'm2', 'm3']);
     expect(fromStart.pageInfo.hasPreviousPage).toBe(true);
+    const rest = await history(alice, name, { last: 3, before: fromStart.pageInfo.endCursor! });
+    expect(rest.edges.map((e) => e.node.content)).toEqual(['m4', 'm5', 'm6']);
+    const missed = await history(alice, name, { last: 3, before: rest.pageInfo.endCursor! });
+    expect(missed.edges.map((e) => e.node.content)).toEqual(['late-1', 'late-2']);
+    expect(missed.pageInfo.hasPreviousPage).toBe(false);
+
+    // From the top of a newest-first page served before m6 settled, catch-up resumes from what had settled then:
+    // it may repeat messages the client has, and never misses one.
+    const again: string[] = [];
+    let before = p1.edges[0]!.cursor;
+    for (;;) {
+      const page = await history(alice, name, { last: 2, before });
+      again.push(...page.edges.map((e) => e.node.content!));
+      if (!page.pageInfo.hasPreviousPage) break;
+      before = page.pageInfo.endCursor!;
+    }
+    expect(new Set(again).size).toBe(again.length);
+    expect(again.slice(again.indexOf('m6'))).toEqual(['m6', 'late-1', 'late-2']);
   });
 
   it('refuses mixed directions, bad sizes and bad cursors, naming the argument', async () => {

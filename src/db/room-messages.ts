@@ -6,9 +6,11 @@
 import { cql, TimeUuid, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { minTimeUuid } from './time-uuid.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from './time-uuid.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
+import { Limits } from '../limits.js';
+import type { WriteTimestamp } from './write-timestamp.js';
 
 /** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
 export interface MessageRecord {
@@ -63,14 +65,15 @@ const ROOM_OLDER_THAN = cql(
    WHERE room_name = ? AND time_bucket = ? AND message_id < ? AND message_id >= ? LIMIT ?`,
   { idempotent: true },
 );
+// Catch-up reads (oldest first) stop at the settled horizon: see catchUpSettleMs.
 const ROOM_OLDEST = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
-   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? ORDER BY message_id ASC LIMIT ?`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
   { idempotent: true },
 );
 const ROOM_NEWER_THAN = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
-   WHERE room_name = ? AND time_bucket = ? AND message_id > ? ORDER BY message_id ASC LIMIT ?`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id > ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
   { idempotent: true },
 );
 const ROOM_BUCKETS_DESC = cql(
@@ -112,18 +115,27 @@ const SELECT_AUTHORS_IN_BUCKET = cql(
   'SELECT message_id, author, system_message FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
   { idempotent: true },
 );
+// A deleted room's cleanup. Every delete carries the deletion's timestamp, so
+// the messages, bucket rows and author copies of a room of the same name
+// created since (written later) survive it.
 const DELETE_BY_AUTHOR = cql(
-  'DELETE FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
+  'DELETE FROM messages_by_author USING TIMESTAMP ? WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
-const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', {
+const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ?', {
   idempotent: true,
 });
-const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket WHERE room_name = ?', { idempotent: true });
+const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
 
 const CLAIM_CLIENT_ID = cql(
   `INSERT INTO message_client_ids (room_name, author_login, client_message_id, message_id, content)
    VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?`,
+  { idempotent: false },
+);
+// A claim left by an earlier room of the same name is taken over, by one attempt only.
+const RECLAIM_CLIENT_ID = cql(
+  `UPDATE message_client_ids USING TTL ? SET message_id = ?, content = ?
+   WHERE room_name = ? AND author_login = ? AND client_message_id = ? IF message_id = ?`,
   { idempotent: false },
 );
 const SELECT_CLIENT_ID = cql(
@@ -133,6 +145,28 @@ const SELECT_CLIENT_ID = cql(
 );
 
 const MAX_BUCKET = 99_999_999;
+
+/**
+ * How long after its id's time a message can still commit: its write is sent
+ * only while the id is younger than the write window (Limits.room), and ends,
+ * applied or failed, within one Cassandra request timeout after that.
+ */
+export function commitHorizonMs(requestTimeoutMs: number): number {
+  return Limits.room.messageWriteWindowMs + requestTimeoutMs;
+}
+
+/**
+ * How old a message must be before catch-up (the newer-than-a-cursor
+ * direction) shows it: the commit horizon, plus the clock skew between the
+ * instance that made an id and the one reading. By then every message with an
+ * earlier id has committed or never will, so a client that steps past a message
+ * never leaves an older one behind. Derived from the request timeout so it
+ * stays above it when CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
+ * Newer messages reach clients through roomEvents.
+ */
+export function catchUpSettleMs(requestTimeoutMs: number): number {
+  return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
+}
 
 function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
@@ -162,7 +196,15 @@ export interface HistoryPage {
 }
 
 export class RoomMessageStore {
-  /** Per instance, like the seed's buffered map; keyed by room incarnation so a re-created room records its buckets again. */
+  /**
+   * Per instance, like the seed's buffered map. Keyed by room incarnation
+   * (name and createdAt), never by name alone: a deleted room's cleanup drops
+   * the bucket rows, and a room of the same name created since is a new key on
+   * every instance (its createdAt follows the deletion, which follows the old
+   * room's), so its first post anywhere writes its own bucket row, after the
+   * deletion's timestamp, where the cleanup cannot reach it. No instance needs
+   * to hear of the deletion for that.
+   */
   private readonly recorded = new RecentBuckets();
 
   constructor(private readonly db: Database) {}
@@ -205,15 +247,22 @@ export class RoomMessageStore {
 
   /**
    * One page of a room's history. Walks newest to oldest ('older') or oldest
-   * to newest ('newer') from `from` (exclusive), never below `room.createdAt`.
+   * to newest ('newer') from `from` (exclusive), never below `room.createdAt`;
+   * walking newer, never above `settledUpTo` (messages later than that may
+   * still be overtaken by slower writes of earlier ids).
    */
   async page(
     room: RoomIncarnation,
     dir: Direction,
     from: { bucket: number; id: string } | null,
     size: number,
+    settledUpTo: Date,
   ): Promise<HistoryPage> {
     const floor = minTimeUuid(room.createdAt);
+    const ceiling = maxTimeUuid(settledUpTo);
+    // Nothing settled beyond the cursor (or in the room) yet: no need to ask.
+    const settledFrom = from ? timeUuidDate(from.id) : room.createdAt;
+    if (dir === 'newer' && settledUpTo < settledFrom) return { messages: [], more: false };
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
@@ -227,8 +276,8 @@ export class RoomMessageStore {
               ? await this.db.execute(ROOM_OLDER_THAN, [room.name, bucket, after, floor, limit])
               : await this.db.execute(ROOM_NEWEST, [room.name, bucket, floor, limit])
             : after
-              ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, limit])
-              : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, limit]);
+              ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, ceiling, limit])
+              : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, ceiling, limit]);
         return {
           rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined),
           fetched: rs.rows.length,
@@ -236,7 +285,8 @@ export class RoomMessageStore {
         };
       },
     };
-    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi: MAX_BUCKET, want: size + 1 });
+    const hi = dir === 'newer' ? dayBucket(settledUpTo) : MAX_BUCKET;
+    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: size + 1 });
     return { messages: rows.slice(0, size), more: rows.length > size };
   }
 
@@ -286,36 +336,64 @@ export class RoomMessageStore {
   /**
    * Claims a clientMessageId for a post: the first attempt wins and fixes the
    * message id and content; later attempts learn them. The claim expires
-   * after `ttlSeconds`.
+   * after `ttlSeconds`. A dead claim is taken over (compare-and-set on its
+   * message id, so one attempt wins that too): one made in an earlier room of
+   * the same name, or one whose message was never written and no longer can
+   * be (see isDeadClaim).
    */
   async claimClientId(
-    roomName: string,
+    room: RoomIncarnation,
     login: string,
     clientId: string,
     proposal: { messageId: string; content: string },
-    ttlSeconds: number,
+    opts: { ttlSeconds: number; now: Date },
   ): Promise<ClientIdClaim> {
-    const key = [roomName, login, clientId];
-    const outcome = await this.db.lwt(
-      CLAIM_CLIENT_ID,
-      [...key, proposal.messageId, proposal.content, ttlSeconds],
-      async () => {
-        const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
-        return { applied: row?.message_id.toString() === proposal.messageId, row: row! };
-      },
-    );
-    if (outcome.applied) return { claimed: true, ...proposal };
-    // Not applied: the row that won (returned by the LWT, or read back after a timeout).
-    const row = outcome.row?.message_id ? outcome.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
-    if (!row?.message_id) throw new Error('clientMessageId claim lost and not readable');
-    return { claimed: false, messageId: row.message_id.toString(), content: row.content };
+    const key = [room.name, login, clientId];
+    const ours = async () => {
+      const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
+      return { applied: row?.message_id?.toString() === proposal.messageId, row: row! };
+    };
+    // A round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
+    for (let round = 0; round < 3; round++) {
+      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, opts.ttlSeconds], ours);
+      if (inserted.applied) return { claimed: true, ...proposal };
+      // Not applied: the row that won (returned by the LWT, or read back after a timeout).
+      const current = inserted.row?.message_id ? inserted.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
+      if (!current?.message_id) continue; // expired meanwhile: claim it afresh
+      const claimed = current.message_id.toString() as string;
+      if (!(await this.isDeadClaim(room, claimed, opts.now))) return { claimed: false, messageId: claimed, content: current.content };
+      const replaced = await this.db.lwt(
+        RECLAIM_CLIENT_ID,
+        [opts.ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
+        ours,
+      );
+      if (replaced.applied) return { claimed: true, ...proposal };
+      // Another attempt took it over first (or it expired): the next round finds out which.
+    }
+    throw new Error('clientMessageId claim kept changing');
   }
 
   /**
-   * Drops a deleted room's history: every day partition listed in its bucket
-   * table, the by-author copies of its messages, then the bucket rows.
+   * A claim is dead when its message belongs to an earlier room of the same
+   * name, or was never written and can no longer be: its id is past the
+   * commit horizon (the original attempt's write has landed or failed by then)
+   * and the message is not there. Writing it now would put it below messages
+   * that catch-up has already served.
    */
-  async dropRoom(roomName: string): Promise<void> {
+  private async isDeadClaim(room: RoomIncarnation, messageId: string, now: Date): Promise<boolean> {
+    const at = timeUuidDate(messageId);
+    if (at < room.createdAt) return true;
+    if (now.getTime() - at.getTime() <= commitHorizonMs(this.db.config.requestTimeoutMs)) return false;
+    return !(await this.byKey(room.name, dayBucket(at), messageId));
+  }
+
+  /**
+   * Drops a deleted room's history as of `at` (the deletion): every day
+   * partition listed in its bucket table, the by-author copies of its
+   * messages, then the bucket rows. What a room of the same name wrote after
+   * `at` is newer than these deletes and stays.
+   */
+  async dropRoom(roomName: string, at: WriteTimestamp): Promise<void> {
     const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
     for (const bucket of buckets) {
       let pageState: string | undefined;
@@ -325,12 +403,12 @@ export class RoomMessageStore {
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
             stmt: DELETE_BY_AUTHOR,
-            params: [fromUdt(r.author).login, monthBucket(r.message_id.getDate()), r.message_id],
+            params: [at, fromUdt(r.author).login, monthBucket(r.message_id.getDate()), r.message_id],
           }));
         // Unlogged batches, each within one author partition: cheap, and every delete is idempotent.
         const byPartition = new Map<string, typeof deletes>();
         for (const d of deletes) {
-          const key = `${d.params[0]}\u0000${d.params[1]}`;
+          const key = `${d.params[1]}\u0000${d.params[2]}`;
           const group = byPartition.get(key);
           if (group) group.push(d);
           else byPartition.set(key, [d]);
@@ -340,8 +418,8 @@ export class RoomMessageStore {
         }
         pageState = rs.pageState ?? undefined;
       } while (pageState);
-      await this.db.execute(DELETE_ROOM_PARTITION, [roomName, bucket]);
+      await this.db.execute(DELETE_ROOM_PARTITION, [at, roomName, bucket]);
     }
-    await this.db.execute(DELETE_ROOM_BUCKETS, [roomName]);
+    await this.db.execute(DELETE_ROOM_BUCKETS, [at, roomName]);
   }
 }

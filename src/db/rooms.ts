@@ -6,6 +6,7 @@
 import { cql, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../limits.js';
+import { nextWriteTimestamp, type WriteTimestamp } from './write-timestamp.js';
 
 export interface RoomRecord {
   name: string;
@@ -25,7 +26,11 @@ const INSERT_IF_NOT_EXISTS = cql(
 );
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
 const SELECT_MANY = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
-const SELECT_ALL = cql(`SELECT ${COLUMNS} FROM chat_rooms`, { idempotent: true });
+// Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
+const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+  idempotent: true,
+});
 // IF EXISTS: a join that loses the race with a deletion must not leave a row holding only participants.
 const JOIN_IF_EXISTS = cql('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF EXISTS', {
   idempotent: false,
@@ -40,6 +45,10 @@ const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_log
 });
 const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
 const REMOVE_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms - ? WHERE login = ?', { idempotent: true });
+// A deleted room's cleanup: stamped with the deletion's time, so a room of the same name joined since keeps its entry.
+const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms - ? WHERE login = ?', {
+  idempotent: true,
+});
 
 function toRoom(row: Row): RoomRecord {
   return {
@@ -58,7 +67,8 @@ function isComplete(row: Row | undefined): row is Row {
 }
 
 export type DeleteOutcome =
-  | { status: 'deleted' }
+  /** `at`: a write timestamp taken once the delete applied; the cleanup's deletes carry it. */
+  | { status: 'deleted'; at: WriteTimestamp }
   | { status: 'gone' }
   | { status: 'changed'; room: RoomRecord };
 
@@ -88,13 +98,23 @@ export class RoomStore {
     return rs.rows.filter(isComplete).map(toRoom);
   }
 
-  /** One page of every room, in token order, resumed from a driver paging state. Debris rows come back as undefined so positions stay countable. */
-  async page(
-    fetchSize: number,
-    pageState: string | undefined,
-  ): Promise<{ entries: Array<RoomRecord | undefined>; pageState: string | null }> {
-    const rs = await this.db.execute(SELECT_ALL, [], { fetchSize, pageState });
-    return { entries: rs.rows.map((row) => (isComplete(row) ? toRoom(row) : undefined)), pageState: rs.pageState ?? null };
+  /**
+   * Up to `limit` rooms in token order after the room named `after` (from
+   * the start without it). Debris rows are skipped and the read continues
+   * past them, so a page is short only at the end of the table.
+   */
+  async pageAfter(after: string | null, limit: number): Promise<RoomRecord[]> {
+    const rooms: RoomRecord[] = [];
+    let position = after;
+    for (;;) {
+      const asked = limit - rooms.length;
+      const rs = position
+        ? await this.db.execute(SELECT_ROOMS_AFTER, [position, asked])
+        : await this.db.execute(SELECT_FIRST_ROOMS, [asked]);
+      for (const row of rs.rows) if (isComplete(row)) rooms.push(toRoom(row));
+      if (rs.rows.length < asked || rooms.length >= limit) return rooms;
+      position = rs.rows.at(-1)!.room_name as string;
+    }
   }
 
   /** Adds a participant unless the room is gone; false when it is. */
@@ -127,7 +147,8 @@ export class RoomStore {
       // Gone either way: ours or an earlier attempt's; the result is the same.
       return { applied: !isComplete(row), row: row! };
     });
-    if (outcome.applied) return { status: 'deleted' };
+    // Taken after the delete applied: any write made after this moment (a new room of the same name) outranks the cleanup.
+    if (outcome.applied) return { status: 'deleted', at: nextWriteTimestamp(this.db) };
     const current = await this.db.readSerial(SELECT_ONE, [room.name]);
     return isComplete(current) ? { status: 'changed', room: toRoom(current) } : { status: 'gone' };
   }
@@ -140,12 +161,16 @@ export class RoomStore {
     await this.db.execute(REMOVE_USER_ROOM, [new Set([name]), login]);
   }
 
-  /** Removes a deleted room from its former participants' chat_rooms, at most 100 users per logged batch. */
-  async removeFromUsers(logins: Iterable<string>, name: string): Promise<void> {
+  /**
+   * Removes a deleted room from its former participants' chat_rooms, at most
+   * 100 users per logged batch, as of `at` (the deletion): a user who joined a
+   * room of the same name since keeps it.
+   */
+  async removeFromUsers(logins: Iterable<string>, name: string, at: WriteTimestamp): Promise<void> {
     const all = [...new Set(logins)];
     for (let i = 0; i < all.length; i += Limits.room.cleanupBatch) {
       const chunk = all.slice(i, i + Limits.room.cleanupBatch);
-      await this.db.batch(chunk.map((login) => ({ stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] })));
+      await this.db.batch(chunk.map((login) => ({ stmt: REMOVE_USER_ROOM_AT, params: [at, new Set([name]), login] })));
     }
   }
 }

@@ -41,6 +41,11 @@ export function minTimeUuid(at: Date): TimeUuid {
   return TimeUuid.min(at, 0);
 }
 
+/** The largest timeuuid of the millisecond `at`: an upper bound for "at or before". */
+export function maxTimeUuid(at: Date): TimeUuid {
+  return TimeUuid.max(at, 9999);
+}
+
 const TIME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export function isTimeUuid(value: unknown): value is string {

@@ -33,8 +33,6 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
 export const MessageConnection = builder.connectionObject({
   type: MessageRef,
   name: 'MessageConnection',
-  // The field returning the connection multiplies by its page size; the edges list must not multiply again.
-  edgesField: { complexity: { field: 0, multiplier: 1 } },
 });
 
 builder.objectFields(UserRef, (t) => ({
@@ -44,7 +42,6 @@ builder.objectFields(UserRef, (t) => ({
     description: "The user's own messages across rooms, newest first. Visible to the user only; null for everyone else.",
     authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
-    complexity: (args) => ({ field: 1, multiplier: args.first ?? 50 }),
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
   }),
 }));

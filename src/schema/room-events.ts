@@ -1,4 +1,4 @@
-import type { RoomEvent } from '../resolvers/rooms/feed.js';
+import type { FeedItem, RoomEvent } from '../resolvers/rooms/feed.js';
 import * as live from '../resolvers/rooms/live.js';
 import { personAsUser } from '../resolvers/rooms/people.js';
 import { builder } from './builder.js';
@@ -54,11 +54,13 @@ builder.subscriptionFields((t) => ({
     type: RoomEventRef,
     description:
       "A room's live events, in the order they were committed. Participants only; ends after RoomDeleted, " +
-      'and after the subscriber leaves the room (its own ParticipantLeft is the last event).',
+      'and after the subscriber leaves the room (its own ParticipantLeft is the last event). Access is also ' +
+      're-checked as events are delivered (every few seconds at most): a subscriber who no longer takes part ' +
+      'gets a FORBIDDEN error (NOT_FOUND when the room is gone) and the stream ends.',
     authScopes: { authenticated: true },
     args: { roomName: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
-    resolve: (event: RoomEvent, _args, ctx) => live.resolveRoomEvent(ctx, event),
+    resolve: (item: FeedItem, _args, ctx) => live.resolveRoomEvent(ctx, item),
   }),
 }));
 

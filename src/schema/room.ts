@@ -2,6 +2,7 @@ import type { RoomRecord } from '../db/rooms.js';
 import * as rooms from '../resolvers/rooms/rooms.js';
 import * as messages from '../resolvers/rooms/messages.js';
 import { distinctPeople, personAsUser } from '../resolvers/rooms/people.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { UserRef } from './user.js';
 import { MessageConnection } from './message.js';
@@ -16,7 +17,9 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
     creator: t.field({ type: UserRef, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
       type: [UserRef],
-      description: 'From the room row itself: no query per participant',
+      description: `From the room row itself: no query per participant. At most ${Limits.room.maxParticipants}.`,
+      // Priced at the longest it can be (the default assumes 10), so what is selected on each participant counts in full.
+      complexity: { field: 1, multiplier: Limits.room.maxParticipants },
       resolve: (r, _args, ctx) => distinctPeople(r.participants).map((p) => personAsUser(ctx, p)),
     }),
     participantCount: t.int({ resolve: (r) => distinctPeople(r.participants).length }),
@@ -25,9 +28,12 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
       description:
         'Participants only. first/after: newest first, back in time. last/before: the messages newer than `before` ' +
         '(the oldest of the room without it), oldest first; continue with before: pageInfo.endCursor while ' +
-        'pageInfo.hasPreviousPage. Page size 50 by default, at most 200.',
+        'pageInfo.hasPreviousPage. last/before shows a message only once it has settled (about half a minute: ' +
+        'every earlier message has been written or never will be), so catching up never skips one; newer ones ' +
+        'arrive through roomEvents. From the cursor of a message that had not settled when served (the top of a ' +
+        'newest-first page), catch-up resumes a little earlier and may repeat messages you have: key them by id. ' +
+        'Page size 50 by default, at most 200.',
       args: { ...t.arg.connectionArgs() },
-      complexity: (args) => ({ field: 1, multiplier: args.first ?? args.last ?? 50 }),
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),
     }),
   }),
@@ -36,8 +42,6 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
 export const RoomConnection = builder.connectionObject({
   type: RoomRef,
   name: 'RoomConnection',
-  // The field returning the connection multiplies by its page size; the edges list must not multiply again.
-  edgesField: { complexity: { field: 0, multiplier: 1 } },
 });
 
 const CreateRoomInput = builder.inputType('CreateRoomInput', {
@@ -64,6 +68,7 @@ builder.queryFields((t) => ({
   room: t.field({
     type: RoomRef,
     nullable: true,
+    description: 'Null when no room has that name (a name no room could have included)',
     authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.name),
@@ -73,7 +78,6 @@ builder.queryFields((t) => ({
     description: 'Every room, in storage order',
     authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
-    complexity: (args) => ({ field: 1, multiplier: args.first ?? 50 }),
     resolve: (_root, args, ctx) => rooms.listRooms(ctx, args.first, args.after),
   }),
 }));
@@ -88,7 +92,9 @@ builder.mutationFields((t) => ({
   }),
   joinRoom: t.field({
     type: RoomRef,
-    description: 'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted).',
+    description:
+      'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted); ' +
+      `ROOM_FULL when it has ${Limits.room.maxParticipants} participants.`,
     authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.name),

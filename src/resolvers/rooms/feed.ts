@@ -8,6 +8,9 @@ import type { Logger } from 'pino';
 import type { ChatUser } from '../../db/chat-user.js';
 import type { MessageRecord } from '../../db/room-messages.js';
 import { eventStream, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
+import type { AppError } from '../../errors.js';
+import type { Clock } from '../../services.js';
+import { Limits } from '../../limits.js';
 
 export const roomChannel = (roomName: string) => `room.${roomName}`;
 
@@ -78,28 +81,127 @@ export function takeTurn(services: { pubsub: PubSub; logger: Logger }, roomName:
   return sequencer.take(roomName);
 }
 
+/** The end of a subscriber's access, made by its own subscription (never published): delivered as its error. */
+export interface AccessEnded {
+  kind: 'AccessEnded';
+  roomName: string;
+  error: AppError;
+}
+
+/** What a roomEvents subscription yields. */
+export type FeedItem = RoomEvent | AccessEnded;
+
+export interface FeedAccess {
+  /** Why the subscriber may no longer follow the room, or null while they may: read fresh. */
+  now(): Promise<AppError | null>;
+  /** The same, from a read at most Limits.room.participationRecheckMs old. */
+  recent(): Promise<AppError | null>;
+}
+
 /**
  * A subscriber's view of a room's channel: skips its own typing, and ends
  * after the room is deleted or after the subscriber leaves it (that event is
- * still delivered, so the client knows why the stream ended).
+ * still delivered, so the client knows why the stream ended). Those events can
+ * be lost on the way, so delivery re-checks access too (see recheckedStream).
  */
 export async function roomEventStream(
-  pubsub: PubSub,
+  services: { pubsub: PubSub; clock: Clock; logger: Logger },
   roomName: string,
   login: string,
-  stillParticipant: () => Promise<void>,
-): Promise<AsyncIterableIterator<RoomEvent>> {
-  const events = await eventStream<RoomEvent>(pubsub, roomChannel(roomName));
+  access: FeedAccess,
+): Promise<AsyncIterableIterator<FeedItem>> {
+  const events = await eventStream<RoomEvent>(services.pubsub, roomChannel(roomName));
   // Checked again now that the stream is live: a leave or delete that
   // committed before this point is seen here, any later one arrives as an event.
+  let denied: AppError | null;
   try {
-    await stillParticipant();
+    denied = await access.now();
   } catch (err) {
     await events.return?.();
     throw err;
   }
-  return shapeStream(events, {
+  if (denied) {
+    await events.return?.();
+    throw denied;
+  }
+  const isFinal = (event: RoomEvent) =>
+    event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login);
+  const shaped = shapeStream(events, {
     skip: (event) => event.kind === 'TypingStarted' && event.user.login === login,
-    endsAfter: (event) => event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login),
+    endsAfter: isFinal,
   });
+  return recheckedStream(shaped, {
+    clock: services.clock,
+    // The events that end the stream anyway are delivered as they are.
+    needsCheck: (event) => !isFinal(event),
+    check: access.recent,
+    onCheckFailed: (err) => services.logger.warn({ err, roomName }, 'room access re-check failed; delivering'),
+    ended: (error) => ({ kind: 'AccessEnded', roomName, error }),
+  });
+}
+
+/** Whether an access check made at `at` still holds at `now` (a clock that went back counts as stale). */
+export function isFresh(at: number, now: number): boolean {
+  return now >= at && now - at < Limits.room.participationRecheckMs;
+}
+
+/**
+ * Re-checks access when an event is about to be delivered, at most once per
+ * Limits.room.participationRecheckMs since the last check (by the services'
+ * clock). When access has ended, the stream yields `ended(error)` instead of
+ * the event and stops. A check that fails (the database unreachable) lets the
+ * event through and is tried again on the next one: a blip must not cut every
+ * subscription. Hand-written for the same reason as shapeStream.
+ */
+function recheckedStream(
+  source: AsyncIterableIterator<RoomEvent>,
+  opts: {
+    clock: Clock;
+    needsCheck: (event: RoomEvent) => boolean;
+    check: () => Promise<AppError | null>;
+    onCheckFailed: (err: unknown) => void;
+    ended: (error: AppError) => AccessEnded;
+  },
+): AsyncIterableIterator<FeedItem> {
+  // The stream was created right after a fresh check.
+  let checkedAt = opts.clock.now().getTime();
+  let ended = false;
+  const iterator: AsyncIterableIterator<FeedItem> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      if (ended) return { value: undefined, done: true };
+      const result = await source.next();
+      if (result.done) {
+        ended = true;
+        return result;
+      }
+      const now = opts.clock.now().getTime();
+      if (opts.needsCheck(result.value) && !isFresh(checkedAt, now)) {
+        let denied: AppError | null = null;
+        try {
+          denied = await opts.check();
+          checkedAt = now;
+        } catch (err) {
+          opts.onCheckFailed(err);
+        }
+        if (denied) {
+          ended = true;
+          await source.return?.();
+          return { value: opts.ended(denied), done: false };
+        }
+      }
+      return result;
+    },
+    async return() {
+      ended = true;
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    async throw(err) {
+      ended = true;
+      await source.return?.();
+      throw err;
+    },
+  };
+  return iterator;
 }

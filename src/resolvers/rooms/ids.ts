@@ -6,8 +6,8 @@
 import { badInput } from '../../errors.js';
 import { dayBucket, isDayBucket, isMonthBucket } from '../../buckets.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
-import { Limits } from '../../limits.js';
 import { isTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
+import { isPossibleRoomName } from './validation.js';
 
 export interface MessageKey {
   roomName: string;
@@ -28,8 +28,7 @@ export function decodeMessageId(field: string, id: string): MessageKey {
   const valid =
     parts.length === 4 &&
     prefix === PREFIX &&
-    roomName !== undefined &&
-    Limits.room.name.pattern.test(roomName) &&
+    isPossibleRoomName(roomName) &&
     isDayBucket(bucket) &&
     isTimeUuid(messageId) &&
     // The bucket is the message's own day: anything else was not made here.
@@ -42,44 +41,34 @@ export function decodeMessageId(field: string, id: string): MessageKey {
 export interface HistoryPosition {
   bucket: number;
   id: string;
+  /**
+   * Only on the cursor of a message that had not settled when it was served
+   * (see catchUpSettleMs): the settled horizon then, in ms. Catching up from
+   * such a cursor resumes from that horizon.
+   */
+  settled?: number;
 }
 
 export function encodeHistoryCursor(pos: HistoryPosition): string {
-  return encodeCursor({ b: pos.bucket, t: pos.id });
+  return encodeCursor({ b: pos.bucket, t: pos.id, ...(pos.settled === undefined ? {} : { s: pos.settled }) });
 }
 
 export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day' | 'month'): HistoryPosition {
   const isBucket = buckets === 'day' ? isDayBucket : isMonthBucket;
-  const pos = decodeCursor(field, cursor, (p): p is { b: number; t: string } => isBucket(p.b) && isTimeUuid(p.t));
-  return { bucket: pos.b, id: pos.t };
-}
-
-/** A position in the list of all rooms: a driver paging state and how many rows after it were already shown. */
-export interface RoomsPosition {
-  pageState: string | null;
-  skip: number;
-}
-
-/** Skips beyond this are not made by any page we serve; refuse them rather than read thousands of rows. */
-const MAX_SKIP = 10 * Limits.page.max;
-
-export function encodeRoomsCursor(pos: RoomsPosition): string {
-  return encodeCursor({ ps: pos.pageState, s: pos.skip });
-}
-
-export function decodeRoomsCursor(field: string, cursor: string): RoomsPosition {
   const pos = decodeCursor(
     field,
     cursor,
-    (p): p is { ps: string | null; s: number } =>
-      (p.ps === null || (typeof p.ps === 'string' && /^[0-9a-f]{1,2048}$/.test(p.ps))) &&
-      Number.isInteger(p.s) &&
-      (p.s as number) >= 0 &&
-      (p.s as number) <= MAX_SKIP,
+    (p): p is { b: number; t: string; s?: number } =>
+      isBucket(p.b) && isTimeUuid(p.t) && (p.s === undefined || (Number.isSafeInteger(p.s) && (p.s as number) >= 0)),
   );
-  return { pageState: pos.ps, skip: pos.s };
+  return { bucket: pos.b, id: pos.t, ...(pos.s === undefined ? {} : { settled: pos.s }) };
 }
 
-export function invalidCursor(field: string) {
-  return badInput(field, `${field} is not a valid cursor`);
+/** A position in the list of all rooms: the name of the room shown last (the list is in token order). */
+export function encodeRoomsCursor(roomName: string): string {
+  return encodeCursor({ r: roomName });
+}
+
+export function decodeRoomsCursor(field: string, cursor: string): string {
+  return decodeCursor(field, cursor, (p): p is { r: string } => isPossibleRoomName(p.r)).r;
 }

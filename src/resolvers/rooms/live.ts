@@ -2,24 +2,31 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../guards.js';
-import { roomChannel, roomEventStream, type RoomEvent } from './feed.js';
+import { roomChannel, roomEventStream, type FeedItem, type RoomEvent } from './feed.js';
+import { accessEnded, recentRoomReads } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './rooms.js';
 import { validRoomName } from './validation.js';
 
-/** roomEvents: participants only, checked when subscribing (and once more when the stream is live). */
-export async function subscribeRoomEvents(ctx: Context, rawName: string): Promise<AsyncIterableIterator<RoomEvent>> {
+/**
+ * roomEvents: participants only, checked when subscribing, once more when the
+ * stream is live, and on delivery at most once per re-check window.
+ */
+export async function subscribeRoomEvents(ctx: Context, rawName: string): Promise<AsyncIterableIterator<FeedItem>> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
-  await requireParticipation(ctx, name);
-  return roomEventStream(ctx.services.pubsub, name, viewer.login, async () => {
-    await requireParticipation(ctx, name);
+  const followed = await requireParticipation(ctx, name);
+  const { stores } = ctx.services;
+  return roomEventStream(ctx.services, name, viewer.login, {
+    now: async () => accessEnded(followed, await stores.rooms.byName(name), viewer.login),
+    recent: async () => accessEnded(followed, await recentRoomReads(ctx.services).get(name), viewer.login),
   });
 }
 
-/** Each event is resolved with fresh loaders: a subscription lives for hours. */
-export function resolveRoomEvent(ctx: Context, event: RoomEvent): RoomEvent {
+/** Each event is resolved with fresh loaders: a subscription lives for hours. The end of access is its error. */
+export function resolveRoomEvent(ctx: Context, item: FeedItem): RoomEvent {
+  if (item.kind === 'AccessEnded') throw item.error;
   refreshLoaders(ctx);
-  return event;
+  return item;
 }
 
 /**

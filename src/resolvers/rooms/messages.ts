@@ -5,12 +5,12 @@
  */
 import type { Context } from '../../context.js';
 import { chatUser, type ChatUser } from '../../db/chat-user.js';
-import type { MessageRecord, RoomIncarnation } from '../../db/room-messages.js';
+import { catchUpSettleMs, type MessageRecord, type RoomIncarnation } from '../../db/room-messages.js';
 import type { RoomRecord } from '../../db/rooms.js';
 import type { UserRecord } from '../../db/users.js';
-import { newTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
+import { maxTimeUuid, newTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
 import { dayBucket } from '../../buckets.js';
-import { badInput, forbidden, notFound } from '../../errors.js';
+import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
@@ -41,6 +41,20 @@ function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: 
     systemMessage,
     visible: true,
   };
+}
+
+/**
+ * A message's write is sent only while its id is younger than the write
+ * window: a slower write of an earlier id could land below messages that
+ * catch-up already served (see catchUpSettleMs). The post fails instead; a
+ * retry takes a new id (with the same clientMessageId once the old claim is
+ * past the commit horizon).
+ */
+function requireWriteWindow(ctx: Context, messageId: string): void {
+  const age = ctx.services.clock.now().getTime() - timeUuidDate(messageId).getTime();
+  if (age > Limits.room.messageWriteWindowMs) {
+    throw conflict('The message could not be written in time; send it again (with the same clientMessageId, it is posted once)');
+  }
 }
 
 /** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
@@ -84,17 +98,18 @@ export async function postMessage(
   try {
     if (clientId) {
       const claim = await stores.roomMessages.claimClientId(
-        name,
+        room,
         author.login,
         clientId,
         { messageId: message.messageId, content },
-        Limits.room.clientMessageIdTtlSeconds,
+        { ttlSeconds: Limits.room.clientMessageIdTtlSeconds, now: ctx.services.clock.now() },
       );
       if (!claim.claimed) {
         turn.cancel();
         return await originalPost(ctx, room, author, claim);
       }
     }
+    requireWriteWindow(ctx, message.messageId);
     await stores.roomMessages.insert(room, message);
   } catch (err) {
     turn.cancel();
@@ -107,8 +122,10 @@ export async function postMessage(
 /**
  * A retry of a post that carried the same clientMessageId: the original
  * message. If the original attempt died between its claim and its write,
- * write the message now (idempotent, with the claimed id and content), so a
- * success answered to any attempt always means the message exists.
+ * write the message now (idempotent, with the claimed id and content) while
+ * its id is inside the write window, so a success answered to any attempt
+ * always means the message exists. Past the window the retry fails (CONFLICT);
+ * past the commit horizon the claim is dead and a retry posts afresh.
  */
 async function originalPost(
   ctx: Context,
@@ -120,6 +137,7 @@ async function originalPost(
   const bucket = dayBucket(timeUuidDate(claim.messageId));
   const stored = await roomMessages.byKey(room.name, bucket, claim.messageId);
   if (stored) return stored;
+  requireWriteWindow(ctx, claim.messageId);
   const message: MessageRecord = {
     roomName: room.name,
     bucket,
@@ -158,14 +176,30 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
   const cursor = backwards ? args.before : args.after;
   const size = pageSize(backwards ? 'last' : 'first', backwards ? args.last : args.first);
   let from: HistoryPosition | null = cursor ? decodeHistoryCursor(cursorField, cursor, 'day') : null;
+  const { clock, config, stores } = ctx.services;
+  // Catch-up shows only what has settled (see catchUpSettleMs): a message later than this may still be
+  // overtaken by the slower write of an earlier id, and a client stepping past it would miss that one forever.
+  const settledUpTo = new Date(clock.now().getTime() - catchUpSettleMs(config.cassandra.requestTimeoutMs));
+  // Newest-first pages show everything (new messages land above where they walk back from), so their top
+  // cursors may not have settled. Catching up from one resumes from what had settled when it was served: the
+  // client may get again a few messages it already has (clients key messages by id), never miss one.
+  if (backwards && from?.settled !== undefined && timeUuidDate(from.id).getTime() > from.settled) {
+    const horizon = new Date(from.settled);
+    from = { bucket: dayBucket(horizon), id: maxTimeUuid(horizon).toString() };
+  }
 
   // A cursor older than this room (an earlier room of the same name): nothing of it belongs here.
   if (from && timeUuidDate(from.id) < room.createdAt) {
     if (!backwards) return connection([], () => '', { hasNextPage: false });
     from = null;
   }
-  const page = await ctx.services.stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size);
-  const cursorOf = (m: MessageRecord) => encodeHistoryCursor({ bucket: m.bucket, id: m.messageId });
+  const page = await stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size, settledUpTo);
+  const cursorOf = (m: MessageRecord) =>
+    encodeHistoryCursor({
+      bucket: m.bucket,
+      id: m.messageId,
+      settled: timeUuidDate(m.messageId) > settledUpTo ? settledUpTo.getTime() : undefined,
+    });
   return backwards
     ? connection(page.messages, cursorOf, { hasNextPage: false, hasPreviousPage: page.more })
     : connection(page.messages, cursorOf, { hasNextPage: page.more });

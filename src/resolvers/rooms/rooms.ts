@@ -6,6 +6,7 @@
 import type { Context } from '../../context.js';
 import { chatUser, type ChatUser } from '../../db/chat-user.js';
 import type { RoomRecord } from '../../db/rooms.js';
+import type { WriteTimestamp } from '../../db/write-timestamp.js';
 import type { UserRecord } from '../../db/users.js';
 import { AppError, ErrorCode, conflict, forbidden, notFound, unauthenticated } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -13,9 +14,9 @@ import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { takeTurn } from './feed.js';
-import { decodeRoomsCursor, encodeRoomsCursor, invalidCursor } from './ids.js';
+import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { postSystemMessage } from './messages.js';
-import { validBanner, validRoomName } from './validation.js';
+import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
   name: string;
@@ -76,6 +77,13 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('name', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
+  // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
+  // racing near the limit may pass it together; the row stays bounded all the same.
+  if (room.participants.length >= Limits.room.maxParticipants) {
+    throw new AppError(ErrorCode.ROOM_FULL, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`, {
+      field: 'name',
+    });
+  }
   const person = await viewerPerson(ctx);
   const { stores, logger } = ctx.services;
   // The user's list first, the room second: a deletion that commits after the
@@ -124,30 +132,38 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   let room = await requireRoom(ctx, name);
   // The creator is the authenticated user, never an argument.
   if (room.creatorLogin !== viewer.login) throw forbidden('Only the creator of the room may delete it');
-  let deleted = false;
-  for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deleted; attempt++) {
+  let deletedAt: WriteTimestamp | undefined;
+  for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deletedAt; attempt++) {
     const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
     if (outcome.status === 'gone') throw notFound('Room');
-    if (outcome.status === 'deleted') deleted = true;
+    if (outcome.status === 'deleted') deletedAt = outcome.at;
     else room = outcome.room; // someone joined or left meanwhile: try again with the set as it is now
   }
-  if (!deleted) throw conflict('The room kept changing while it was being deleted; try again');
+  if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
 
   const person = await viewerPerson(ctx);
   await takeTurn(ctx.services, name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
-  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name);
-  await stores.roomMessages.dropRoom(name);
+  // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
+  // erases the deleted room only, never what a new room of that name wrote since.
+  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name, deletedAt);
+  await stores.roomMessages.dropRoom(name, deletedAt);
   return true;
 }
 
+/** A lookup: a name no room can have finds nothing (as user(login) does), without asking Cassandra. */
 export async function roomByName(ctx: Context, rawName: string): Promise<RoomRecord | null> {
   requireViewer(ctx);
-  const name = validRoomName('name', rawName);
+  const name = normalizeRoomName(rawName);
+  if (!isPossibleRoomName(name)) return null;
   return (await ctx.services.stores.rooms.byName(name)) ?? null;
 }
 
-/** Every room, a page at a time, resumed from the driver's paging state. */
+/**
+ * Every room, a page at a time, in token order. Each edge's cursor is its
+ * room's name, so a client resumes from any edge with one bounded read; a
+ * room deleted meanwhile still marks its place in the order.
+ */
 export async function listRooms(
   ctx: Context,
   first: number | null | undefined,
@@ -155,27 +171,10 @@ export async function listRooms(
 ): Promise<Connection<RoomRecord>> {
   requireViewer(ctx);
   const size = pageSize('first', first);
-  const start = after ? decodeRoomsCursor('after', after) : { pageState: null, skip: 0 };
-  let page;
-  try {
-    page = await ctx.services.stores.rooms.page(start.skip + size, start.pageState ?? undefined);
-  } catch (err) {
-    // A paging state Cassandra cannot use was not made by us.
-    if ((err as Error).message?.includes('paging state')) throw invalidCursor('after');
-    throw err;
-  }
-  const entries = page.entries.slice(start.skip);
-  const endCursor = page.pageState ? encodeRoomsCursor({ pageState: page.pageState, skip: 0 }) : undefined;
-  const items: Array<{ room: RoomRecord; cursor: string }> = [];
-  entries.forEach((room, i) => {
-    if (!room) return;
-    const isLast = i === entries.length - 1;
-    const cursor =
-      isLast && endCursor ? endCursor : encodeRoomsCursor({ pageState: start.pageState, skip: start.skip + i + 1 });
-    items.push({ room, cursor });
-  });
-  const conn = connection(items, (item) => item.cursor, { hasNextPage: page.pageState !== null, endCursor });
-  return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: e.node.room })) };
+  const start = after ? decodeRoomsCursor('after', after) : null;
+  // One more than the page: whether another page exists.
+  const rooms = await ctx.services.stores.rooms.pageAfter(start, size + 1);
+  return connection(rooms.slice(0, size), (room) => encodeRoomsCursor(room.name), { hasNextPage: rooms.length > size });
 }
 
 /** The logged-in user's rooms (null for anyone else's profile). Rooms deleted meanwhile are left out. */

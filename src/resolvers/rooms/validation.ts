@@ -10,12 +10,32 @@ const { room } = Limits;
  * logins), so they are stored lowercase: nobody can open a look-alike room.
  */
 export function validRoomName(field: string, name: string): string {
-  const normalized = name.trim().toLowerCase();
+  const normalized = normalizeRoomName(name);
   requireLength(field, normalized, room.name.min, room.name.max);
   if (!room.name.pattern.test(normalized)) {
     throw badInput(field, `${field} must start with a letter or digit, then hold only letters, digits, '_', '.' and '-'`);
   }
   return normalized;
+}
+
+/** The stored form of a name a client typed. Hopeless sizes are left as they are (and refused by the checks). */
+export function normalizeRoomName(name: string): string {
+  return name.length > room.name.max * 4 ? name : name.trim().toLowerCase();
+}
+
+/**
+ * Whether a string can be the name of a stored room. Anything else names no
+ * room and must never reach Cassandra: an empty key or one over 64 KiB fails
+ * there as a server error, not as "no such room".
+ */
+export function isPossibleRoomName(name: unknown): name is string {
+  return (
+    typeof name === 'string' &&
+    name.length >= room.name.min &&
+    name.length <= room.name.max &&
+    room.name.pattern.test(name) &&
+    name === name.toLowerCase()
+  );
 }
 
 /** Banner: optional, trimmed, at most 280 characters; blank means none. */

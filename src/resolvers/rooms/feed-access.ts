@@ -1,0 +1,58 @@
+/**
+ * Who may keep following a room's feed. Checked when subscribing, once more
+ * when the stream is live, and again on delivery (at most once per
+ * Limits.room.participationRecheckMs): the events that end a stream (the
+ * subscriber's own ParticipantLeft, RoomDeleted) travel through pub/sub and
+ * can be lost, and a subscription must not outlive its subscriber's place in
+ * the room because of that.
+ */
+import type { RoomRecord } from '../../db/rooms.js';
+import type { Services } from '../../services.js';
+import { forbidden, notFound, type AppError } from '../../errors.js';
+import { isFresh } from './feed.js';
+import { isParticipant } from './rooms.js';
+
+/** Why `login` may no longer follow the room `followed` (as it was when subscribing), or null while they may. */
+export function accessEnded(followed: RoomRecord, current: RoomRecord | undefined, login: string): AppError | null {
+  // Gone, or the name now belongs to another room: the one followed was deleted.
+  if (!current || current.createdAt.getTime() !== followed.createdAt.getTime()) return notFound('Room');
+  if (!isParticipant(current, login)) return forbidden('You no longer take part in this room');
+  return null;
+}
+
+/**
+ * Room rows read for these re-checks, shared by an instance's subscriptions:
+ * a room with a thousand subscribers here costs one read per window, not a
+ * thousand. A read is reused while younger than the window; failed reads are
+ * not kept.
+ */
+class RecentRoomReads {
+  private readonly reads = new Map<string, { at: number; room: Promise<RoomRecord | undefined> }>();
+
+  constructor(private readonly services: Pick<Services, 'stores' | 'clock'>) {}
+
+  get(name: string): Promise<RoomRecord | undefined> {
+    const now = this.services.clock.now().getTime();
+    const hit = this.reads.get(name);
+    if (hit && isFresh(hit.at, now)) return hit.room;
+    const room = this.services.stores.rooms.byName(name);
+    const entry = { at: now, room };
+    this.reads.set(name, entry);
+    room.catch(() => this.reads.get(name) === entry && this.reads.delete(name));
+    if (this.reads.size > 10_000) {
+      for (const [key, value] of this.reads) if (!isFresh(value.at, now)) this.reads.delete(key);
+    }
+    return room;
+  }
+}
+
+const perInstance = new WeakMap<Pick<Services, 'stores' | 'clock'>, RecentRoomReads>();
+
+export function recentRoomReads(services: Pick<Services, 'stores' | 'clock'>): RecentRoomReads {
+  let reads = perInstance.get(services);
+  if (!reads) {
+    reads = new RecentRoomReads(services);
+    perInstance.set(services, reads);
+  }
+  return reads;
+}
