@@ -424,8 +424,12 @@ describe('Room.messages', () => {
     expect(p3.pageInfo.hasNextPage).toBe(false);
 
     await post(app, alice, name, 'late-2');
-    // Catch-up shows messages once they have settled: none of these yet.
-    expect((await history(alice, name, { last: 50 })).edges).toEqual([]);
+    // Catch-up shows the latest at once, unsettled as they are...
+    const fresh = await history(alice, name, { last: 50 });
+    expect(fresh.edges.map((e) => e.node.content)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'late-1', 'late-2']);
+    // ...and its cursor resumes from before them, so a write still in flight cannot be stepped over.
+    const repeat = await history(alice, name, { last: 50, before: fresh.pageInfo.endCursor! });
+    expect(repeat.edges.map((e) => e.node.content)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'late-1', 'late-2']);
     clock.ahead += 60_000;
 
     // Oldest first, exactly, from catch-up cursors.

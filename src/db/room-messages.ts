@@ -65,7 +65,7 @@ const ROOM_OLDER_THAN = cql(
    WHERE room_name = ? AND time_bucket = ? AND message_id < ? AND message_id >= ? LIMIT ?`,
   { idempotent: true },
 );
-// Catch-up reads (oldest first) stop at the settled horizon: see catchUpSettleMs.
+// Catch-up reads (oldest first) stop at a ceiling (now, plus clock skew).
 const ROOM_OLDEST = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
    WHERE room_name = ? AND time_bucket = ? AND message_id >= ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
@@ -156,13 +156,13 @@ export function commitHorizonMs(requestTimeoutMs: number): number {
 }
 
 /**
- * How old a message must be before catch-up (the newer-than-a-cursor
- * direction) shows it: the commit horizon, plus the clock skew between the
- * instance that made an id and the one reading. By then every message with an
- * earlier id has committed or never will, so a client that steps past a message
- * never leaves an older one behind. Derived from the request timeout so it
- * stays above it when CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
- * Newer messages reach clients through roomEvents.
+ * How old a message must be before it has settled: the commit horizon, plus
+ * the clock skew between the instance that made an id and the one reading. By
+ * then every message with an earlier id has committed or never will. Catch-up
+ * shows newer messages too, but a cursor at an unsettled message resumes from
+ * this horizon, so a client stepping past it never leaves an older one behind.
+ * Derived from the request timeout so it stays above it when
+ * CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
  */
 export function catchUpSettleMs(requestTimeoutMs: number): number {
   return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
@@ -248,21 +248,20 @@ export class RoomMessageStore {
   /**
    * One page of a room's history. Walks newest to oldest ('older') or oldest
    * to newest ('newer') from `from` (exclusive), never below `room.createdAt`;
-   * walking newer, never above `settledUpTo` (messages later than that may
-   * still be overtaken by slower writes of earlier ids).
+   * walking newer, never above `readUpTo`.
    */
   async page(
     room: RoomIncarnation,
     dir: Direction,
     from: { bucket: number; id: string } | null,
     size: number,
-    settledUpTo: Date,
+    readUpTo: Date,
   ): Promise<HistoryPage> {
     const floor = minTimeUuid(room.createdAt);
-    const ceiling = maxTimeUuid(settledUpTo);
-    // Nothing settled beyond the cursor (or in the room) yet: no need to ask.
-    const settledFrom = from ? timeUuidDate(from.id) : room.createdAt;
-    if (dir === 'newer' && settledUpTo < settledFrom) return { messages: [], more: false };
+    const ceiling = maxTimeUuid(readUpTo);
+    // Nothing can be newer than the cursor (or in the room) yet: no need to ask.
+    const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
+    if (dir === 'newer' && readUpTo < readFrom) return { messages: [], more: false };
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
@@ -285,7 +284,7 @@ export class RoomMessageStore {
         };
       },
     };
-    const hi = dir === 'newer' ? dayBucket(settledUpTo) : MAX_BUCKET;
+    const hi = dir === 'newer' ? dayBucket(readUpTo) : MAX_BUCKET;
     const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: size + 1 });
     return { messages: rows.slice(0, size), more: rows.length > size };
   }

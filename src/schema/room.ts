@@ -28,10 +28,9 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
       description:
         'Participants only. first/after: newest first, back in time. last/before: the messages newer than `before` ' +
         '(the oldest of the room without it), oldest first; continue with before: pageInfo.endCursor while ' +
-        'pageInfo.hasPreviousPage. last/before shows a message only once it has settled (about half a minute: ' +
-        'every earlier message has been written or never will be), so catching up never skips one; newer ones ' +
-        'arrive through roomEvents. From the cursor of a message that had not settled when served (the top of a ' +
-        'newest-first page), catch-up resumes a little earlier and may repeat messages you have: key them by id. ' +
+        'pageInfo.hasPreviousPage. Catch-up shows messages up to now, but from the cursor of a message that had ' +
+        'not settled when served (the last half minute, when a write with an earlier id may still land), it resumes ' +
+        'from before that: it may repeat messages you have (key them by id) and never skips one. ' +
         'Page size 50 by default, at most 200.',
       args: { ...t.arg.connectionArgs() },
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),

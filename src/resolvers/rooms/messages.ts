@@ -177,23 +177,25 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
   const size = pageSize(backwards ? 'last' : 'first', backwards ? args.last : args.first);
   let from: HistoryPosition | null = cursor ? decodeHistoryCursor(cursorField, cursor, 'day') : null;
   const { clock, config, stores } = ctx.services;
-  // Catch-up shows only what has settled (see catchUpSettleMs): a message later than this may still be
-  // overtaken by the slower write of an earlier id, and a client stepping past it would miss that one forever.
+  // A message later than the settled horizon (see catchUpSettleMs) may still be overtaken by the slower
+  // write of an earlier id. Catch-up shows it anyway (a reconnecting client wants the latest), but its
+  // cursor remembers the horizon: catching up from it resumes there, so the client may get a few messages
+  // of the last seconds again (clients key messages by id), and never misses one. Newest-first pages work
+  // the same way for their top cursors.
   const settledUpTo = new Date(clock.now().getTime() - catchUpSettleMs(config.cassandra.requestTimeoutMs));
-  // Newest-first pages show everything (new messages land above where they walk back from), so their top
-  // cursors may not have settled. Catching up from one resumes from what had settled when it was served: the
-  // client may get again a few messages it already has (clients key messages by id), never miss one.
   if (backwards && from?.settled !== undefined && timeUuidDate(from.id).getTime() > from.settled) {
     const horizon = new Date(from.settled);
     from = { bucket: dayBucket(horizon), id: maxTimeUuid(horizon).toString() };
   }
+  // Catch-up reads up to now, allowing for instances whose clocks run a little ahead.
+  const readUpTo = new Date(clock.now().getTime() + Limits.room.clockSkewMs);
 
   // A cursor older than this room (an earlier room of the same name): nothing of it belongs here.
   if (from && timeUuidDate(from.id) < room.createdAt) {
     if (!backwards) return connection([], () => '', { hasNextPage: false });
     from = null;
   }
-  const page = await stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size, settledUpTo);
+  const page = await stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size, readUpTo);
   const cursorOf = (m: MessageRecord) =>
     encodeHistoryCursor({
       bucket: m.bucket,
