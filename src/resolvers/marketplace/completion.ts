@@ -6,6 +6,7 @@
  */
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
+import { TimeUuid } from '../../db/client.js';
 import type { Services } from '../../services.js';
 import { publishItem } from './events.js';
 import { marketplace } from './runtime.js';
@@ -31,15 +32,33 @@ const HOUR_MS = 3_600_000;
  * Completes every bound purchase still pending. Reads the hour partitions of
  * pending_purchases that can still hold entries (24-hour TTL, one hour either
  * side for clock skew between instances): about 27 small reads, no scan.
- * A pending purchase that is not bound is left alone: its request may still
- * be retrying, and if it never binds it expires with its TTL.
+ * - An hour that cannot be read (a timeout, too many tombstones in a busy
+ *   hour) is logged and skipped: the other hours are still recovered, and the
+ *   next run tries it again.
+ * - An entry younger than the grace period belongs to a request that is most
+ *   likely still running: it is left to that request, and costs no SERIAL read.
+ * - A pending purchase that is not bound is left alone: its request may still
+ *   be retrying, and if it never binds it expires with its TTL.
  */
 export async function recoverPendingPurchases(services: Services): Promise<number> {
-  const { stores, clock, logger } = services;
+  const { stores, clock, logger, config } = services;
+  const runtime = marketplace(services);
   const now = clock.now().getTime();
+  const graceMs = config.marketplace.recoveryGraceMs;
   let completed = 0;
   for (const hour of hourBucketsBetween(new Date(now - 25 * HOUR_MS), new Date(now + HOUR_MS))) {
-    for (const { purchaseId, itemId } of await stores.purchases.pendingInHour(hour)) {
+    let pending: Array<{ purchaseId: string; itemId: string }>;
+    try {
+      await runtime.hooks.beforeRecoveryHour?.(hour);
+      pending = await stores.purchases.pendingInHour(hour);
+    } catch (err) {
+      runtime.stats.recoveryHourFailures += 1;
+      logger.error({ err, hour }, 'could not read an hour of pending purchases; skipped until the next run');
+      continue;
+    }
+    for (const { purchaseId, itemId } of pending) {
+      // The purchase id is a timeuuid of its creation time (by the same injectable clock).
+      if (now - TimeUuid.fromString(purchaseId).getDate().getTime() < graceMs) continue;
       try {
         // SERIAL: a bind still in flight is finished first, so "not bound" is final for now.
         const bound = await stores.items.readBoundSerial(itemId, purchaseId);
@@ -50,14 +69,14 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
           continue;
         }
         await completePurchase(services, purchase);
-        marketplace(services).stats.recovered += 1;
+        runtime.stats.recovered += 1;
         completed += 1;
       } catch (err) {
         logger.error({ err, purchaseId, itemId }, 'failed to complete a pending purchase; will retry');
       }
     }
   }
-  marketplace(services).stats.recoveryRuns += 1;
+  runtime.stats.recoveryRuns += 1;
   return completed;
 }
 

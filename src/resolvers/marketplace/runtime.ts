@@ -16,6 +16,8 @@ export interface MarketplaceStats {
   recovered: number;
   /** Recovery passes finished on this instance. */
   recoveryRuns: number;
+  /** Hour partitions of pending purchases recovery could not read (skipped until the next run). */
+  recoveryHourFailures: number;
 }
 
 export interface MarketplaceHooks {
@@ -23,6 +25,8 @@ export interface MarketplaceHooks {
   beforeBind?: (purchaseId: string, attempt: number) => Promise<void> | void;
   /** Runs right after a successful bind (tests: throw to simulate a crash before completion). */
   afterBind?: (purchaseId: string) => Promise<void> | void;
+  /** Runs before recovery reads one hour of pending purchases (tests: throw to make that hour fail). */
+  beforeRecoveryHour?: (hour: number) => Promise<void> | void;
 }
 
 export interface MarketplaceRuntime {
@@ -35,7 +39,7 @@ const runtimes = new WeakMap<Services, MarketplaceRuntime>();
 export function marketplace(services: Services): MarketplaceRuntime {
   let runtime = runtimes.get(services);
   if (!runtime) {
-    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0 }, hooks: {} };
+    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0, recoveryHourFailures: 0 }, hooks: {} };
     runtimes.set(services, runtime);
   }
   return runtime;
