@@ -119,6 +119,26 @@ describe('recovery', () => {
     await stopApp(periodic);
   });
 
+  it('answers with the bound purchase, CREATED, when its completion fails, and recovery completes it', async () => {
+    const tag = `incomplete${Date.now().toString(36)}`;
+    const item = await createItem(app, seller, { offeredUnits: 5, tags: [tag] });
+    const hooks = marketplace(app.services).hooks;
+    hooks.beforeCompletion = () => {
+      hooks.beforeCompletion = undefined;
+      throw new Error('write timeout while completing');
+    };
+    const res = await gql(app, BuyItemDocument, { itemId: item.id, quantity: 2 }, buyer.token);
+    // Not an error: the units are the buyer's, and a retry must not look necessary.
+    expect(res.errors).toBeUndefined();
+    const purchase = res.data!.buyItem;
+    expect(purchase).toMatchObject({ status: 'CREATED', quantity: 2, buyer: { login: buyer.login }, item: { id: item.id } });
+    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect(await pendingIds(app)).toContain(purchase.id);
+
+    await recoverPendingPurchases(app.services);
+    await assertCompleted(app, item.id, purchase.id, tag, 3);
+  });
+
   it('leaves a purchase that never bound to expire, with no trace in listings or history', async () => {
     const tag = `unbound${Date.now().toString(36)}`;
     const item = await createItem(app, seller, { offeredUnits: 5, tags: [tag] });

@@ -8,7 +8,10 @@ import { UserRef } from './user.js';
 
 const PurchaseStatusRef = builder.enumType('PurchaseStatus', {
   values: {
-    CREATED: { description: 'Written, not yet bound to the item (or bound and being completed)' },
+    CREATED: {
+      description:
+        "Bound to the item (the units are the buyer's) and still being completed: the server, or its recovery within minutes, makes it COMPLETED. Do not buy again.",
+    },
     COMPLETED: { description: 'Bound to the item and permanent' },
   } as const,
 });
@@ -57,7 +60,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   buyItem: t.field({
     type: PurchaseRef,
-    description: 'Buys quantity units; never oversells. Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
+    description:
+      'Buys quantity units; never oversells. Answers with the purchase COMPLETED, or CREATED when it is bound but its completion failed (it is bought; recovery completes it). Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
     authScopes: { authenticated: true },
     args: { itemId: t.arg.id({ required: true }), quantity: t.arg.int({ required: true }) },
     resolve: (_root, args, ctx) => purchasing.buyItem(ctx, args.itemId, args.quantity),

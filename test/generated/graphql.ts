@@ -30,7 +30,7 @@ export type CreateRoomInput = {
 export type PurchaseStatus =
   /** Bound to the item and permanent */
   | 'COMPLETED'
-  /** Written, not yet bound to the item (or bound and being completed) */
+  /** Bound to the item (the units are the buyer's) and still being completed: the server, or its recovery within minutes, makes it COMPLETED. Do not buy again. */
   | 'CREATED';
 
 export type RegisterInput = {

@@ -13,6 +13,7 @@ import { marketplace } from './runtime.js';
 
 export async function completePurchase(services: Services, purchase: StoredPurchase): Promise<PurchaseRecord> {
   const { stores, pubsub, logger } = services;
+  await marketplace(services).hooks.beforeCompletion?.(purchase.id);
   // a. permanent (no TTL), COMPLETED, in the buyer's history: one logged batch.
   const completed = await stores.purchases.complete(purchase);
   // b. listings: read the item after the bind, so its stock includes this purchase.

@@ -3,6 +3,8 @@
  *   1. checks against the item as read;
  *   2. the purchase written with a 24-hour TTL, status CREATED, and indexed as pending;
  *   3. bound to the item by an LWT on its stock: UPDATE ... IF available_units = <read>.
+ * Step 4 failing does not fail the purchase: once bound it is answered with
+ * status CREATED, and recovery completes it.
  * A lost race is retried against the stock the LWT returned, with jitter, up to
  * config.marketplace.bindAttempts times; stock running out ends it with
  * NOT_ENOUGH_UNITS, the bound with CONFLICT. Nothing can oversell: a bind only
@@ -69,11 +71,16 @@ export async function buyItem(ctx: Context, rawItemId: string, quantity: number)
   // 3. bind. From here on the purchase is the buyer's: recovery completes it if we die.
   await bind(ctx.services, item, purchase);
   await marketplace(ctx.services).hooks.afterBind?.(purchase.id);
-
-  // 4. complete.
-  const completed = await completePurchase(ctx.services, purchase);
   marketLoaders(ctx).item.clear(itemId);
-  return completed;
+
+  // 4. complete. A failure here must not read as "nothing bought" (a retry would buy
+  // twice): the purchase is bound, so answer with it, CREATED, and leave it to recovery.
+  try {
+    return await completePurchase(ctx.services, purchase);
+  } catch (err) {
+    ctx.services.logger.error({ err, purchaseId: purchase.id, itemId }, 'purchase bound but not completed; recovery will complete it');
+    return purchase;
+  }
 }
 
 /** Full jitter on an exponential ceiling (10 ms doubling, at most 200 ms): losers spread out instead of colliding again. */

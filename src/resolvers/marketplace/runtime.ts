@@ -25,6 +25,8 @@ export interface MarketplaceHooks {
   beforeBind?: (purchaseId: string, attempt: number) => Promise<void> | void;
   /** Runs right after a successful bind (tests: throw to simulate a crash before completion). */
   afterBind?: (purchaseId: string) => Promise<void> | void;
+  /** Runs as a completion begins, for the request and recovery alike (tests: throw to make completion fail). */
+  beforeCompletion?: (purchaseId: string) => Promise<void> | void;
   /** Runs before recovery reads one hour of pending purchases (tests: throw to make that hour fail). */
   beforeRecoveryHour?: (hour: number) => Promise<void> | void;
 }
