@@ -14,6 +14,7 @@ import {
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
+import { recordCql } from './testkit/cql-spy.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
 
 let app: App;
@@ -160,6 +161,34 @@ describe('buyItem', () => {
     expect(mine1.myPurchases.edges.map((e) => e.node.id).slice(0, 2)).toEqual([ids[2], ids[1]]);
     const mine2 = await gqlOk(app, MyPurchasesDocument, { first: 1, after: mine1.myPurchases.pageInfo.endCursor }, other.token);
     expect(mine2.myPurchases.edges.map((e) => e.node.id)).toEqual([ids[0]]);
+  });
+
+  it('pages an item’s purchases from one slice of purchases_by_item, never reading the whole purchases map', async () => {
+    const item = await createItem(app, seller, { offeredUnits: 50 });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const who = [buyer, other][i % 2]!;
+      ids.push((await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: (i % 3) + 1 }, who.token)).buyItem.id);
+    }
+    const spy = recordCql(app);
+    const seen: string[] = [];
+    let after: string | null | undefined;
+    const pages: number[] = [];
+    do {
+      const page = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 5, after }, seller.token)).item!.purchases;
+      pages.push(page.edges.length);
+      seen.push(...page.edges.map((e) => e.node.id));
+      for (const e of page.edges) expect(e.node).toMatchObject({ status: 'COMPLETED', unitPrice: '19.99', item: { id: item.id } });
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : undefined;
+    } while (after);
+    spy.stop();
+    expect(pages).toEqual([5, 5, 2]);
+    expect(seen).toEqual([...ids].reverse());
+    const statements = spy.statements();
+    expect(statements.filter((c) => /SELECT purchases FROM items/i.test(c))).toEqual([]);
+    expect(statements.filter((c) => /FROM purchases_by_item WHERE item_id = \?.* LIMIT \?/.test(c))).toHaveLength(3);
+    const total = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 200 }, seller.token)).item!.purchases.edges;
+    expect(total.map((e) => e.node.quantity).reduce((a, b) => a + b, 0)).toBe(50 - (await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item!.availableUnits);
   });
 });
 

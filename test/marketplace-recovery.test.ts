@@ -64,6 +64,9 @@ async function assertCompleted(on: App, itemId: string, purchaseId: string, tag:
   expect(purchase?.status).toBe('COMPLETED');
   const mine = await gqlOk(on, MyPurchasesDocument, {}, buyer.token);
   expect(mine.myPurchases.edges.filter((e) => e.node.id === purchaseId)).toHaveLength(1);
+  // The seller's list of the item's purchases is written by the completion, recovery's included.
+  const ofItem = (await gqlOk(on, ItemPurchasesDocument, { id: itemId }, seller.token)).item?.purchases.edges ?? [];
+  expect(ofItem.filter((e) => e.node.id === purchaseId).map((e) => e.node.status)).toEqual(['COMPLETED']);
   const row = await cqlRow(on, 'SELECT TTL(status) AS s, TTL(buyer) AS b, TTL(quantity) AS q FROM purchases WHERE id = ?', [uuid(purchaseId)]);
   expect([row?.s, row?.b, row?.q]).toEqual([null, null, null]);
   const byTag = await gqlOk(on, ItemsByTagDocument, { tag }, buyer.token);

@@ -33,7 +33,7 @@ const PurchaseConnectionRef = builder.connectionObject({ type: PurchaseRef, name
 builder.objectFields(ItemRef, (t) => ({
   purchases: t.field({
     type: PurchaseConnectionRef,
-    description: 'Every purchase of the item, newest first: its seller only',
+    description: 'The completed purchases of the item, newest first: its seller only',
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (item, args, ctx) => purchases.itemPurchases(ctx, item, args.first, args.after),
   }),
