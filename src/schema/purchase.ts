@@ -1,6 +1,6 @@
 import type { PurchaseRecord } from '../db/purchases.js';
 import * as purchases from '../resolvers/marketplace/purchases.js';
-import * as purchasing from '../resolvers/marketplace/purchasing.js';
+import * as buying from '../resolvers/marketplace/buy-item.js';
 import { builder } from './builder.js';
 import { ItemRef } from './item.js';
 import { DecimalRef } from './money.js';
@@ -63,7 +63,14 @@ builder.mutationFields((t) => ({
     description:
       'Buys quantity units; never oversells. Answers with the purchase COMPLETED, or CREATED when it is bound but its completion failed (it is bought; recovery completes it). Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
     authScopes: { authenticated: true },
-    args: { itemId: t.arg.id({ required: true }), quantity: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => purchasing.buyItem(ctx, args.itemId, args.quantity),
+    args: {
+      itemId: t.arg.id({ required: true }),
+      quantity: t.arg.int({ required: true }),
+      clientPurchaseId: t.arg.string({
+        description:
+          'Optional idempotency key, 1–64 characters, chosen by the client. A retry by the same buyer with the same key within 24 hours answers with the original purchase and buys nothing more, even when the attempts run at once (the later ones wait up to 10 s for the first; CONFLICT if it is still running). Reusing a key for another item or quantity is BAD_USER_INPUT; a key whose attempt failed having bought nothing may be used again.',
+      }),
+    },
+    resolve: (_root, args, ctx) => buying.buyItem(ctx, args.itemId, args.quantity, args.clientPurchaseId),
   }),
 }));

@@ -1,5 +1,6 @@
 /**
- * buyItem, steps 1–3 of the AlleDeals purchase (step 4 is in completion.ts):
+ * The AlleDeals purchase for a given purchase id, steps 1–3 here and step 4 in
+ * completion.ts (buy-item.ts chooses the id):
  *   1. checks against the item as read;
  *   2. the purchase written with a 24-hour TTL, status CREATED, and indexed as pending;
  *   3. bound to the item by an LWT on its stock: UPDATE ... IF available_units = <read>.
@@ -16,13 +17,10 @@ import { TimeUuid } from '../../db/client.js';
 import type { ItemRecord } from '../../db/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
 import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
 import type { Services } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { completePurchase } from './completion.js';
-import { parseId } from './ids.js';
 import { marketLoaders } from './loaders.js';
-import { validIntIn } from './rules.js';
 import { marketplace } from './runtime.js';
 
 const notEnoughUnits = (available: number, quantity: number) =>
@@ -42,43 +40,67 @@ function requireOnSale(item: ItemRecord, now: Date): void {
   }
 }
 
-export async function buyItem(ctx: Context, rawItemId: string, quantity: number): Promise<PurchaseRecord> {
+export const newPurchaseId = (ctx: Context) => TimeUuid.fromDate(ctx.services.clock.now()).toString();
+
+/** How long ago a purchase was created (its id is a timeuuid of that time). */
+export const purchaseAgeMs = (services: Services, purchaseId: string) =>
+  services.clock.now().getTime() - TimeUuid.fromString(purchaseId).getDate().getTime();
+
+/** What a caller learns when a purchase fails: whether it may have bound before the failure. */
+export interface PurchaseProgress {
+  mayBeBound: boolean;
+}
+
+/** Steps 1–4 for a purchase with a given id (a new one, or the one a clientPurchaseId claimed). */
+export async function runPurchase(
+  ctx: Context,
+  itemId: string,
+  quantity: number,
+  purchaseId: string,
+  progress: PurchaseProgress,
+): Promise<PurchaseRecord> {
   const viewer = requireViewer(ctx);
-  validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
-  const itemId = parseId('itemId', rawItemId);
   const { stores, clock } = ctx.services;
 
   // 1. checks, in the issue's order.
   const item = await stores.items.byId(itemId);
   if (!item) throw notFound('Item');
-  const now = clock.now();
-  requireOnSale(item, now);
+  requireOnSale(item, clock.now());
   if (item.seller === viewer.login) throw forbidden('You cannot buy your own item');
   if (quantity > item.availableUnits) throw notEnoughUnits(item.availableUnits, quantity);
 
   // 2. the purchase, CREATED, expiring unless it binds.
   const purchase = await stores.purchases.create({
-    id: TimeUuid.fromDate(now).toString(),
+    id: purchaseId,
     itemId,
     buyer: viewer.login,
     seller: item.seller,
     unitPrice: item.unitPrice,
     quantity,
     status: 'CREATED',
-    createdAt: now,
+    createdAt: TimeUuid.fromString(purchaseId).getDate(),
   });
 
   // 3. bind. From here on the purchase is the buyer's: recovery completes it if we die.
-  await bind(ctx.services, item, purchase);
+  await bind(ctx.services, item, purchase, progress);
   await marketplace(ctx.services).hooks.afterBind?.(purchase.id);
-  marketLoaders(ctx).item.clear(itemId);
+  return finishBound(ctx, purchase);
+}
 
-  // 4. complete. A failure here must not read as "nothing bought" (a retry would buy
-  // twice): the purchase is bound, so answer with it, CREATED, and leave it to recovery.
+/**
+ * 4. completes a bound purchase. A failure here must not read as "nothing
+ * bought" (a retry would buy twice): the purchase is bound, so it is answered
+ * with, CREATED, and left to recovery.
+ */
+export async function finishBound(ctx: Context, purchase: StoredPurchase): Promise<PurchaseRecord> {
+  marketLoaders(ctx).item.clear(purchase.itemId);
   try {
     return await completePurchase(ctx.services, purchase);
   } catch (err) {
-    ctx.services.logger.error({ err, purchaseId: purchase.id, itemId }, 'purchase bound but not completed; recovery will complete it');
+    ctx.services.logger.error(
+      { err, purchaseId: purchase.id, itemId: purchase.itemId },
+      'purchase bound but not completed; recovery will complete it',
+    );
     return purchase;
   }
 }
@@ -86,15 +108,31 @@ export async function buyItem(ctx: Context, rawItemId: string, quantity: number)
 /** Full jitter on an exponential ceiling (10 ms doubling, at most 200 ms): losers spread out instead of colliding again. */
 const backoffMs = (attempt: number) => Math.random() * Math.min(200, 10 * 2 ** Math.min(attempt, 5));
 
-async function bind(services: Services, item: ItemRecord, purchase: StoredPurchase): Promise<void> {
+/**
+ * A request stops trying to bind a purchase this long after creating it, with
+ * CONFLICT. Binds take well under a second even under contention; the
+ * deadline is what lets a clientPurchaseId whose request died before binding
+ * be taken over safely once its purchase is much older (idempotent-buying.ts).
+ */
+export const BIND_DEADLINE_MS = 30_000;
+
+async function bind(services: Services, item: ItemRecord, purchase: StoredPurchase, progress: PurchaseProgress): Promise<void> {
   const runtime = marketplace(services);
   const maxAttempts = services.config.marketplace.bindAttempts;
   let available = item.availableUnits;
   for (let attempt = 1; ; attempt++) {
     runtime.stats.maxBindAttempts = Math.max(runtime.stats.maxBindAttempts, attempt);
     await runtime.hooks.beforeBind?.(purchase.id, attempt);
+    if (purchaseAgeMs(services, purchase.id) >= BIND_DEADLINE_MS) {
+      runtime.stats.bindConflicts += 1;
+      await abandon(services, purchase);
+      throw conflict('The purchase took too long to go through; nothing was bought; please try again');
+    }
+    // Until Cassandra answers "not applied", this attempt may have bound the purchase.
+    progress.mayBeBound = true;
     const outcome = await services.stores.items.bind(item.id, purchase.id, purchase.quantity, available);
     if (outcome.applied) return;
+    progress.mayBeBound = false;
     if (outcome.availableUnits === null) throw notFound('Item');
     // Another buyer won: the LWT answered with the stock as it is now.
     available = outcome.availableUnits;
