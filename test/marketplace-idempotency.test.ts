@@ -8,7 +8,7 @@ import { hourBucketsBetween } from '../src/buckets.js';
 import { TimeUuid } from '../src/db/client.js';
 import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from './generated/graphql.js';
-import { startApp } from './testkit/app.js';
+import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
@@ -154,5 +154,24 @@ describe('buyItem with a clientPurchaseId', () => {
     expect(bought.id).not.toBe(dead.toString());
     expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(bought.id);
     expect(await boundPurchases(item.id)).toEqual(new Map([[bought.id, 1]]));
+  });
+
+  it('no request binds a purchase past the bind deadline (what makes the takeover above safe)', async () => {
+    const clock = new ManualClock(new Date());
+    const clocked = await startApp({ clock });
+    const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
+    const hooks = marketplace(clocked.services).hooks;
+    // The request stalls for 31 s between creating its purchase and binding it.
+    hooks.beforeBind = () => {
+      hooks.beforeBind = undefined;
+      clock.advance(31_000);
+    };
+    const key = `late-${Date.now()}`;
+    expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1, clientPurchaseId: key }, buyer.token))).toEqual(['CONFLICT']);
+    expect(await boundPurchases(item.id)).toEqual(new Map());
+    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    // It bought nothing, so its key is free and its pending entry gone.
+    expect(await claimRow(buyer.login, key)).toBeUndefined();
+    expect(await pendingOf(item.id)).toEqual([]);
   });
 });
