@@ -83,7 +83,8 @@ builder.mutationFields((t) => ({
 builder.subscriptionFields((t) => ({
   itemUpdated: t.field({
     type: ItemRef,
-    description: 'The item after each completed purchase (its live stock)',
+    description:
+      'The item after each completed purchase (its live stock, never older than the last one sent). Completes after the purchase that sells it out, or at its end date. Errors: NOT_FOUND; AUCTION_FINISHED when the item is already sold out or past its end date.',
     authScopes: { authenticated: true },
     args: { itemId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => events.subscribeItem(ctx, args.itemId),
