@@ -60,8 +60,18 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   buyItem: t.field({
     type: PurchaseRef,
-    description:
-      'Buys quantity units; never oversells. Answers with the purchase COMPLETED, or CREATED when it is bound but its completion failed (it is bought; recovery completes it). Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
+    description: [
+      'Buys quantity units of an item; never oversells.',
+      'Answers with the purchase: COMPLETED, or CREATED when it is bound to the item but its completion failed (the units are bought and recovery completes it within minutes: do not buy again).',
+      'Errors, checked in this order:',
+      '- UNAUTHENTICATED: no session.',
+      '- BAD_USER_INPUT: quantity not 1–1,000,000 (field quantity); itemId not an item id (field itemId); clientPurchaseId not 1–64 characters, or already used by this buyer in the last 24 h for another item or quantity (field clientPurchaseId).',
+      '- NOT_FOUND: no item has this id.',
+      '- AUCTION_FINISHED: now is before the item\'s startDate, or at or after its endDate (sold out or not).',
+      '- FORBIDDEN: the buyer is the item\'s seller.',
+      '- NOT_ENOUGH_UNITS: quantity is more than the units left, including a sold-out item (0 left) during its sale period, and stock running out while the purchase retries a lost race; extensions.availableUnits says how many are left.',
+      '- CONFLICT: nothing was bought; try again. The purchase lost the race for the stock PURCHASE_BIND_ATTEMPTS times (default 50), or took over 30 s to bind; or, with a clientPurchaseId, an earlier attempt with it was still in progress after 10 s (retry with the same clientPurchaseId to learn its outcome).',
+    ].join('\n'),
     authScopes: { authenticated: true },
     args: {
       itemId: t.arg.id({ required: true }),

