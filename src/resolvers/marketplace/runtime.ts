@@ -8,7 +8,7 @@ import type { Services } from '../../services.js';
 export interface MarketplaceStats {
   /** Binds that lost the race (the LWT did not apply) and were tried again. */
   bindRetries: number;
-  /** Purchases given up with CONFLICT because the bound on attempts was hit. */
+  /** Purchases given up with CONFLICT because the bound on attempts (or the bind deadline) was hit. */
   bindConflicts: number;
   /** The most bind attempts one purchase has needed (or used up): how close buyers come to the bound. */
   maxBindAttempts: number;
