@@ -257,4 +257,44 @@ describe('recovery runs', () => {
     expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(4);
     await stopApp(clocked);
   });
+
+  it('forgets a purchase that never bound once no request can bind it any more', async () => {
+    const clock = new ManualClock(new Date());
+    const clocked = await startApp({ clock, env: QUIET });
+    const runtime = marketplace(clocked.services);
+    await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
+    const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
+    let purchaseId = '';
+    runtime.hooks.beforeBind = (id) => {
+      runtime.hooks.beforeBind = undefined;
+      purchaseId = id;
+      throw new SimulatedCrash('the process died before the bind');
+    };
+    expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token))).toEqual(['INTERNAL_SERVER_ERROR']);
+
+    // A minute on, its request could in principle still bind it: recovery keeps looking.
+    clock.advance(60_000);
+    await recoverPendingPurchases(clocked.services);
+    expect(await pendingIds(clocked)).toContain(purchaseId);
+
+    // Past four bind deadlines (2 minutes) "not bound" is final: the entry goes, the CREATED row expires by itself.
+    clock.advance(61_000);
+    await recoverPendingPurchases(clocked.services);
+    expect(await pendingIds(clocked)).not.toContain(purchaseId);
+    const row = await cqlRow(clocked, 'SELECT status, TTL(status) AS t FROM purchases WHERE id = ?', [uuid(purchaseId)]);
+    expect(row?.status).toBe('CREATED');
+    expect(row?.t).toBeGreaterThan(0);
+
+    // So later runs spend no SERIAL read on it.
+    const serialReads = vi.spyOn(clocked.services.stores.items, 'readBoundSerial');
+    try {
+      await recoverPendingPurchases(clocked.services);
+      expect(serialReads.mock.calls.filter(([, id]) => id === purchaseId)).toEqual([]);
+    } finally {
+      serialReads.mockRestore();
+    }
+    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    await stopApp(clocked);
+  });
 });
+

@@ -141,6 +141,11 @@ export class PurchaseStore {
     await this.db.execute(DELETE_PENDING, [ts, pendingHour(p), TimeUuid.fromString(p.id)]);
   }
 
+  /** Recovery: forgets the pending entry of a purchase that will never bind (its CREATED row expires by itself). */
+  async dropPending(hour: number, purchaseId: string): Promise<void> {
+    await this.db.execute(DELETE_PENDING, [nowMicros(), hour, TimeUuid.fromString(purchaseId)]);
+  }
+
   async byId(id: string): Promise<StoredPurchase | undefined> {
     const row = await this.db.first(SELECT_ONE, [TimeUuid.fromString(id)]);
     return row ? toStored(row) : undefined;

@@ -6,8 +6,8 @@
  */
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
-import { TimeUuid } from '../../db/client.js';
 import type { Services } from '../../services.js';
+import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
 import { publishItem } from './events.js';
 import { marketplace } from './runtime.js';
 
@@ -38,8 +38,9 @@ const HOUR_MS = 3_600_000;
  *   next run tries it again.
  * - An entry younger than the grace period belongs to a request that is most
  *   likely still running: it is left to that request, and costs no SERIAL read.
- * - A pending purchase that is not bound is left alone: its request may still
- *   be retrying, and if it never binds it expires with its TTL.
+ * - A pending purchase that is not bound is left alone while its request may
+ *   still bind it; once it is UNBOUND_IS_FINAL_MS old it never will be, and its
+ *   entry is dropped so no run reads it again (its CREATED row expires).
  */
 export async function recoverPendingPurchases(services: Services): Promise<number> {
   const { stores, clock, logger, config } = services;
@@ -58,12 +59,15 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
       continue;
     }
     for (const { purchaseId, itemId } of pending) {
-      // The purchase id is a timeuuid of its creation time (by the same injectable clock).
-      if (now - TimeUuid.fromString(purchaseId).getDate().getTime() < graceMs) continue;
+      const age = purchaseAgeMs(services, purchaseId);
+      if (age < graceMs) continue;
       try {
-        // SERIAL: a bind still in flight is finished first, so "not bound" is final for now.
+        // SERIAL: a bind still in flight is finished first, so "not bound" holds unless its request binds later.
         const bound = await stores.items.readBoundSerial(itemId, purchaseId);
-        if (bound.quantity === null) continue;
+        if (bound.quantity === null) {
+          if (age >= UNBOUND_IS_FINAL_MS) await stores.purchases.dropPending(hour, purchaseId);
+          continue;
+        }
         const purchase = await stores.purchases.byId(purchaseId);
         if (!purchase) {
           logger.error({ purchaseId, itemId }, 'bound purchase has no purchase row (expired before completion)');

@@ -12,9 +12,9 @@
  * waits for the first attempt, polling plain reads, until one of these:
  * - the first attempt failed and released the claim (it bought nothing): the
  *   id is claimed anew and this attempt buys;
- * - the claimed purchase is STALE_CLAIM_MS old and still not bound: no request
- *   binds past BIND_DEADLINE_MS, so its request is dead; the claim is moved to
- *   a new purchase, which this attempt buys;
+ * - the claimed purchase is UNBOUND_IS_FINAL_MS old and still not bound: no
+ *   request binds past BIND_DEADLINE_MS, so it never will be; the claim is
+ *   moved to a new purchase, which this attempt buys;
  * - DUPLICATE_WAIT_MS pass: CONFLICT, "still in progress, retry with the same id".
  */
 import { setTimeout as delay } from 'node:timers/promises';
@@ -23,10 +23,9 @@ import type { PurchaseClaim } from '../../db/purchase-claims.js';
 import type { PurchaseRecord } from '../../db/purchases.js';
 import { badInput, conflict } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { BIND_DEADLINE_MS, finishBound, newPurchaseId, purchaseAgeMs, runPurchase, type PurchaseProgress } from './purchasing.js';
+import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
+import { finishBound, newPurchaseId, runPurchase, type PurchaseProgress } from './purchasing.js';
 
-/** Four bind deadlines: room for clock skew between instances and for an LWT still travelling. */
-const STALE_CLAIM_MS = 4 * BIND_DEADLINE_MS;
 /** How long an attempt waits for another attempt with the same id before answering CONFLICT. */
 const DUPLICATE_WAIT_MS = 10_000;
 /**
@@ -106,7 +105,7 @@ async function awaitClaimed(
     const current = await stores.purchaseClaims.read(buyer, clientId);
     if (current?.purchaseId !== claim.purchaseId) return {};
     const age = purchaseAgeMs(ctx.services, claim.purchaseId);
-    const stale = age >= STALE_CLAIM_MS;
+    const stale = age >= UNBOUND_IS_FINAL_MS;
     const timeUp = Date.now() >= waitUntil;
     if (stale || timeUp || (!checkedBound && age >= SETTLE_MS)) {
       checkedBound = true;

@@ -20,6 +20,7 @@ import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors
 import type { Services } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { completePurchase } from './completion.js';
+import { BIND_DEADLINE_MS, purchaseAgeMs } from './deadlines.js';
 import { marketLoaders } from './loaders.js';
 import { marketplace } from './runtime.js';
 
@@ -46,10 +47,6 @@ function requireOnSale(item: ItemRecord, now: Date): void {
 }
 
 export const newPurchaseId = (ctx: Context) => TimeUuid.fromDate(ctx.services.clock.now()).toString();
-
-/** How long ago a purchase was created (its id is a timeuuid of that time). */
-export const purchaseAgeMs = (services: Services, purchaseId: string) =>
-  services.clock.now().getTime() - TimeUuid.fromString(purchaseId).getDate().getTime();
 
 /** What a caller learns when a purchase fails: whether it may have bound before the failure. */
 export interface PurchaseProgress {
@@ -113,14 +110,6 @@ export async function finishBound(ctx: Context, purchase: StoredPurchase): Promi
 /** Full jitter on an exponential ceiling (10 ms doubling, at most 200 ms): losers spread out instead of colliding again. */
 const backoffMs = (attempt: number) => Math.random() * Math.min(200, 10 * 2 ** Math.min(attempt, 5));
 
-/**
- * A request stops trying to bind a purchase this long after creating it, with
- * CONFLICT. Binds take well under a second even under contention; the
- * deadline is what lets a clientPurchaseId whose request died before binding
- * be taken over safely once its purchase is much older (idempotent-buying.ts).
- */
-export const BIND_DEADLINE_MS = 30_000;
-
 async function bind(services: Services, item: ItemRecord, purchase: StoredPurchase, progress: PurchaseProgress): Promise<void> {
   const runtime = marketplace(services);
   const maxAttempts = services.config.marketplace.bindAttempts;
@@ -128,6 +117,7 @@ async function bind(services: Services, item: ItemRecord, purchase: StoredPurcha
   for (let attempt = 1; ; attempt++) {
     runtime.stats.maxBindAttempts = Math.max(runtime.stats.maxBindAttempts, attempt);
     await runtime.hooks.beforeBind?.(purchase.id, attempt);
+    // Past the deadline nobody may bind it: recovery and retries then treat "not bound" as final.
     if (purchaseAgeMs(services, purchase.id) >= BIND_DEADLINE_MS) {
       runtime.stats.bindConflicts += 1;
       await abandon(services, purchase);
