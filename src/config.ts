@@ -52,6 +52,12 @@ export interface LimitsConfig {
 export interface MarketplaceConfig {
   /** How often each instance completes purchases that were bound but not completed (a crash between the two). */
   recoveryIntervalMs: number;
+  /**
+   * Recovery leaves purchases younger than this to the request that made them:
+   * a request still in flight completes its own purchase, and recovery spends
+   * no SERIAL read on it.
+   */
+  recoveryGraceMs: number;
   /** Attempts at binding a purchase to its item (the LWT) before giving up with CONFLICT. */
   bindAttempts: number;
 }
@@ -75,6 +81,13 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Default of PURCHASE_RECOVERY_GRACE_MS. A request binds and completes its
+ * purchase within seconds, so two minutes leaves it ample time first; recovery
+ * reaching one that is slower still is harmless (completion is idempotent).
+ */
+export const DEFAULT_RECOVERY_GRACE_MS = 2 * 60_000;
 
 function int(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -157,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     marketplace: {
       recoveryIntervalMs: int(env, 'PURCHASE_RECOVERY_INTERVAL_MS', 60_000),
+      recoveryGraceMs: int(env, 'PURCHASE_RECOVERY_GRACE_MS', DEFAULT_RECOVERY_GRACE_MS),
       bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', 50),
     },
   };

@@ -68,4 +68,9 @@ export const Limits = {
     tags: { max: 10 },
     tag: { min: 1, max: 40 },
   },
+  /** buyItem's optional idempotency key, remembered for a day (a retry inside it returns the original purchase). */
+  purchase: {
+    clientPurchaseId: { min: 1, max: 64 },
+    clientPurchaseIdTtlSeconds: 24 * 3600,
+  },
 } as const;

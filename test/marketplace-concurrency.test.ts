@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import { marketplace } from '../src/resolvers/marketplace/runtime.js';
-import { BuyItemDocument, ItemDocument, MyPurchasesDocument } from './generated/graphql.js';
+import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk, type GqlResult } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
@@ -56,6 +56,14 @@ async function expectNothingPending(itemId: string) {
   expect(rows.filter((r) => r.item_id.toString() === itemId)).toEqual([]);
 }
 
+/** The seller's view of the item's purchases (purchases_by_item) holds exactly the completed ones. */
+async function expectItemPurchases(itemId: string, completed: Array<{ id: string; quantity: number }>) {
+  const page = (await gqlOk(app, ItemPurchasesDocument, { id: itemId, first: 200 }, seller.token)).item!.purchases;
+  expect(page.pageInfo.hasNextPage).toBe(false);
+  const listed = new Map(page.edges.map((e) => [e.node.id, e.node.quantity]));
+  expect(listed).toEqual(new Map(completed.map((p) => [p.id, p.quantity])));
+}
+
 async function expectCompletedRows(purchaseIds: string[]) {
   const rows = await cqlRows(app, 'SELECT id, status, TTL(status) AS t, TTL(quantity) AS q FROM purchases WHERE id IN ?', [purchaseIds.map(uuid)]);
   expect(rows).toHaveLength(purchaseIds.length);
@@ -100,6 +108,7 @@ describe('concurrent buyers', () => {
       expect((await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
 
       await expectCompletedRows(completed.map((p) => p.id));
+      await expectItemPurchases(item.id, completed);
       await expectHistoriesMatch(buyers, results, item.id);
       await expectNothingPending(item.id);
 
@@ -151,6 +160,7 @@ describe('concurrent buyers', () => {
       });
 
       await expectCompletedRows(completed.map((p) => p.id));
+      await expectItemPurchases(item.id, completed);
       await expectHistoriesMatch(buyers, results, item.id);
       await expectNothingPending(item.id);
     },

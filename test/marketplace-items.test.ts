@@ -1,6 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { CreateItemDocument, ItemDocument, ItemHistoryDocument, ItemsBySellerDocument, ItemsByTagDocument } from './generated/graphql.js';
+import {
+  BuyItemDocument,
+  CreateItemDocument,
+  ItemDocument,
+  ItemHistoryDocument,
+  ItemsBySellerDocument,
+  ItemsByTagDocument,
+  PurchaseDocument,
+} from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, itemInput, uuid } from './testkit/marketplace.js';
@@ -186,3 +194,42 @@ describe('listings', () => {
     expect(res.errors?.[0]?.extensions?.field).toBe(field);
   });
 });
+
+describe('bad input never reaches Cassandra', () => {
+  const huge = 'x'.repeat(70_000); // over Cassandra's 64 KiB key limit
+
+  it.each([
+    ['empty', ''],
+    ['blank', '   '],
+    ['over 64 KiB', huge],
+    ['not a login', 'no spaces allowed!'],
+    ['too long for a login', 'a'.repeat(33)],
+  ])('a login that names nobody (%s) has no items and no history', async (_what, login) => {
+    const bySeller = await gql(app, ItemsBySellerDocument, { login }, viewer.token);
+    expect(bySeller.errors).toBeUndefined();
+    expect(bySeller.data?.itemsBySeller).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+    const history = await gql(app, ItemHistoryDocument, { login, month: '2026-11' }, viewer.token);
+    expect(history.errors).toBeUndefined();
+    expect(history.data?.itemHistory).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+  });
+
+  it.each([
+    ['tag', ItemsByTagDocument, { tag: 't'.repeat(41) }],
+    ['tag', ItemsByTagDocument, { tag: huge }],
+    ['tag', ItemsByTagDocument, { tag: '' }],
+    ['month', ItemHistoryDocument, { login: 'someone', month: '2026-00' }],
+    ['month', ItemHistoryDocument, { login: 'someone', month: '2026-1' }],
+    ['month', ItemHistoryDocument, { login: 'someone', month: huge }],
+    ['month', ItemHistoryDocument, { login: huge, month: '2026-13' }],
+    ['id', ItemDocument, { id: huge }],
+    ['id', ItemDocument, { id: '' }],
+    ['id', PurchaseDocument, { id: huge }],
+    ['itemId', BuyItemDocument, { itemId: huge, quantity: 1 }],
+    ['after', ItemsBySellerDocument, { login: 'someone', after: huge }],
+  ] as const)('names %s when it cannot be valid', async (field, doc, variables) => {
+    const res = await gql(app, doc as typeof ItemHistoryDocument, variables as never, viewer.token);
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+  });
+});
+

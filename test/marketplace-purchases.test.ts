@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { marketplace } from '../src/resolvers/marketplace/runtime.js';
+import { schema } from '../src/schema/index.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import {
   BuyItemDocument,
@@ -14,6 +15,7 @@ import {
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
+import { recordCql } from './testkit/cql-spy.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
 
 let app: App;
@@ -161,6 +163,34 @@ describe('buyItem', () => {
     const mine2 = await gqlOk(app, MyPurchasesDocument, { first: 1, after: mine1.myPurchases.pageInfo.endCursor }, other.token);
     expect(mine2.myPurchases.edges.map((e) => e.node.id)).toEqual([ids[0]]);
   });
+
+  it('pages an item’s purchases from one slice of purchases_by_item, never reading the whole purchases map', async () => {
+    const item = await createItem(app, seller, { offeredUnits: 50 });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const who = [buyer, other][i % 2]!;
+      ids.push((await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: (i % 3) + 1 }, who.token)).buyItem.id);
+    }
+    const spy = recordCql(app);
+    const seen: string[] = [];
+    let after: string | null | undefined;
+    const pages: number[] = [];
+    do {
+      const page = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 5, after }, seller.token)).item!.purchases;
+      pages.push(page.edges.length);
+      seen.push(...page.edges.map((e) => e.node.id));
+      for (const e of page.edges) expect(e.node).toMatchObject({ status: 'COMPLETED', unitPrice: '19.99', item: { id: item.id } });
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : undefined;
+    } while (after);
+    spy.stop();
+    expect(pages).toEqual([5, 5, 2]);
+    expect(seen).toEqual([...ids].reverse());
+    const statements = spy.statements();
+    expect(statements.filter((c) => /SELECT purchases FROM items/i.test(c))).toEqual([]);
+    expect(statements.filter((c) => /FROM purchases_by_item WHERE item_id = \?.* LIMIT \?/.test(c))).toHaveLength(3);
+    const total = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 200 }, seller.token)).item!.purchases.edges;
+    expect(total.map((e) => e.node.quantity).reduce((a, b) => a + b, 0)).toBe(50 - (await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item!.availableUnits);
+  });
 });
 
 describe('buyItem errors', () => {
@@ -213,6 +243,35 @@ describe('buyItem errors', () => {
     expect(codes(await gql(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, b!.token))).toEqual(['AUCTION_FINISHED']);
     const read = await gqlOk(timed, ItemDocument, { id: item.id }, b!.token);
     expect(read.item).toMatchObject({ availableUnits: 4, auctionFinished: true });
+  });
+
+  it('a sold-out item is NOT_ENOUGH_UNITS during its sale (not AUCTION_FINISHED) and AUCTION_FINISHED after it', async () => {
+    const clock = new ManualClock(new Date('2026-06-01T12:00:00Z'));
+    const timed = await startApp({ clock });
+    const [s, b, c] = await signUpMany(timed, 3, 'soldout');
+    const item = await createItem(timed, s!, { endDate: '2026-06-02T00:00:00Z', offeredUnits: 2 }, clock.now());
+    await gqlOk(timed, BuyItemDocument, { itemId: item.id, quantity: 2 }, b!.token);
+    expect((await gqlOk(timed, ItemDocument, { id: item.id }, c!.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    const during = await gql(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, c!.token);
+    expect(codes(during)).toEqual(['NOT_ENOUGH_UNITS']);
+    expect(during.errors?.[0]?.extensions?.availableUnits).toBe(0);
+    clock.set('2026-06-02T00:00:00Z');
+    expect(codes(await gql(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, c!.token))).toEqual(['AUCTION_FINISHED']);
+  });
+
+  it('documents when each of its error codes is returned', () => {
+    const doc = schema.getMutationType()!.getFields().buyItem!.description ?? '';
+    const rule = (code: string) => doc.split('\n').find((line) => line.includes(`${code}:`)) ?? '';
+    expect(rule('BAD_USER_INPUT')).toMatch(/quantity.*itemId.*clientPurchaseId/);
+    expect(rule('NOT_FOUND')).toMatch(/no item/i);
+    expect(rule('AUCTION_FINISHED')).toMatch(/before.*startDate.*endDate/);
+    expect(rule('FORBIDDEN')).toMatch(/seller/);
+    expect(rule('NOT_ENOUGH_UNITS')).toMatch(/sold.out/);
+    expect(rule('CONFLICT')).toMatch(/PURCHASE_BIND_ATTEMPTS/);
+    // In the order they are checked.
+    const order = ['UNAUTHENTICATED', 'BAD_USER_INPUT', 'NOT_FOUND', 'AUCTION_FINISHED', 'FORBIDDEN', 'NOT_ENOUGH_UNITS', 'CONFLICT'];
+    expect(order.map((code) => doc.indexOf(`${code}:`))).toEqual(order.map((code) => doc.indexOf(`${code}:`)).sort((x, y) => x - y));
+    expect(order.every((code) => doc.includes(`${code}:`))).toBe(true);
   });
 
   it('retries a lost race, and gives up with CONFLICT only at the bound', async () => {

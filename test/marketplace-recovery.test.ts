@@ -3,20 +3,21 @@
  * request dies between the bind and the completion; one that never bound
  * leaves no trace but its expiring CREATED row.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import { completePurchase, recoverPendingPurchases } from '../src/resolvers/marketplace/completion.js';
 import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, ItemsByTagDocument, MyPurchasesDocument, PurchaseDocument } from './generated/graphql.js';
-import { startApp } from './testkit/app.js';
+import { ManualClock, startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
 import { eventually } from './testkit/poll.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
 
-// Recovery runs at start and then hourly here, so only the runs a test asks for happen.
-const QUIET = { PURCHASE_RECOVERY_INTERVAL_MS: String(3_600_000) };
+// Recovery runs at start and then hourly here, so only the runs a test asks for happen; and with no
+// grace period, so it reaches a purchase interrupted a moment ago (the grace has tests of its own).
+const QUIET = { PURCHASE_RECOVERY_INTERVAL_MS: String(3_600_000), PURCHASE_RECOVERY_GRACE_MS: '0' };
 
 let app: App;
 let seller: TestUser;
@@ -31,23 +32,25 @@ beforeAll(async () => {
 class SimulatedCrash extends Error {}
 
 /**
- * Buys with a request that dies right after the bind; returns the purchase id
- * read from the item, bound and (unless recovery runs often here) still CREATED.
+ * Buys with a request that dies right after the bind; returns the purchase id,
+ * checked bound to the item and (unless recovery runs often here) still CREATED.
  */
 async function buyAndCrashAfterBind(on: App, itemId: string, quantity: number, expectStatus = ['CREATED']): Promise<string> {
   const hooks = marketplace(on.services).hooks;
-  hooks.afterBind = () => {
+  let purchaseId = '';
+  hooks.afterBind = (id) => {
     hooks.afterBind = undefined;
+    purchaseId = id;
     throw new SimulatedCrash('the process died after the bind');
   };
   const res = await gql(on, BuyItemDocument, { itemId, quantity }, buyer.token);
   expect(codes(res)).toEqual(['INTERNAL_SERVER_ERROR']);
-  const bound = await gqlOk(on, ItemPurchasesDocument, { id: itemId }, seller.token);
-  const edges = bound.item?.purchases.edges ?? [];
-  expect(edges).toHaveLength(1);
-  expect(edges[0]?.node.quantity).toBe(quantity);
-  expect(expectStatus).toContain(edges[0]?.node.status);
-  return edges[0]!.node.id;
+  const master = await cqlRow(on, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
+  const map = new Map([...((master?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+  expect(map.get(purchaseId)).toBe(quantity);
+  const row = await cqlRow(on, 'SELECT status FROM purchases WHERE id = ?', [uuid(purchaseId)]);
+  expect(expectStatus).toContain(row?.status);
+  return purchaseId;
 }
 
 async function pendingIds(on: App): Promise<string[]> {
@@ -61,6 +64,9 @@ async function assertCompleted(on: App, itemId: string, purchaseId: string, tag:
   expect(purchase?.status).toBe('COMPLETED');
   const mine = await gqlOk(on, MyPurchasesDocument, {}, buyer.token);
   expect(mine.myPurchases.edges.filter((e) => e.node.id === purchaseId)).toHaveLength(1);
+  // The seller's list of the item's purchases is written by the completion, recovery's included.
+  const ofItem = (await gqlOk(on, ItemPurchasesDocument, { id: itemId }, seller.token)).item?.purchases.edges ?? [];
+  expect(ofItem.filter((e) => e.node.id === purchaseId).map((e) => e.node.status)).toEqual(['COMPLETED']);
   const row = await cqlRow(on, 'SELECT TTL(status) AS s, TTL(buyer) AS b, TTL(quantity) AS q FROM purchases WHERE id = ?', [uuid(purchaseId)]);
   expect([row?.s, row?.b, row?.q]).toEqual([null, null, null]);
   const byTag = await gqlOk(on, ItemsByTagDocument, { tag }, buyer.token);
@@ -95,7 +101,7 @@ describe('recovery', () => {
   });
 
   it('completes it periodically on a running server', async () => {
-    const periodic = await startApp({ env: { PURCHASE_RECOVERY_INTERVAL_MS: '300' } });
+    const periodic = await startApp({ env: { PURCHASE_RECOVERY_INTERVAL_MS: '300', PURCHASE_RECOVERY_GRACE_MS: '0' } });
     const tag = `tick${Date.now().toString(36)}`;
     const item = await createItem(periodic, seller, { offeredUnits: 4, tags: [tag] });
     const stats = marketplace(periodic.services).stats;
@@ -112,6 +118,28 @@ describe('recovery', () => {
     await assertCompleted(periodic, item.id, purchaseId, tag, 3);
     expect(stats.recovered).toBe(recoveredBefore + 1);
     expect(stats.recoveryRuns).toBeGreaterThan(runsBefore);
+    // Its runs would otherwise reach into the tests below.
+    await stopApp(periodic);
+  });
+
+  it('answers with the bound purchase, CREATED, when its completion fails, and recovery completes it', async () => {
+    const tag = `incomplete${Date.now().toString(36)}`;
+    const item = await createItem(app, seller, { offeredUnits: 5, tags: [tag] });
+    const hooks = marketplace(app.services).hooks;
+    hooks.beforeCompletion = () => {
+      hooks.beforeCompletion = undefined;
+      throw new Error('write timeout while completing');
+    };
+    const res = await gql(app, BuyItemDocument, { itemId: item.id, quantity: 2 }, buyer.token);
+    // Not an error: the units are the buyer's, and a retry must not look necessary.
+    expect(res.errors).toBeUndefined();
+    const purchase = res.data!.buyItem;
+    expect(purchase).toMatchObject({ status: 'CREATED', quantity: 2, buyer: { login: buyer.login }, item: { id: item.id } });
+    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect(await pendingIds(app)).toContain(purchase.id);
+
+    await recoverPendingPurchases(app.services);
+    await assertCompleted(app, item.id, purchase.id, tag, 3);
   });
 
   it('leaves a purchase that never bound to expire, with no trace in listings or history', async () => {
@@ -147,3 +175,126 @@ describe('recovery', () => {
     expect(mine.myPurchases.edges.map((e) => e.node.id)).not.toContain(purchaseId);
   });
 });
+
+describe('recovery runs', () => {
+  it('completes purchases in the other hours when one hour of pending purchases cannot be read', async () => {
+    const now = Date.now();
+    const clock = new ManualClock(new Date(now - 3 * 3_600_000));
+    const clocked = await startApp({ clock, env: QUIET });
+    const runtime = marketplace(clocked.services);
+    await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
+    const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
+    // Two purchases interrupted after their bind, three hours apart: two hour partitions.
+    const early = await buyAndCrashAfterBind(clocked, item.id, 1);
+    const earlyHour = hourBucketsBetween(new Date(uuid(early).getDate()), new Date(uuid(early).getDate()))[0];
+    clock.set(new Date(now));
+    const late = await buyAndCrashAfterBind(clocked, item.id, 2);
+
+    // The older hour fails (say, too many tombstones in a busy hour); it is read first.
+    runtime.hooks.beforeRecoveryHour = (hour) => {
+      if (hour === earlyHour) throw new Error('TombstoneOverwhelmingException');
+    };
+    const failuresBefore = runtime.stats.recoveryHourFailures;
+    await recoverPendingPurchases(clocked.services);
+    expect(runtime.stats.recoveryHourFailures).toBe(failuresBefore + 1);
+    const status = async (id: string) => (await gqlOk(clocked, PurchaseDocument, { id }, buyer.token)).purchase?.status;
+    expect(await status(late)).toBe('COMPLETED');
+    expect(await status(early)).toBe('CREATED');
+
+    // The next run reads that hour again.
+    runtime.hooks.beforeRecoveryHour = undefined;
+    await recoverPendingPurchases(clocked.services);
+    expect(await status(early)).toBe('COMPLETED');
+    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(2);
+    await stopApp(clocked);
+  });
+
+  it('leaves a purchase still in flight to its request until the grace period is over', async () => {
+    const clock = new ManualClock(new Date());
+    // The default grace period (2 minutes), against a clock the test moves.
+    const clocked = await startApp({ clock, env: { PURCHASE_RECOVERY_INTERVAL_MS: String(3_600_000) } });
+    const runtime = marketplace(clocked.services);
+    await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
+    expect(clocked.services.config.marketplace.recoveryGraceMs).toBe(120_000);
+    const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
+
+    // A request that has bound its purchase and is about to complete it (held here).
+    let bound!: (id: string) => void;
+    const boundId = new Promise<string>((resolve) => (bound = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    runtime.hooks.afterBind = async (id) => {
+      runtime.hooks.afterBind = undefined;
+      bound(id);
+      await held;
+    };
+    const request = gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token);
+    const purchaseId = await boundId;
+    const serialReads = vi.spyOn(clocked.services.stores.items, 'readBoundSerial');
+    try {
+      // A run a minute later does not touch it: no SERIAL read of its item, no completion.
+      clock.advance(60_000);
+      await recoverPendingPurchases(clocked.services);
+      expect(serialReads.mock.calls.filter(([, id]) => id === purchaseId)).toEqual([]);
+      expect(await pendingIds(clocked)).toContain(purchaseId);
+      expect((await cqlRow(clocked, 'SELECT status FROM purchases WHERE id = ?', [uuid(purchaseId)]))?.status).toBe('CREATED');
+
+      // Past the grace period the request is presumed dead: recovery completes the purchase.
+      clock.advance(61_000);
+      await recoverPendingPurchases(clocked.services);
+      expect(serialReads.mock.calls.filter(([, id]) => id === purchaseId)).toHaveLength(1);
+      expect((await cqlRow(clocked, 'SELECT status FROM purchases WHERE id = ?', [uuid(purchaseId)]))?.status).toBe('COMPLETED');
+    } finally {
+      serialReads.mockRestore();
+      // Resumed even if an assertion above failed, so the held request does not outlive the app.
+      release();
+    }
+
+    // The request, resumed, completes it again (idempotent) and answers with it.
+    const res = await request;
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.buyItem).toMatchObject({ id: purchaseId, status: 'COMPLETED' });
+    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(4);
+    await stopApp(clocked);
+  });
+
+  it('forgets a purchase that never bound once no request can bind it any more', async () => {
+    const clock = new ManualClock(new Date());
+    const clocked = await startApp({ clock, env: QUIET });
+    const runtime = marketplace(clocked.services);
+    await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
+    const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
+    let purchaseId = '';
+    runtime.hooks.beforeBind = (id) => {
+      runtime.hooks.beforeBind = undefined;
+      purchaseId = id;
+      throw new SimulatedCrash('the process died before the bind');
+    };
+    expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token))).toEqual(['INTERNAL_SERVER_ERROR']);
+
+    // A minute on, its request could in principle still bind it: recovery keeps looking.
+    clock.advance(60_000);
+    await recoverPendingPurchases(clocked.services);
+    expect(await pendingIds(clocked)).toContain(purchaseId);
+
+    // Past four bind deadlines (2 minutes) "not bound" is final: the entry goes, the CREATED row expires by itself.
+    clock.advance(61_000);
+    await recoverPendingPurchases(clocked.services);
+    expect(await pendingIds(clocked)).not.toContain(purchaseId);
+    const row = await cqlRow(clocked, 'SELECT status, TTL(status) AS t FROM purchases WHERE id = ?', [uuid(purchaseId)]);
+    expect(row?.status).toBe('CREATED');
+    expect(row?.t).toBeGreaterThan(0);
+
+    // So later runs spend no SERIAL read on it.
+    const serialReads = vi.spyOn(clocked.services.stores.items, 'readBoundSerial');
+    try {
+      await recoverPendingPurchases(clocked.services);
+      expect(serialReads.mock.calls.filter(([, id]) => id === purchaseId)).toEqual([]);
+    } finally {
+      serialReads.mockRestore();
+    }
+    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    await stopApp(clocked);
+  });
+});
+

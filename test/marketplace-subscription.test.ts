@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { itemChannel, publishItem } from '../src/resolvers/marketplace/events.js';
 import { BuyItemDocument, ItemUpdatedDocument } from './generated/graphql.js';
-import { startApp } from './testkit/app.js';
+import { ManualClock, startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';
 import { createItem } from './testkit/marketplace.js';
 import { eventually } from './testkit/poll.js';
@@ -68,4 +68,50 @@ describe('itemUpdated', () => {
     const anonymous = subscribe(client(b), ItemUpdatedDocument, { itemId: item.id });
     expect((await anonymous.next()).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
+
+  it('completes after the purchase that sells the item out, releasing its listener', async () => {
+    const item = await createItem(a, seller, { offeredUnits: 3 });
+    const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: item.id });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 1, { what: 'subscription live on b' });
+    await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 3 }, buyer.token);
+    expect((await sub.next(20_000)).data?.itemUpdated).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    await withDeadline(sub.completed, 'the subscription to complete');
+    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
+  });
+
+  it('completes at the end date of the sale', async () => {
+    const soon = await createItem(a, seller, { offeredUnits: 3, endDate: new Date(Date.now() + 4_000).toISOString() });
+    const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: soon.id });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(soon.id)) === 1, { what: 'subscription live on b' });
+    await withDeadline(sub.completed, 'the subscription to complete at the end date');
+    expect(sub.pending()).toBe(0);
+    expect(b.services.pubsub.listeners(itemChannel(soon.id))).toBe(0);
+  });
+
+  it('refuses an item already sold out or past its end date, holding no listener', async () => {
+    const soldOut = await createItem(a, seller, { offeredUnits: 1 });
+    await gqlOk(a, BuyItemDocument, { itemId: soldOut.id, quantity: 1 }, buyer.token);
+    const refused = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: soldOut.id });
+    expect((await refused.next()).errors?.[0]?.extensions?.code).toBe('AUCTION_FINISHED');
+    expect(b.services.pubsub.listeners(itemChannel(soldOut.id))).toBe(0);
+
+    const clock = new ManualClock(new Date());
+    const later = await startApp({ redis: true, clock });
+    const ended = await createItem(later, seller, { offeredUnits: 5 }, clock.now());
+    clock.advance(25 * 3_600_000);
+    const tooLate = subscribe(client(later, buyer.token), ItemUpdatedDocument, { itemId: ended.id });
+    expect((await tooLate.next()).errors?.[0]?.extensions?.code).toBe('AUCTION_FINISHED');
+    expect(later.services.pubsub.listeners(itemChannel(ended.id))).toBe(0);
+  });
 });
+
+/** Waits for `promise`, failing (rather than hanging the file) after a generous deadline. */
+async function withDeadline(promise: Promise<void>, what: string, ms = 30_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  try {
+    await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -59,7 +59,6 @@ const SELECT_ITEM = cql(`SELECT ${MASTER_COLUMNS} FROM items WHERE id = ?`, { id
 const SELECT_ITEMS = cql(`SELECT ${MASTER_COLUMNS} FROM items WHERE id IN ?`, { idempotent: true });
 /** One element of the map, not the whole map (which grows with every purchase). */
 const SELECT_BOUND = cql('SELECT available_units, purchases[?] AS quantity FROM items WHERE id = ?', { idempotent: true });
-const SELECT_PURCHASES_MAP = cql('SELECT purchases FROM items WHERE id = ?', { idempotent: true });
 
 // The bind: row-level isolation makes the stock change and the purchase link one atomic step.
 const BIND = cql(
@@ -238,13 +237,6 @@ export class ItemStore {
         await delay(Math.random() * 50 * attempt);
       }
     }
-  }
-
-  /** Every bound purchase id of an item, oldest first (the map's timeuuid order). */
-  async purchaseIds(itemId: string): Promise<Array<{ purchaseId: string; quantity: number }>> {
-    const row = await this.db.first(SELECT_PURCHASES_MAP, [TimeUuid.fromString(itemId)]);
-    const map = (row?.purchases as Map<TimeUuid, number> | null) ?? new Map();
-    return [...map].map(([k, quantity]) => ({ purchaseId: k.toString(), quantity }));
   }
 
   async bySeller(seller: string, limit: number, beforeId?: string): Promise<Page<ItemSummary>> {

@@ -1,11 +1,13 @@
 /**
- * Storage of purchases: the purchases table, each buyer's history and the
- * pending_purchases index that crash recovery reads. One prepared statement
+ * Storage of purchases: the purchases table, each buyer's history, each
+ * item's completed purchases and the pending_purchases index that crash
+ * recovery reads. One prepared statement
  * per query.
  */
 import type cassandra from 'cassandra-driver';
 import { cql, Long, TimeUuid, type BigDecimal, type Database, type Row } from './client.js';
 import { hourBucket } from '../buckets.js';
+import type { Page } from './items.js';
 
 /** An unbound purchase (and its pending entry) disappears after a day. */
 export const PURCHASE_TTL_SECONDS = 24 * 3600;
@@ -48,6 +50,11 @@ const INSERT_BY_BUYER = cql(
    VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
   { idempotent: true },
 );
+const INSERT_BY_ITEM = cql(
+  `INSERT INTO purchases_by_item (item_id, purchase_id, buyer, unit_price, quantity, created_at)
+   VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
+  { idempotent: true },
+);
 const DELETE_PENDING = cql('DELETE FROM pending_purchases USING TIMESTAMP ? WHERE hour = ? AND purchase_id = ?', {
   idempotent: true,
 });
@@ -62,6 +69,14 @@ const BY_BUYER_FIRST = cql(
 );
 const BY_BUYER_AFTER = cql(
   'SELECT purchase_id, item_id, buyer, seller, unit_price, quantity, status, created_at FROM purchases_by_buyer WHERE buyer = ? AND purchase_id < ? LIMIT ?',
+  { idempotent: true },
+);
+const BY_ITEM_FIRST = cql(
+  'SELECT purchase_id, buyer, unit_price, quantity, created_at FROM purchases_by_item WHERE item_id = ? LIMIT ?',
+  { idempotent: true },
+);
+const BY_ITEM_AFTER = cql(
+  'SELECT purchase_id, buyer, unit_price, quantity, created_at FROM purchases_by_item WHERE item_id = ? AND purchase_id < ? LIMIT ?',
   { idempotent: true },
 );
 const SELECT_PENDING = cql('SELECT purchase_id, item_id FROM pending_purchases WHERE hour = ?', { idempotent: true });
@@ -105,7 +120,8 @@ export class PurchaseStore {
 
   /**
    * Step 4a: the purchase made permanent (every column rewritten without TTL)
-   * and added to the buyer's history, in one logged batch. Idempotent.
+   * and added to the buyer's history and the item's purchases, in one logged
+   * batch. Idempotent.
    */
   async complete(p: StoredPurchase): Promise<PurchaseRecord> {
     const ts = laterOf(nowMicros(), p.writtenAt.add(1));
@@ -114,6 +130,7 @@ export class PurchaseStore {
     await this.db.batch([
       { stmt: INSERT_COMPLETED, params: [id, itemId, p.buyer, p.seller, p.unitPrice, p.quantity, 'COMPLETED', p.createdAt, ts] },
       { stmt: INSERT_BY_BUYER, params: [p.buyer, id, itemId, p.seller, p.unitPrice, p.quantity, 'COMPLETED', p.createdAt, ts] },
+      { stmt: INSERT_BY_ITEM, params: [itemId, id, p.buyer, p.unitPrice, p.quantity, p.createdAt, ts] },
     ]);
     return { ...toPlain(p), status: 'COMPLETED' };
   }
@@ -122,6 +139,11 @@ export class PurchaseStore {
   async clearPending(p: StoredPurchase): Promise<void> {
     const ts = laterOf(nowMicros(), p.writtenAt.add(1));
     await this.db.execute(DELETE_PENDING, [ts, pendingHour(p), TimeUuid.fromString(p.id)]);
+  }
+
+  /** Recovery: forgets the pending entry of a purchase that will never bind (its CREATED row expires by itself). */
+  async dropPending(hour: number, purchaseId: string): Promise<void> {
+    await this.db.execute(DELETE_PENDING, [nowMicros(), hour, TimeUuid.fromString(purchaseId)]);
   }
 
   async byId(id: string): Promise<StoredPurchase | undefined> {
@@ -135,11 +157,30 @@ export class PurchaseStore {
     return rs.rows.map(toStored);
   }
 
-  async byBuyer(buyer: string, limit: number, beforeId?: string): Promise<{ rows: PurchaseRecord[]; hasNextPage: boolean }> {
+  async byBuyer(buyer: string, limit: number, beforeId?: string): Promise<Page<PurchaseRecord>> {
     const rs = beforeId
       ? await this.db.execute(BY_BUYER_AFTER, [buyer, TimeUuid.fromString(beforeId), limit + 1])
       : await this.db.execute(BY_BUYER_FIRST, [buyer, limit + 1]);
     const rows = rs.rows.map(toPurchase);
+    return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
+  }
+
+  /** An item's completed purchases, newest first (the seller and the status are implied by the partition). */
+  async byItem(item: { id: string; seller: string }, limit: number, beforeId?: string): Promise<Page<PurchaseRecord>> {
+    const itemId = TimeUuid.fromString(item.id);
+    const rs = beforeId
+      ? await this.db.execute(BY_ITEM_AFTER, [itemId, TimeUuid.fromString(beforeId), limit + 1])
+      : await this.db.execute(BY_ITEM_FIRST, [itemId, limit + 1]);
+    const rows = rs.rows.map((row): PurchaseRecord => ({
+      id: row.purchase_id.toString(),
+      itemId: item.id,
+      buyer: row.buyer,
+      seller: item.seller,
+      unitPrice: row.unit_price,
+      quantity: row.quantity,
+      status: 'COMPLETED',
+      createdAt: row.created_at,
+    }));
     return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
   }
 

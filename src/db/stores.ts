@@ -5,6 +5,7 @@ import { DirectMessageStore } from './conversations.js';
 import { InboxStore } from './inbox.js';
 import { ItemStore } from './items.js';
 import { PurchaseStore } from './purchases.js';
+import { PurchaseClaimStore } from './purchase-claims.js';
 import { RoomStore } from './rooms.js';
 import { RoomMessageStore } from './room-messages.js';
 
@@ -15,6 +16,7 @@ export function createStores(db: Database) {
     inbox: new InboxStore(db),
     items: new ItemStore(db),
     purchases: new PurchaseStore(db),
+    purchaseClaims: new PurchaseClaimStore(db),
     rooms: new RoomStore(db),
     roomMessages: new RoomMessageStore(db),
   };

@@ -50,21 +50,22 @@ builder.queryFields((t) => ({
   }),
   itemsBySeller: t.field({
     type: ItemConnectionRef,
-    description: "A seller's items listed in the last 30 days, newest first",
+    description: "A seller's items listed in the last 30 days, newest first; none for a login that names nobody",
     authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemsBySeller(ctx, args.login, args.first, args.after),
   }),
   itemsByTag: t.field({
     type: ItemConnectionRef,
-    description: 'Items listed under a tag in the last 30 days, newest first',
+    description: 'Items listed under a tag in the last 30 days, newest first. BAD_USER_INPUT (tag) unless the tag is 1–40 characters',
     authScopes: { authenticated: true },
     args: { tag: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemsByTag(ctx, args.tag, args.first, args.after),
   }),
   itemHistory: t.field({
     type: ItemConnectionRef,
-    description: 'Every item a seller listed in one UTC month ("2026-11"), newest first; kept after the 30-day listings expire',
+    description:
+      'Every item a seller listed in one UTC month ("2026-11"), newest first; kept after the 30-day listings expire. None for a login that names nobody; BAD_USER_INPUT (month) for a month that does not exist.',
     authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }), month: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemHistory(ctx, args.login, args.month, args.first, args.after),
@@ -83,7 +84,8 @@ builder.mutationFields((t) => ({
 builder.subscriptionFields((t) => ({
   itemUpdated: t.field({
     type: ItemRef,
-    description: 'The item after each completed purchase (its live stock)',
+    description:
+      'The item after each completed purchase (its live stock, never older than the last one sent). Completes after the purchase that sells it out, or at its end date. Errors: NOT_FOUND; AUCTION_FINISHED when the item is already sold out or past its end date.',
     authScopes: { authenticated: true },
     args: { itemId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => events.subscribeItem(ctx, args.itemId),

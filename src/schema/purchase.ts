@@ -1,6 +1,6 @@
 import type { PurchaseRecord } from '../db/purchases.js';
 import * as purchases from '../resolvers/marketplace/purchases.js';
-import * as purchasing from '../resolvers/marketplace/purchasing.js';
+import * as buying from '../resolvers/marketplace/buy-item.js';
 import { builder } from './builder.js';
 import { ItemRef } from './item.js';
 import { DecimalRef } from './money.js';
@@ -8,7 +8,10 @@ import { UserRef } from './user.js';
 
 const PurchaseStatusRef = builder.enumType('PurchaseStatus', {
   values: {
-    CREATED: { description: 'Written, not yet bound to the item (or bound and being completed)' },
+    CREATED: {
+      description:
+        "Bound to the item (the units are the buyer's) and still being completed: the server, or its recovery within minutes, makes it COMPLETED. Do not buy again.",
+    },
     COMPLETED: { description: 'Bound to the item and permanent' },
   } as const,
 });
@@ -30,7 +33,7 @@ const PurchaseConnectionRef = builder.connectionObject({ type: PurchaseRef, name
 builder.objectFields(ItemRef, (t) => ({
   purchases: t.field({
     type: PurchaseConnectionRef,
-    description: 'Every purchase of the item, newest first: its seller only',
+    description: 'The completed purchases of the item, newest first: its seller only',
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (item, args, ctx) => purchases.itemPurchases(ctx, item, args.first, args.after),
   }),
@@ -57,9 +60,27 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   buyItem: t.field({
     type: PurchaseRef,
-    description: 'Buys quantity units; never oversells. Errors: NOT_FOUND, AUCTION_FINISHED, FORBIDDEN, NOT_ENOUGH_UNITS, CONFLICT',
+    description: [
+      'Buys quantity units of an item; never oversells.',
+      'Answers with the purchase: COMPLETED, or CREATED when it is bound to the item but its completion failed (the units are bought and recovery completes it within minutes: do not buy again).',
+      'Errors, checked in this order:',
+      '- UNAUTHENTICATED: no session.',
+      '- BAD_USER_INPUT: quantity not 1–1,000,000 (field quantity); itemId not an item id (field itemId); clientPurchaseId not 1–64 characters, or already used by this buyer in the last 24 h for another item or quantity (field clientPurchaseId).',
+      '- NOT_FOUND: no item has this id.',
+      '- AUCTION_FINISHED: now is before the item\'s startDate, or at or after its endDate (sold out or not).',
+      '- FORBIDDEN: the buyer is the item\'s seller.',
+      '- NOT_ENOUGH_UNITS: quantity is more than the units left, including a sold-out item (0 left) during its sale period, and stock running out while the purchase retries a lost race; extensions.availableUnits says how many are left.',
+      '- CONFLICT: nothing was bought; try again. The purchase lost the race for the stock PURCHASE_BIND_ATTEMPTS times (default 50), or took over 30 s to bind; or, with a clientPurchaseId, an earlier attempt with it was still in progress after 10 s (retry with the same clientPurchaseId to learn its outcome).',
+    ].join('\n'),
     authScopes: { authenticated: true },
-    args: { itemId: t.arg.id({ required: true }), quantity: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => purchasing.buyItem(ctx, args.itemId, args.quantity),
+    args: {
+      itemId: t.arg.id({ required: true }),
+      quantity: t.arg.int({ required: true }),
+      clientPurchaseId: t.arg.string({
+        description:
+          'Optional idempotency key, 1–64 characters, chosen by the client. A retry by the same buyer with the same key within 24 hours answers with the original purchase and buys nothing more, even when the attempts run at once (the later ones wait up to 10 s for the first; CONFLICT if it is still running). Reusing a key for another item or quantity is BAD_USER_INPUT; a key whose attempt failed having bought nothing may be used again.',
+      }),
+    },
+    resolve: (_root, args, ctx) => buying.buyItem(ctx, args.itemId, args.quantity, args.clientPurchaseId),
   }),
 }));

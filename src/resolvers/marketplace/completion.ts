@@ -7,11 +7,13 @@
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
 import type { Services } from '../../services.js';
+import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
 import { publishItem } from './events.js';
 import { marketplace } from './runtime.js';
 
 export async function completePurchase(services: Services, purchase: StoredPurchase): Promise<PurchaseRecord> {
   const { stores, pubsub, logger } = services;
+  await marketplace(services).hooks.beforeCompletion?.(purchase.id);
   // a. permanent (no TTL), COMPLETED, in the buyer's history: one logged batch.
   const completed = await stores.purchases.complete(purchase);
   // b. listings: read the item after the bind, so its stock includes this purchase.
@@ -31,33 +33,55 @@ const HOUR_MS = 3_600_000;
  * Completes every bound purchase still pending. Reads the hour partitions of
  * pending_purchases that can still hold entries (24-hour TTL, one hour either
  * side for clock skew between instances): about 27 small reads, no scan.
- * A pending purchase that is not bound is left alone: its request may still
- * be retrying, and if it never binds it expires with its TTL.
+ * - An hour that cannot be read (a timeout, too many tombstones in a busy
+ *   hour) is logged and skipped: the other hours are still recovered, and the
+ *   next run tries it again.
+ * - An entry younger than the grace period belongs to a request that is most
+ *   likely still running: it is left to that request, and costs no SERIAL read.
+ * - A pending purchase that is not bound is left alone while its request may
+ *   still bind it; once it is UNBOUND_IS_FINAL_MS old it never will be, and its
+ *   entry is dropped so no run reads it again (its CREATED row expires).
  */
 export async function recoverPendingPurchases(services: Services): Promise<number> {
-  const { stores, clock, logger } = services;
+  const { stores, clock, logger, config } = services;
+  const runtime = marketplace(services);
   const now = clock.now().getTime();
+  const graceMs = config.marketplace.recoveryGraceMs;
   let completed = 0;
   for (const hour of hourBucketsBetween(new Date(now - 25 * HOUR_MS), new Date(now + HOUR_MS))) {
-    for (const { purchaseId, itemId } of await stores.purchases.pendingInHour(hour)) {
+    let pending: Array<{ purchaseId: string; itemId: string }>;
+    try {
+      await runtime.hooks.beforeRecoveryHour?.(hour);
+      pending = await stores.purchases.pendingInHour(hour);
+    } catch (err) {
+      runtime.stats.recoveryHourFailures += 1;
+      logger.error({ err, hour }, 'could not read an hour of pending purchases; skipped until the next run');
+      continue;
+    }
+    for (const { purchaseId, itemId } of pending) {
+      const age = purchaseAgeMs(services, purchaseId);
+      if (age < graceMs) continue;
       try {
-        // SERIAL: a bind still in flight is finished first, so "not bound" is final for now.
+        // SERIAL: a bind still in flight is finished first, so "not bound" holds unless its request binds later.
         const bound = await stores.items.readBoundSerial(itemId, purchaseId);
-        if (bound.quantity === null) continue;
+        if (bound.quantity === null) {
+          if (age >= UNBOUND_IS_FINAL_MS) await stores.purchases.dropPending(hour, purchaseId);
+          continue;
+        }
         const purchase = await stores.purchases.byId(purchaseId);
         if (!purchase) {
           logger.error({ purchaseId, itemId }, 'bound purchase has no purchase row (expired before completion)');
           continue;
         }
         await completePurchase(services, purchase);
-        marketplace(services).stats.recovered += 1;
+        runtime.stats.recovered += 1;
         completed += 1;
       } catch (err) {
         logger.error({ err, purchaseId, itemId }, 'failed to complete a pending purchase; will retry');
       }
     }
   }
-  marketplace(services).stats.recoveryRuns += 1;
+  runtime.stats.recoveryRuns += 1;
   return completed;
 }
 

@@ -2,16 +2,18 @@
  * itemUpdated: after every completed purchase the item is published on its
  * channel (through Redis when configured, so every instance's subscribers get
  * it). The event carries the item itself, so no subscriber reads it back.
+ * A subscription lasts as long as the sale: it ends once the item is sold out
+ * or its end date has come.
  */
 import { refreshLoaders, type Context } from '../../context.js';
 import { BigDecimal } from '../../db/client.js';
 import type { ItemRecord } from '../../db/items.js';
-import { notFound } from '../../errors.js';
-import { eventStream, type PubSub } from '../../pubsub/pubsub.js';
+import { AppError, ErrorCode, notFound } from '../../errors.js';
+import { eventStream, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
+import type { Clock } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { parseId } from './ids.js';
-import type { ItemView } from './items.js';
-import { marketLoaders } from './loaders.js';
+import { isFinished, type ItemView } from './items.js';
 
 export const itemChannel = (itemId: string) => `item.${itemId}.updated`;
 
@@ -47,34 +49,79 @@ export async function publishItem(pubsub: PubSub, item: ItemRecord): Promise<voi
   await pubsub.publish(itemChannel(item.id), event);
 }
 
+/**
+ * The item's updates until its sale is over: the stream completes after the
+ * event that sells it out, or at its end date. A finished item has no updates
+ * to give: AUCTION_FINISHED.
+ */
 export async function subscribeItem(ctx: Context, rawId: string): Promise<AsyncIterableIterator<ItemEvent>> {
   requireViewer(ctx);
   const id = parseId('itemId', rawId);
-  if (!(await marketLoaders(ctx).item.load(id))) throw notFound('Item');
-  return newestOnly(await eventStream<ItemEvent>(ctx.services.pubsub, itemChannel(id)));
+  const { pubsub, stores, clock } = ctx.services;
+  const stream = await eventStream<ItemEvent>(pubsub, itemChannel(id));
+  // Read once the stream is live, so a sale that finishes the item is either seen here or delivered.
+  let item: ItemRecord | undefined;
+  try {
+    item = await stores.items.byId(id);
+    if (!item) throw notFound('Item');
+    if (isFinished(ctx, item)) throw new AppError(ErrorCode.AUCTION_FINISHED, 'The sale of this item is over: it has no more updates');
+  } catch (err) {
+    await stream.return?.();
+    throw err;
+  }
+  return endsAt(newestUntilSoldOut(stream), item.endDate, clock);
 }
 
 /**
  * Two completions can publish out of order (each read the item after its own
  * bind). Stock only goes down, so an event with no less stock than the last
- * one delivered is stale or a repeat (recovery completing again): drop it.
+ * one delivered is stale or a repeat (recovery completing again): dropped.
+ * The event that sells the item out is the last.
  */
-function newestOnly(stream: AsyncIterableIterator<ItemEvent>): AsyncIterableIterator<ItemEvent> {
+function newestUntilSoldOut(stream: AsyncIterableIterator<ItemEvent>): AsyncIterableIterator<ItemEvent> {
   let lowest = Number.POSITIVE_INFINITY;
-  const iterator: AsyncIterableIterator<ItemEvent> = {
-    async next() {
-      for (;;) {
-        const result = await stream.next();
-        if (result.done || result.value.availableUnits < lowest) {
-          if (!result.done) lowest = result.value.availableUnits;
-          return result;
-        }
-      }
+  return shapeStream(stream, {
+    skip: (event) => {
+      if (event.availableUnits >= lowest) return true;
+      lowest = event.availableUnits;
+      return false;
     },
-    // Delegated directly, so unsubscribing ends the stream even while next() waits.
-    return: (value?: unknown) => stream.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
-    throw: (err?: unknown) => stream.throw?.(err) ?? Promise.reject(err),
+    endsAfter: (event) => event.auctionFinished,
+  });
+}
+
+/** setTimeout's longest delay (about 24.8 days); a later end date is reached in several steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Ends the stream at `end` (by the injectable clock), clearing its timer however it ends. */
+function endsAt<T>(stream: AsyncIterableIterator<T>, end: Date, clock: Clock): AsyncIterableIterator<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    const left = end.getTime() - clock.now().getTime();
+    if (left <= 0) {
+      void stream.return?.();
+      return;
+    }
+    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+    timer.unref();
+  };
+  arm();
+  const iterator: AsyncIterableIterator<T> = {
     [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      const result = await stream.next();
+      if (result.done) clearTimeout(timer);
+      return result;
+    },
+    async return(value?: unknown) {
+      clearTimeout(timer);
+      return (await stream.return?.(value)) ?? { done: true, value: undefined };
+    },
+    async throw(err?: unknown) {
+      clearTimeout(timer);
+      if (stream.throw) return stream.throw(err);
+      throw err;
+    },
   };
   return iterator;
 }

@@ -10,7 +10,7 @@ import { badInput, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { parseMonth } from '../../buckets.js';
-import { pageSize, requireLength } from '../../validation.js';
+import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
 import { normalizeLogin } from '../accounts.js';
 import { requireViewer } from '../guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
@@ -69,12 +69,17 @@ export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord 
 const itemConnection = (page: { rows: ItemSummary[]; hasNextPage: boolean }): Connection<ItemView> =>
   connection<ItemView>(page.rows, (i) => idCursor(i.id), { hasNextPage: page.hasNextPage });
 
+const NO_ITEMS = { rows: [], hasNextPage: false };
+
 /** The seller's listings of the last 30 days, newest first. */
 export async function itemsBySeller(ctx: Context, login: string, first?: number | null, after?: string | null) {
   requireViewer(ctx);
+  const seller = normalizeLogin(login);
   const limit = pageSize('first', first);
   const before = afterId('after', after);
-  return itemConnection(await ctx.services.stores.items.bySeller(normalizeLogin(login), limit, before));
+  // A string that cannot be a login names nobody: no items, and no key Cassandra would refuse (empty, over 64 KiB).
+  if (!isPossibleLogin(seller)) return itemConnection(NO_ITEMS);
+  return itemConnection(await ctx.services.stores.items.bySeller(seller, limit, before));
 }
 
 /** Items listed under a tag in the last 30 days, newest first. */
@@ -91,9 +96,11 @@ export async function itemHistory(ctx: Context, login: string, month: string, fi
   requireViewer(ctx);
   const yearMonth = parseMonth(month.trim());
   if (yearMonth === undefined) throw badInput('month', 'month must be a month such as "2026-11"');
+  const seller = normalizeLogin(login);
   const limit = pageSize('first', first);
   const before = afterId('after', after);
-  return itemConnection(await ctx.services.stores.items.history(normalizeLogin(login), yearMonth, limit, before));
+  if (!isPossibleLogin(seller)) return itemConnection(NO_ITEMS);
+  return itemConnection(await ctx.services.stores.items.history(seller, yearMonth, limit, before));
 }
 
 /** Listings do not carry the description (up to 5000 characters); load it from the master row when asked. */

@@ -5,7 +5,7 @@
 import type { Context } from '../../context.js';
 import type { PurchaseRecord } from '../../db/purchases.js';
 import type { UserRecord } from '../../db/users.js';
-import { badInput, forbidden, notFound } from '../../errors.js';
+import { forbidden, notFound } from '../../errors.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
@@ -32,7 +32,7 @@ export async function myPurchases(ctx: Context, first?: number | null, after?: s
   return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.hasNextPage });
 }
 
-/** Every purchase bound to the item, newest first: for its seller only. */
+/** The item's completed purchases, newest first: for its seller only. */
 export async function itemPurchases(
   ctx: Context,
   item: ItemView,
@@ -43,20 +43,8 @@ export async function itemPurchases(
   if (viewer.login !== item.seller) throw forbidden('Only the seller sees the purchases of an item');
   const limit = pageSize('first', first);
   const before = afterId('after', after);
-  // The map is ordered by timeuuid, oldest first.
-  const ids = (await ctx.services.stores.items.purchaseIds(item.id)).map((p) => p.purchaseId).reverse();
-  let start = 0;
-  if (before) {
-    start = ids.indexOf(before) + 1;
-    if (start === 0) throw badInput('after', 'after is not a valid cursor');
-  }
-  const slice = ids.slice(start, start + limit);
-  const loaded = await marketLoaders(ctx).purchase.loadMany(slice);
-  const purchases = loaded.filter((p): p is NonNullable<typeof p> & PurchaseRecord => !!p && !(p instanceof Error));
-  return connection(purchases, (p) => idCursor(p.id), {
-    hasNextPage: start + limit < ids.length,
-    endCursor: slice.length ? idCursor(slice.at(-1)!) : null,
-  });
+  const page = await ctx.services.stores.purchases.byItem(item, limit, before);
+  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.hasNextPage });
 }
 
 export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Promise<ItemView> {

@@ -8,7 +8,7 @@ import type { Services } from '../../services.js';
 export interface MarketplaceStats {
   /** Binds that lost the race (the LWT did not apply) and were tried again. */
   bindRetries: number;
-  /** Purchases given up with CONFLICT because the bound on attempts was hit. */
+  /** Purchases given up with CONFLICT because the bound on attempts (or the bind deadline) was hit. */
   bindConflicts: number;
   /** The most bind attempts one purchase has needed (or used up): how close buyers come to the bound. */
   maxBindAttempts: number;
@@ -16,6 +16,8 @@ export interface MarketplaceStats {
   recovered: number;
   /** Recovery passes finished on this instance. */
   recoveryRuns: number;
+  /** Hour partitions of pending purchases recovery could not read (skipped until the next run). */
+  recoveryHourFailures: number;
 }
 
 export interface MarketplaceHooks {
@@ -23,6 +25,10 @@ export interface MarketplaceHooks {
   beforeBind?: (purchaseId: string, attempt: number) => Promise<void> | void;
   /** Runs right after a successful bind (tests: throw to simulate a crash before completion). */
   afterBind?: (purchaseId: string) => Promise<void> | void;
+  /** Runs as a completion begins, for the request and recovery alike (tests: throw to make completion fail). */
+  beforeCompletion?: (purchaseId: string) => Promise<void> | void;
+  /** Runs before recovery reads one hour of pending purchases (tests: throw to make that hour fail). */
+  beforeRecoveryHour?: (hour: number) => Promise<void> | void;
 }
 
 export interface MarketplaceRuntime {
@@ -35,7 +41,7 @@ const runtimes = new WeakMap<Services, MarketplaceRuntime>();
 export function marketplace(services: Services): MarketplaceRuntime {
   let runtime = runtimes.get(services);
   if (!runtime) {
-    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0 }, hooks: {} };
+    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0, recoveryHourFailures: 0 }, hooks: {} };
     runtimes.set(services, runtime);
   }
   return runtime;

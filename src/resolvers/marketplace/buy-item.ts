@@ -1,0 +1,26 @@
+/**
+ * buyItem: its input rules, then a plain purchase (purchasing.ts) or, with a
+ * clientPurchaseId, one that a retry can never make twice (idempotent-buying.ts).
+ */
+import type { Context } from '../../context.js';
+import type { PurchaseRecord } from '../../db/purchases.js';
+import { Limits } from '../../limits.js';
+import { requireViewer } from '../guards.js';
+import { buyOnce } from './idempotent-buying.js';
+import { parseId } from './ids.js';
+import { newPurchaseId, runPurchase } from './purchasing.js';
+import { validClientPurchaseId, validIntIn } from './rules.js';
+
+export async function buyItem(
+  ctx: Context,
+  rawItemId: string,
+  quantity: number,
+  rawClientPurchaseId?: string | null,
+): Promise<PurchaseRecord> {
+  const viewer = requireViewer(ctx);
+  validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
+  const itemId = parseId('itemId', rawItemId);
+  const clientId = validClientPurchaseId('clientPurchaseId', rawClientPurchaseId);
+  if (clientId) return buyOnce(ctx, viewer.login, clientId, { itemId, quantity });
+  return runPurchase(ctx, itemId, quantity, newPurchaseId(ctx), { mayBeBound: false });
+}

@@ -1,0 +1,24 @@
+/**
+ * How long a purchase can stay in flight: one rule that the request, recovery
+ * and idempotent retries all rely on.
+ */
+import { TimeUuid } from '../../db/client.js';
+import type { Services } from '../../services.js';
+
+/**
+ * A request stops trying to bind a purchase this long after creating it, with
+ * CONFLICT. Binds take well under a second even under contention.
+ */
+export const BIND_DEADLINE_MS = 30_000;
+
+/**
+ * A purchase this old that a SERIAL read finds unbound never will be bound:
+ * its request is past the bind deadline, with room for clock skew between
+ * instances and for an LWT still travelling. Recovery then forgets its
+ * pending entry, and a retry with its clientPurchaseId takes the key over.
+ */
+export const UNBOUND_IS_FINAL_MS = 4 * BIND_DEADLINE_MS;
+
+/** How long ago a purchase was created (its id is a timeuuid of that time, by the injectable clock). */
+export const purchaseAgeMs = (services: Services, purchaseId: string) =>
+  services.clock.now().getTime() - TimeUuid.fromString(purchaseId).getDate().getTime();
