@@ -7,6 +7,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Context } from '../context.js';
 import { ErrorCode } from '../errors.js';
+import { transformStream } from '../pubsub/pubsub.js';
 
 export function sessionEnded(ctx: Context): string | null {
   const viewer = ctx.viewer;
@@ -16,42 +17,14 @@ export function sessionEnded(ctx: Context): string | null {
   return null;
 }
 
-/**
- * Wraps a subscription's results. A hand-written iterator, not an async
- * generator: a generator waiting for its next event cannot be returned, so a
- * client's unsubscribe would hang until the next event arrived.
- */
+/** Wraps a subscription's results: once the session has ended, one UNAUTHENTICATED error, then the end. */
 export function endWithSession(
   source: AsyncIterable<ExecutionResult>,
   ctx: Context,
 ): AsyncIterableIterator<ExecutionResult> {
-  const inner = source[Symbol.asyncIterator]();
-  let ended = false;
-  const iterator: AsyncIterableIterator<ExecutionResult> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      if (ended) return { value: undefined, done: true };
-      const result = await inner.next();
-      if (result.done) return result;
-      const reason = sessionEnded(ctx);
-      if (!reason) return result;
-      ended = true;
-      await inner.return?.();
-      return {
-        value: { errors: [new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] },
-        done: false,
-      };
-    },
-    async return() {
-      ended = true;
-      await inner.return?.();
-      return { value: undefined, done: true };
-    },
-    async throw(err) {
-      ended = true;
-      await inner.return?.();
-      throw err;
-    },
-  };
-  return iterator;
+  return transformStream<ExecutionResult, ExecutionResult>(source[Symbol.asyncIterator](), (result) => {
+    const reason = sessionEnded(ctx);
+    if (!reason) return { emit: result };
+    return { emit: { errors: [new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] }, end: true };
+  });
 }

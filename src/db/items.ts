@@ -162,23 +162,8 @@ export class ItemStore {
       item.auctionFinished,
     ];
     await this.db.batch([
-      {
-        stmt: INSERT_ITEM,
-        params: [
-          id,
-          item.seller,
-          item.name,
-          item.description,
-          item.unitPrice,
-          item.offeredUnits,
-          item.availableUnits,
-          item.startDate,
-          item.endDate,
-          tags,
-          item.auctionFinished,
-          listingTs,
-        ],
-      },
+      // The master row holds the listing's columns plus the description (4th column).
+      { stmt: INSERT_ITEM, params: [...listing.slice(0, 3), item.description, ...listing.slice(3), listingTs] },
       { stmt: INSERT_BY_SELLER, params: [...listing, LISTING_TTL_SECONDS, listingTs] },
       { stmt: INSERT_HISTORY, params: [itemMonth(item.id), ...listing, listingTs] },
       ...item.tags.map((tag) => ({ stmt: INSERT_BY_TAG, params: [tag, ...listing, LISTING_TTL_SECONDS, listingTs] })),

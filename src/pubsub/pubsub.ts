@@ -76,42 +76,59 @@ export async function eventStream<T>(pubsub: PubSub, channel: string): Promise<A
   return iterator;
 }
 
+/** What a stream transformation does with one event. */
+export type StreamStep<U> = { emit: U; end?: boolean } | { skip: true } | { end: true };
+
 /**
- * A view of an event stream that drops some events and ends after others.
- * Hand-written rather than a generator or Repeater: those cannot be returned
- * before their first next(), so an early unsubscribe would leak the listener.
+ * A stream derived event by event from another: each event is emitted
+ * (possibly transformed, possibly as the last one), skipped, or ends the
+ * stream. Ending, or the client returning it, returns the source (releasing
+ * its listener). Hand-written rather than a generator or Repeater: those
+ * cannot be returned before their first next() or while awaiting an event, so
+ * an early unsubscribe would leak the listener.
  */
-export function shapeStream<T>(
-  source: AsyncIterableIterator<T>,
-  rules: { skip?: (event: T) => boolean; endsAfter?: (event: T) => boolean },
-): AsyncIterableIterator<T> {
+export function transformStream<T, U>(
+  source: AsyncIterator<T>,
+  step: (event: T) => StreamStep<U> | Promise<StreamStep<U>>,
+): AsyncIterableIterator<U> {
   let ended = false;
-  const iterator: AsyncIterableIterator<T> = {
+  const end = async () => {
+    ended = true;
+    await source.return?.();
+  };
+  const iterator: AsyncIterableIterator<U> = {
     [Symbol.asyncIterator]: () => iterator,
     async next() {
       while (!ended) {
         const result = await source.next();
         if (result.done) break;
-        if (rules.skip?.(result.value)) continue;
-        if (rules.endsAfter?.(result.value)) {
-          ended = true;
-          await source.return?.();
-        }
-        return result;
+        const next = await step(result.value);
+        if ('skip' in next) continue;
+        if (!('emit' in next)) break;
+        if (next.end) await end();
+        return { value: next.emit, done: false };
       }
-      ended = true;
+      await end();
       return { value: undefined, done: true };
     },
     async return() {
-      ended = true;
-      await source.return?.();
+      await end();
       return { value: undefined, done: true };
     },
     async throw(err) {
-      ended = true;
-      await source.return?.();
+      await end();
       throw err;
     },
   };
   return iterator;
+}
+
+/** A view of an event stream that drops some events and ends after others. */
+export function shapeStream<T>(
+  source: AsyncIterator<T>,
+  rules: { skip?: (event: T) => boolean; endsAfter?: (event: T) => boolean },
+): AsyncIterableIterator<T> {
+  return transformStream<T, T>(source, (event) =>
+    rules.skip?.(event) ? { skip: true } : { emit: event, end: rules.endsAfter?.(event) ?? false },
+  );
 }

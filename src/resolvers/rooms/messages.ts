@@ -207,16 +207,26 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
     : connection(page.messages, cursorOf, { hasNextPage: page.more });
 }
 
-/** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
-export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
-  const viewer = requireViewer(ctx);
+/**
+ * A message and its room, both read at once. No message when either is gone,
+ * or when the message belongs to an earlier room of the same name.
+ */
+async function messageWithRoom(ctx: Context, id: string): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
   const key = decodeMessageId('id', id);
   const { stores } = ctx.services;
   const [message, room] = await Promise.all([
     stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
     stores.rooms.byName(key.roomName),
   ]);
-  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return null;
+  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return { room };
+  return { message, room };
+}
+
+/** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
+export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
+  const viewer = requireViewer(ctx);
+  const { message, room } = await messageWithRoom(ctx, id);
+  if (!message || !room) return null;
   if (!isParticipant(room, viewer.login) && message.author.login !== viewer.login) {
     throw forbidden('Only participants read the messages of a room');
   }
@@ -226,13 +236,9 @@ export async function messageById(ctx: Context, id: string): Promise<MessageReco
 /** The author or the room's creator hides a message: its content is then null for everyone. */
 export async function hideMessage(ctx: Context, id: string): Promise<MessageRecord> {
   const viewer = requireViewer(ctx);
-  const key = decodeMessageId('id', id);
   const { stores } = ctx.services;
-  const [message, room] = await Promise.all([
-    stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
-    stores.rooms.byName(key.roomName),
-  ]);
-  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) throw notFound('Message');
+  const { message, room } = await messageWithRoom(ctx, id);
+  if (!message || !room) throw notFound('Message');
   if (message.author.login !== viewer.login && room.creatorLogin !== viewer.login) {
     throw forbidden("Only the message's author or the room's creator may hide it");
   }
