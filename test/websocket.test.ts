@@ -89,3 +89,15 @@ describe('SSE', () => {
     controller.abort();
   });
 });
+
+describe('token expiry on an open socket', () => {
+  it('closes the socket with 4401 when its token expires', async () => {
+    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '2' } });
+    const user = await signUp(shortLived);
+    const client = wsClient(shortLived, user.token);
+    expect((await wsRequest(client, MeDocument)).data?.me?.login).toBe(user.login);
+    const closed = await client.closed;
+    expect(closed.code).toBe(WS_CLOSE.UNAUTHORIZED);
+    expect(closed.reason).toMatch(/expired/);
+  });
+});

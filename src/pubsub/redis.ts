@@ -20,6 +20,16 @@ export class RedisBackedPubSub implements PubSub {
     /** Namespaces channels, so deployments (or test runs) sharing one Redis never hear each other. */
     private readonly prefix: string,
   ) {
+    // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises; while
+    // Redis is down (or during shutdown) those reject and would be unhandled rejections. Observe them here.
+    for (const method of ['unsubscribe', 'punsubscribe'] as const) {
+      const original = subscriber[method].bind(subscriber) as (...args: unknown[]) => Promise<unknown>;
+      (subscriber as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const pending = original(...args);
+        pending.catch((err: Error) => logger.debug({ err: err.message, method }, 'redis unsubscribe failed'));
+        return pending;
+      };
+    }
     this.engine = new RedisPubSub({
       publisher,
       subscriber,
