@@ -411,13 +411,44 @@ function requestErrorCode(err: GraphQLError): ErrorCode {
 }
 
 function withCode(err: GraphQLError, code: ErrorCode): GraphQLError {
-  return new GraphQLError(err.message, { nodes: err.nodes, source: err.source, positions: err.positions, extensions: { ...err.extensions, code } });
+  const field = code === ErrorCode.BAD_USER_INPUT ? variableField(err.message) : undefined;
+  return new GraphQLError(err.message, {
+    nodes: err.nodes,
+    source: err.source,
+    positions: err.positions,
+    extensions: { ...err.extensions, code, ...(field ? { field } : {}) },
+  });
 }
 
-/** Yoga's log lines, without ever stringifying an error (a GraphQLError prints its query, passwords included). */
+/**
+ * The input a variable error is about, named like our own field paths:
+ * 'Variable "$input" got invalid value … at "input.unitPrice"; …' → "input.unitPrice",
+ * 'Variable "$login" of required type …' → "login".
+ */
+function variableField(message: string): string | undefined {
+  const nested = /^Variable "\$[^"]+" got invalid value .*? at "([^"]+)";/s.exec(message);
+  if (nested) return nested[1];
+  const variable = /^Variable "\$([^"]+)"/.exec(message)?.[1];
+  const missing = /; Field "([^"]+)" of required type .* was not provided\.$/s.exec(message)?.[1];
+  return variable && missing ? `${variable}.${missing}` : variable;
+}
+
+/**
+ * Yoga's log lines, with nothing a client sent in them: a GraphQL error's message
+ * or printed form can quote the query or the variables (a password, say), and
+ * other arguments can be request parameters. Only plain strings, error names
+ * and codes, and the messages of non-GraphQL errors (ours or the driver's) pass.
+ */
 function logLine(args: unknown[]): string {
   return args
-    .map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : typeof a === 'string' ? a : JSON.stringify(a)))
+    .map((a) => {
+      if (typeof a === 'string') return a;
+      if (a instanceof Error || (a as { name?: unknown })?.name === 'GraphQLError') {
+        const e = a as Error & { extensions?: { code?: unknown } };
+        return e.name === 'GraphQLError' ? `GraphQLError[${String(e.extensions?.code ?? 'no code')}]` : `${e.name}: ${e.message}`;
+      }
+      return `[${typeof a}]`;
+    })
     .join(' ');
 }
 

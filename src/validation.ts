@@ -6,6 +6,9 @@ import { badInput } from './errors.js';
 import { Limits } from './limits.js';
 
 export function requireLength(field: string, value: string, min: number, max: number): string {
+  // A lone UTF-16 surrogate is not text: the driver would store U+FFFD instead, so two different inputs
+  // (say two clientMessageIds) would become one.
+  if (!value.isWellFormed()) throw badInput(field, `${field} is not well-formed Unicode text`);
   // A code point is 1 or 2 UTF-16 units: reject hopeless sizes before counting (and copying) a huge string.
   const length = value.length > max * 2 ? Infinity : [...value].length; // count code points, not UTF-16 units
   if (length < min || length > max) {

@@ -51,6 +51,24 @@ describe('rate limits under parallel attempts', () => {
   });
 });
 
+describe('logs', () => {
+  it('never carry a password a client sent, even in an invalid request', async () => {
+    const logs: string[] = [];
+    const logged = await startApp({ logs, env: { LOG_LEVEL: 'debug' } });
+    const secret = 'hunter2-SECRET-in-a-variable';
+    // A missing field makes graphql-js quote the whole input, password included, in its error.
+    const bad = await gql(logged, RegisterDocument, {
+      input: { login: uniqueLogin('log'), password: secret, firstname: 'L', email: 'l@o.g' } as never,
+    });
+    expect(codes(bad)).toEqual(['BAD_USER_INPUT']);
+    expect(bad.errors?.[0]?.extensions?.field).toBe('input.lastname');
+    await gql(logged, LoginDocument, { login: uniqueLogin('log'), password: secret });
+    await gql(logged, `mutation { login(login: "x", password: "${secret}") { token } x }`);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs.join('\n')).not.toContain(secret);
+  });
+});
+
 describe('bad requests get stable codes, never an internal error', () => {
   it('codes syntax, validation and variable errors', async () => {
     const syntax = await gql(app, '{ me { login ');
@@ -61,6 +79,35 @@ describe('bad requests get stable codes, never an internal error', () => {
     const wrongType = await gql(app, UserByLoginDocument, { login: 5 as unknown as string }, user.token);
     expect(codes(wrongType)).toEqual(['BAD_USER_INPUT']);
     expect(wrongType.errors?.[0]?.message).toMatch(/Variable "\$login"/);
+    expect(wrongType.errors?.[0]?.extensions?.field).toBe('login');
+  });
+
+  it('refuses DateTime values that are not strict ISO 8601 instants, naming the field', async () => {
+    const user = await signUp(app);
+    const createItem = 'mutation($input: CreateItemInput!) { createItem(input: $input) { startDate } }';
+    const input = (startDate: string) => ({
+      name: 'Clock',
+      unitPrice: '19.99',
+      offeredUnits: 1,
+      startDate,
+      endDate: '2099-01-01T00:00:00Z',
+    });
+    for (const value of ['1', '2099-02-30T00:00:00Z', '12/31/2026', '2026-11-22T10:00:00', '2026-11-22T25:00:00Z']) {
+      const res = await gql(app, createItem, { input: input(value) }, user.token);
+      expect(codes(res), value).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.extensions?.field, value).toBe('input.startDate');
+    }
+    const ok = await gql(app, createItem, { input: input('2026-11-22T10:00:00.5+01:00') }, user.token);
+    expect(codes(ok)).toEqual([]);
+    expect((ok.data as { createItem: { startDate: string } }).createItem.startDate).toBe('2026-11-22T09:00:00.500Z');
+  });
+
+  it('refuses text that is not well-formed Unicode instead of storing something else', async () => {
+    const res = await gql(app, RegisterDocument, {
+      input: { login: uniqueLogin('u'), password: 'password123', firstname: 'Bad\ud800', lastname: 'X', email: 'u@x.example' },
+    });
+    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors?.[0]?.extensions?.field).toBe('input.firstname');
   });
 
   it('answers lookups of impossible logins without reaching Cassandra', async () => {

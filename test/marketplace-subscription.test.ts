@@ -80,7 +80,7 @@ describe('itemUpdated', () => {
   });
 
   it('completes at the end date of the sale', async () => {
-    const soon = await createItem(a, seller, { offeredUnits: 3, endDate: new Date(Date.now() + 4_000).toISOString() });
+    const soon = await createItem(a, seller, { offeredUnits: 3, endDate: new Date(Date.now() + 8_000).toISOString() });
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: soon.id });
     await eventually(() => b.services.pubsub.listeners(itemChannel(soon.id)) === 1, { what: 'subscription live on b' });
     await withDeadline(sub.completed, 'the subscription to complete at the end date');

@@ -95,6 +95,8 @@ describe('joins racing a deletion', () => {
       }
     }
     expect(outcomes.deleted + outcomes.conflict).toBe(50);
+    // Deletions must really happen, or "no user keeps a deleted room" was never checked.
+    expect(outcomes.deleted).toBeGreaterThan(0);
     // Rounds that delete after every join answered guarantee joins that landed; the others race.
     expect(outcomes.joinsApplied).toBeGreaterThan(0);
   }, 300_000);

@@ -92,7 +92,8 @@ describe('SSE', () => {
 
 describe('token expiry on an open socket', () => {
   it('closes the socket with 4401 when its token expires', async () => {
-    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '2' } });
+    // Long enough for sign-up, connect and one query on a loaded machine; the close is awaited, not timed.
+    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '6' } });
     const user = await signUp(shortLived);
     const client = wsClient(shortLived, user.token);
     expect((await wsRequest(client, MeDocument)).data?.me?.login).toBe(user.login);

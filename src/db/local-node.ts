@@ -13,8 +13,12 @@ import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import cassandra from 'cassandra-driver';
 
 export const CASSANDRA_VERSION = '5.0.9';
+
+/** Ports of the throwaway test node. */
+export const EPHEMERAL_PORTS = { cql: 9043, storage: 7002, jmx: 7299 } as const;
 
 export interface LocalNodeOptions {
   /** Where the jars and generated config live; shared by every checkout. */
@@ -43,9 +47,11 @@ export function defaultLocalNodeOptions(overrides: Partial<LocalNodeOptions> = {
     cacheDir: process.env.CASSANDRA_CACHE_DIR ?? join(homedir(), '.cache', 'parley', `cassandra-${CASSANDRA_VERSION}`),
     dataDir: resolve(process.env.CASSANDRA_DATA_DIR ?? (ephemeral ? '.cassandra/ephemeral' : '.cassandra/data')),
     host: '127.0.0.1',
-    port: Number(process.env.CASSANDRA_PORT ?? 9042),
-    storagePort: 7000,
-    jmxPort: 7199,
+    // The throwaway node has ports of its own, so it can run beside a kept-data node on 9042
+    // (`npm test` leaves it running; a later `npm start` must still work).
+    port: ephemeral ? EPHEMERAL_PORTS.cql : Number(process.env.CASSANDRA_PORT ?? 9042),
+    storagePort: ephemeral ? EPHEMERAL_PORTS.storage : 7000,
+    jmxPort: ephemeral ? EPHEMERAL_PORTS.jmx : 7199,
     heap: process.env.CASSANDRA_HEAP ?? '1G',
     ephemeral,
     startTimeoutMs: 180_000,
@@ -72,6 +78,20 @@ export async function cqlAnswers(host: string, port: number, timeoutMs = 1000): 
     // Any response frame (SUPPORTED opcode 0x06) means the native transport is up.
     socket.once('data', (data) => finish(data.length >= 9 && (data[4] === 0x06 || data[4] === 0x00)));
   });
+}
+
+/** The cluster_name of the node on host:port, or undefined when it cannot be read. */
+async function clusterName(host: string, port: number): Promise<string | undefined> {
+  const client = new cassandra.Client({ contactPoints: [`${host}:${port}`], localDataCenter: 'datacenter1' });
+  try {
+    await client.connect();
+    const rs = await client.execute('SELECT cluster_name FROM system.local');
+    return rs.first()?.cluster_name as string | undefined;
+  } catch {
+    return undefined; // another data center or auth: not a node this project started
+  } finally {
+    await client.shutdown().catch(() => undefined);
+  }
 }
 
 function requireTool(cmd: string, args: string[], what: string): string {
@@ -130,9 +150,12 @@ export function fetchJars(opts: LocalNodeOptions): string {
   return libDir;
 }
 
+/** A throwaway node names itself so a kept-data server never mistakes it for a real one. */
+const CLUSTER_NAME = { kept: 'parley-local', ephemeral: 'parley-ephemeral' } as const;
+
 function cassandraYaml(opts: LocalNodeOptions): string {
   const d = opts.dataDir;
-  return `cluster_name: parley-local
+  return `cluster_name: ${opts.ephemeral ? CLUSTER_NAME.ephemeral : CLUSTER_NAME.kept}
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 1
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
@@ -246,6 +269,14 @@ export interface LocalNode {
 /** Starts the local node unless one already answers CQL on the port. */
 export async function ensureLocalNode(opts: LocalNodeOptions = defaultLocalNodeOptions()): Promise<LocalNode> {
   if (await cqlAnswers(opts.host, opts.port)) {
+    // Data written to a throwaway node is lost at its next start (and after a crash): keep real data off it.
+    if (!opts.ephemeral && (await clusterName(opts.host, opts.port)) === CLUSTER_NAME.ephemeral) {
+      throw new LocalNodeError(
+        `The node answering on ${opts.host}:${opts.port} is a throwaway test node (wiped at every start), ` +
+          'so the server will not keep data there. Stop it with `npm run cassandra -- stop` in the checkout ' +
+          'that started it, then start again; or point CASSANDRA_CONTACT_POINTS at a real cluster.',
+      );
+    }
     opts.log(`reusing the node already answering on ${opts.host}:${opts.port}`);
     return { host: opts.host, port: opts.port, started: false };
   }

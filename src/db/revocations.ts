@@ -1,5 +1,6 @@
 /** Storage of revoked tokens (see cql/001_accounts.cql for the partitioning). */
 import { cql, type Database } from './client.js';
+import { dayBucket } from '../buckets.js';
 
 const INSERT = cql('INSERT INTO revoked_tokens (expiry_day, jti, expires_at) VALUES (?, ?, ?) USING TTL ?', {
   idempotent: true,
@@ -8,10 +9,6 @@ const SELECT_DAY = cql('SELECT jti, expires_at FROM revoked_tokens WHERE expiry_
 
 const DAY_MS = 86_400_000;
 
-export function expiryDay(at: Date): number {
-  const iso = at.toISOString();
-  return Number(iso.slice(0, 4) + iso.slice(5, 7) + iso.slice(8, 10));
-}
 
 export class RevocationStore {
   constructor(private readonly db: Database) {}
@@ -19,13 +16,13 @@ export class RevocationStore {
   /** Kept (by TTL) until `keepUntil`, which may be a little after the token expires. */
   async revoke(jti: string, expiresAt: Date, keepUntil: Date = expiresAt): Promise<void> {
     const ttl = Math.max(1, Math.ceil((keepUntil.getTime() - Date.now()) / 1000));
-    await this.db.execute(INSERT, [expiryDay(expiresAt), jti, expiresAt, ttl]);
+    await this.db.execute(INSERT, [dayBucket(expiresAt), jti, expiresAt, ttl]);
   }
 
   /** Every revocation still live: tokens expire within maxTokenLifetimeMs of now. */
   async loadLive(maxTokenLifetimeMs: number): Promise<Array<{ jti: string; expiresAt: Date }>> {
     const days = new Set<number>();
-    for (let t = Date.now(); t <= Date.now() + maxTokenLifetimeMs + DAY_MS; t += DAY_MS) days.add(expiryDay(new Date(t)));
+    for (let t = Date.now(); t <= Date.now() + maxTokenLifetimeMs + DAY_MS; t += DAY_MS) days.add(dayBucket(new Date(t)));
     const live: Array<{ jti: string; expiresAt: Date }> = [];
     await Promise.all(
       [...days].map(async (day) => {

@@ -2,11 +2,12 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import { GraphQLError, Kind } from 'graphql';
+import { Kind } from 'graphql';
 import type { Context } from '../context.js';
 import type { BigDecimal } from '../db/client.js';
 import { AppError, ErrorCode, forbidden, unauthenticated } from '../errors.js';
 import { fieldComplexity } from './complexity.js';
+import { parseDateTime } from './date-time.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -45,18 +46,10 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.scalarType('DateTime', {
-  description: 'An instant in time, as an ISO 8601 string in UTC',
+  description: 'An instant in time: an ISO 8601 date and time with Z or an offset, e.g. "2026-11-22T10:00:00Z"',
   serialize: (value) => new Date(value).toISOString(),
-  parseValue: (value) => {
-    const date = typeof value === 'string' ? new Date(value) : undefined;
-    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
-    return date;
-  },
-  parseLiteral: (ast) => {
-    const date = ast.kind === Kind.STRING ? new Date(ast.value) : undefined;
-    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
-    return date;
-  },
+  parseValue: (value) => parseDateTime(value),
+  parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
 });
 
 builder.queryType({});

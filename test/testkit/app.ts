@@ -2,6 +2,7 @@
  * Starts real app instances for a test file, against this run's keyspace on
  * the real Cassandra node. Every instance started here is stopped after the file.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
 import { pino } from 'pino';
 import { createApp, type App } from '../../src/app.js';
@@ -18,9 +19,18 @@ export interface StartOptions {
   redis?: boolean;
   clock?: Clock;
   env?: Record<string, string>;
+  /** Collect every log line (at debug level) here instead of discarding them. */
+  logs?: string[];
 }
 
 const running = new Set<App>();
+
+/**
+ * Redis keys and channels of this test file: shared by the instances a file
+ * starts (they must hear each other), never by two files or two runs (rate
+ * limit counters such as the one per client address would leak between them).
+ */
+const FILE_REDIS_SUFFIX = randomBytes(4).toString('hex');
 
 afterAll(async () => {
   await Promise.all([...running].map((app) => app.stop()));
@@ -43,14 +53,17 @@ export function testEnv(opts: StartOptions = {}): Record<string, string> {
     // Every test user signs up from 127.0.0.1.
     REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(opts.redis ? { REDIS_URL, REDIS_PREFIX: `parley:${inject('keyspace')}:` } : {}),
+    ...(opts.redis ? { REDIS_URL, REDIS_PREFIX: `parley:${inject('keyspace')}:${FILE_REDIS_SUFFIX}:` } : {}),
     ...opts.env,
   };
 }
 
 export async function startApp(opts: StartOptions = {}): Promise<App> {
   const config = loadConfig(testEnv(opts));
-  const app = createApp({ config, clock: opts.clock, logger: pino({ level: config.logLevel }) });
+  const logger = opts.logs
+    ? pino({ level: 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
+    : pino({ level: config.logLevel });
+  const app = createApp({ config, clock: opts.clock, logger });
   await app.start();
   running.add(app);
   return app;
