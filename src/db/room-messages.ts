@@ -6,7 +6,7 @@
 import { cql, TimeUuid, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { maxTimeUuid, minTimeUuid, timeUuidDate } from './time-uuid.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from './timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
 import { Limits } from '../limits.js';

@@ -1,5 +1,5 @@
 import type { MessageRecord } from '../db/room-messages.js';
-import { timeUuidDate } from '../db/time-uuid.js';
+import { timeUuidDate } from '../db/timeuuids.js';
 import { encodeMessageId } from '../resolvers/rooms/ids.js';
 import * as messages from '../resolvers/rooms/messages.js';
 import { personAsUser } from '../resolvers/rooms/people.js';
