@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket } from '../src/buckets.js';
+import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket, monthBucket, monthOfDay } from '../src/buckets.js';
 import { RecentBuckets } from '../src/db/recent-buckets.js';
-import { newTimeUuid, timeUuidDate } from '../src/db/time-uuid.js';
-import { decodeHistoryCursor, decodeMessageId, encodeHistoryCursor, encodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { newTimeUuid, timeUuidDate } from '../src/db/timeuuids.js';
+import { decodeMessageId, encodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
 import { validBanner, validClientMessageId, validRoomName } from '../src/resolvers/rooms/validation.js';
 import { TimeUuid } from '../src/db/client.js';
 
@@ -16,6 +17,10 @@ describe('day buckets', () => {
     expect(isDayBucket('20250101')).toBe(false);
     expect(isMonthBucket(202512)).toBe(true);
     expect(isMonthBucket(202513)).toBe(false);
+    // A day's month bucket is the month bucket of any moment of that day.
+    const lastMoment = new Date('2025-12-31T23:59:59.999Z');
+    expect(monthOfDay(dayBucket(lastMoment))).toBe(monthBucket(lastMoment));
+    expect(monthOfDay(20260101)).toBe(202601);
   });
 });
 
