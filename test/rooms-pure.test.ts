@@ -4,7 +4,8 @@ import { RecentBuckets } from '../src/db/recent-buckets.js';
 import { newTimeUuid, timeUuidDate } from '../src/db/timeuuids.js';
 import { decodeMessageId, encodeMessageId } from '../src/resolvers/rooms/ids.js';
 import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
-import { validBanner, validClientMessageId, validRoomName } from '../src/resolvers/rooms/validation.js';
+import { validBanner, validRoomName } from '../src/resolvers/rooms/validation.js';
+import { validClientId } from '../src/validation.js';
 import { TimeUuid } from '../src/db/client.js';
 
 describe('day buckets', () => {
@@ -72,8 +73,8 @@ describe('room input rules', () => {
     expect(() => validRoomName('name', '-games')).toThrow(/must start with a letter or digit/);
     expect(validBanner('b', '   ')).toBeNull();
     expect(validBanner('b', ' hi ')).toBe('hi');
-    expect(validClientMessageId('c', undefined)).toBeNull();
-    expect(() => validClientMessageId('c', 'tab\there')).toThrow(/control characters/);
+    expect(validClientId('c', undefined)).toBeNull();
+    expect(() => validClientId('c', 'tab\there')).toThrow(/control characters/);
   });
 });
 

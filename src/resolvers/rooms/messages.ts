@@ -13,12 +13,12 @@ import { dayBucket, monthOfDay } from '../../buckets.js';
 import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
+import { pageSize, validClientId } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { takeTurn, type RoomEvent } from './feed.js';
 import { decodeMessageId } from './ids.js';
 import { isParticipant, requireParticipation, viewerPerson } from './rooms.js';
-import { validClientMessageId, validContent, validRoomName } from './validation.js';
+import { validContent, validRoomName } from './validation.js';
 
 /**
  * When a message is posted: now, but never before its room was created, so a
@@ -87,7 +87,7 @@ export async function postMessage(
   requireViewer(ctx);
   const name = validRoomName('roomName', rawRoomName);
   const content = validContent('content', rawContent);
-  const clientId = validClientMessageId('clientMessageId', rawClientMessageId);
+  const clientId = validClientId('clientMessageId', rawClientMessageId);
   const room = await requireParticipation(ctx, name);
   const author = await viewerPerson(ctx);
   const { stores } = ctx.services;
@@ -274,6 +274,9 @@ export async function messagesOf(
     encodeHistoryCursor({ bucket: monthOfDay(m.bucket), id: m.messageId });
   return connection(page.messages, cursorOf, { hasNextPage: page.more });
 }
+
+/** When a message was posted: the time of its id. */
+export const messageCreatedAt = (m: MessageRecord) => timeUuidDate(m.messageId);
 
 /** What clients see of a message's text: nothing once it is hidden. */
 export const visibleContent = (m: MessageRecord) => (m.visible ? m.content : null);
