@@ -13,6 +13,11 @@ export function monthBucket(at: Date): number {
   return at.getUTCFullYear() * 100 + (at.getUTCMonth() + 1);
 }
 
+/** The month bucket holding a day bucket (20261122 → 202611). */
+export function monthOfDay(day: number): number {
+  return Math.floor(day / 100);
+}
+
 /** "2026-11" → 202611; undefined when malformed. */
 export function parseMonth(text: string): number | undefined {
   const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(text);
@@ -48,7 +53,7 @@ export function hourBucketsBetween(from: Date, to: Date): number[] {
 
 /** The UTC midnight that starts a day bucket (20261122 → 2026-11-22T00:00:00Z). */
 export function dayBucketStart(bucket: number): Date {
-  return new Date(Date.UTC(Math.floor(bucket / 10_000), (Math.floor(bucket / 100) % 100) - 1, bucket % 100));
+  return new Date(Date.UTC(Math.floor(bucket / 10_000), (monthOfDay(bucket) % 100) - 1, bucket % 100));
 }
 
 /** A day bucket is a real calendar day (rejects 20261131, 2026001). */

@@ -89,6 +89,9 @@ type Env = Record<string, string | undefined>;
  */
 export const DEFAULT_RECOVERY_GRACE_MS = 2 * 60_000;
 
+/** PURCHASE_BIND_ATTEMPTS when unset: lost races for an item's stock a purchase retries before CONFLICT. */
+export const DEFAULT_BIND_ATTEMPTS = 50;
+
 function int(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -171,7 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
     marketplace: {
       recoveryIntervalMs: int(env, 'PURCHASE_RECOVERY_INTERVAL_MS', 60_000),
       recoveryGraceMs: int(env, 'PURCHASE_RECOVERY_GRACE_MS', DEFAULT_RECOVERY_GRACE_MS),
-      bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', 50),
+      bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', DEFAULT_BIND_ATTEMPTS),
     },
   };
 }

@@ -18,7 +18,6 @@ export const Limits = {
      */
     maxParticipants: 1000,
     content: { min: 1, max: 4000 },
-    clientMessageId: { min: 1, max: 64 },
     /** How long a clientMessageId is remembered (a retry inside it returns the original message). */
     clientMessageIdTtlSeconds: 24 * 3600,
     /** sendTyping publishes at most once per this many seconds per user and room. */
@@ -32,8 +31,10 @@ export const Limits = {
     participationRecheckMs: 5_000,
     /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
     deleteAttempts: 5,
-    /** Statements per batch when deleteRoom cleans users' chat_rooms. */
+    /** Statements per batch when deleteRoom cleans up (users' chat_rooms, its messages' by-author copies). */
     cleanupBatch: 100,
+    /** Rows per request when deleteRoom reads a day partition of the deleted room's messages. */
+    cleanupFetchSize: 1000,
     /**
      * A message's id (its place in history) is taken before its write, so
      * writes can commit out of id order. A post sends its message's write only
@@ -45,7 +46,12 @@ export const Limits = {
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
     clockSkewMs: 5_000,
   },
-  /** Default and maximum page size of every connection. */
+  /**
+   * An idempotency key chosen by the client (postMessage's clientMessageId,
+   * buyItem's clientPurchaseId): any characters but control characters.
+   */
+  clientId: { min: 1, max: 64 },
+  /** Default and maximum page size of every connection (the inbox has its own, see messenger.inboxPage). */
   page: { default: 50, max: 200 },
   messenger: {
     /** Characters of a direct message, after trimming. */
@@ -70,7 +76,8 @@ export const Limits = {
   },
   /** buyItem's optional idempotency key, remembered for a day (a retry inside it returns the original purchase). */
   purchase: {
-    clientPurchaseId: { min: 1, max: 64 },
     clientPurchaseIdTtlSeconds: 24 * 3600,
+    /** Rows per request when recovery reads an hour of pending purchases. */
+    pendingFetchSize: 1000,
   },
 } as const;

@@ -5,6 +5,8 @@
  * each access path chooses (a clustering key, a bucket, a driver paging state).
  * A cursor that does not decode gives BAD_USER_INPUT naming the argument.
  */
+import { isDayBucket, isMonthBucket } from './buckets.js';
+import { isTimeUuid } from './db/timeuuids.js';
 import { badInput } from './errors.js';
 
 const VERSION = 1;
@@ -28,6 +30,54 @@ export function decodeCursor<T extends Record<string, unknown>>(
     throw badInput(field, `${field} is not a valid cursor`);
   }
   return position as T;
+}
+
+/**
+ * A position in a time-bucketed history (a room's day buckets, an author's or
+ * a conversation's month buckets): the bucket and the timeuuid of the last
+ * message seen.
+ */
+export interface HistoryPosition {
+  bucket: number;
+  id: string;
+  /**
+   * Only on the cursor of a room message that had not settled when it was
+   * served (see catchUpSettleMs): the settled horizon then, in ms. Catching up
+   * from such a cursor resumes from that horizon.
+   */
+  settled?: number;
+  /** The history the cursor belongs to, when one resolver pages several (a conversation's key). */
+  scope?: string;
+}
+
+export function encodeHistoryCursor(pos: HistoryPosition): string {
+  return encodeCursor({
+    b: pos.bucket,
+    t: pos.id,
+    ...(pos.settled === undefined ? {} : { s: pos.settled }),
+    ...(pos.scope === undefined ? {} : { c: pos.scope }),
+  });
+}
+
+/** Decodes a history cursor; its bucket must be a real day or month (as `buckets` says) and its id a timeuuid. */
+export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day' | 'month'): HistoryPosition {
+  const isBucket = buckets === 'day' ? isDayBucket : isMonthBucket;
+  const pos = decodeCursor(
+    field,
+    cursor,
+    (p): p is { b: number; t: string; s?: number; c?: string } =>
+      isBucket(p.b) &&
+      isTimeUuid(p.t) &&
+      (p.s === undefined || (Number.isSafeInteger(p.s) && (p.s as number) >= 0)) &&
+      (p.c === undefined || typeof p.c === 'string'),
+  );
+  return {
+    bucket: pos.b,
+    // Lower case: the form ids are made and served in.
+    id: pos.t.toLowerCase(),
+    ...(pos.s === undefined ? {} : { settled: pos.s }),
+    ...(pos.c === undefined ? {} : { scope: pos.c }),
+  };
 }
 
 export interface Edge<T> {

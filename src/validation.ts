@@ -53,11 +53,24 @@ export function validEmail(field: string, email: string): string {
   return trimmed.toLowerCase();
 }
 
-/** Page size for a connection: default when absent, 1..max otherwise. */
-export function pageSize(field: string, first: number | null | undefined): number {
-  if (first === null || first === undefined) return Limits.page.default;
-  if (!Number.isInteger(first) || first < 1 || first > Limits.page.max) {
-    throw badInput(field, `${field} must be between 1 and ${Limits.page.max}`);
+/** Page size for a connection: default when absent, 1..max otherwise (Limits.page unless the connection has its own). */
+export function pageSize(
+  field: string,
+  first: number | null | undefined,
+  limit: { default: number; max: number } = Limits.page,
+): number {
+  if (first === null || first === undefined) return limit.default;
+  if (!Number.isInteger(first) || first < 1 || first > limit.max) {
+    throw badInput(field, `${field} must be between 1 and ${limit.max}`);
   }
   return first;
+}
+
+/** A client-chosen idempotency key (clientMessageId, clientPurchaseId): optional; null when absent. */
+export function validClientId(field: string, id: string | null | undefined): string | null {
+  if (id == null) return null;
+  requireLength(field, id, Limits.clientId.min, Limits.clientId.max);
+  // Control characters have no place in an identifier and would make logs ambiguous.
+  if (/\p{Cc}/u.test(id)) throw badInput(field, `${field} must not contain control characters`);
+  return id;
 }

@@ -2,7 +2,7 @@
  * buyItem with a clientPurchaseId: one purchase per buyer and key, whatever
  * races or retries, on the real node.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import { TimeUuid } from '../src/db/client.js';
@@ -154,6 +154,52 @@ describe('buyItem with a clientPurchaseId', () => {
     expect(bought.id).not.toBe(dead.toString());
     expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(bought.id);
     expect(await boundPurchases(item.id)).toEqual(new Map([[bought.id, 1]]));
+  });
+
+  it('10 concurrent retries on a stale key: one takes it over, one purchase bound, stock taken once, all ten answer with it', async () => {
+    const item = await createItem(app, seller, { offeredUnits: 20 });
+    const key = `stale-race-${Date.now()}`;
+    // A claim left by a request that died before its bind ten minutes ago: every retry below finds it stale.
+    const dead = TimeUuid.fromDate(new Date(Date.now() - 10 * 60_000));
+    await cqlRow(app, 'INSERT INTO purchase_client_ids (buyer, client_purchase_id, purchase_id, item_id, quantity) VALUES (?, ?, ?, ?, ?)', [
+      buyer.login,
+      key,
+      dead,
+      uuid(item.id),
+      2,
+    ]);
+    // Every retry's takeover LWT waits until all ten have found the key stale, so they really race.
+    const claims = app.services.stores.purchaseClaims;
+    const takeOver = claims.takeOver.bind(claims);
+    const outcomes: boolean[] = [];
+    let arrived = 0;
+    let allArrived!: () => void;
+    const barrier = new Promise<void>((resolve) => (allArrived = resolve));
+    const spy = vi.spyOn(claims, 'takeOver').mockImplementation(async (...args) => {
+      if (++arrived === 10) allArrived();
+      await barrier;
+      const applied = await takeOver(...args);
+      outcomes.push(applied);
+      return applied;
+    });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => gql(app, BuyItemDocument, { itemId: item.id, quantity: 2, clientPurchaseId: key }, buyer.token)),
+    ).finally(() => spy.mockRestore());
+    expect(outcomes.sort()).toEqual([false, false, false, false, false, false, false, false, false, true]);
+    expect(results.flatMap((r) => codes(r))).toEqual([]);
+    const ids = new Set(results.map((r) => r.data!.buyItem.id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as [string];
+    expect(id).not.toBe(dead.toString());
+    for (const r of results) expect(r.data!.buyItem).toMatchObject({ status: 'COMPLETED', quantity: 2 });
+
+    // Exactly one takeover applied: the key names the one purchase, and only it is bound.
+    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(id);
+    expect(await boundPurchases(item.id)).toEqual(new Map([[id, 2]]));
+    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(18);
+    const mine = (await gqlOk(app, MyPurchasesDocument, {}, buyer.token)).myPurchases.edges.filter((e) => e.node.item.id === item.id);
+    expect(mine.map((e) => e.node.id)).toEqual([id]);
+    expect(await pendingOf(item.id)).toEqual([]);
   });
 
   it('no request binds a purchase past the bind deadline (what makes the takeover above safe)', async () => {

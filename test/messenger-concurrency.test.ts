@@ -161,7 +161,7 @@ describe('the inbox', () => {
           });
           expect(created).toBe(true);
           const at = new Date(start + (i + j) * 60_000);
-          await stores.directMessages.send(directMessage(newTimeUuid(at), login, me.login, `hello from ${login}`));
+          await stores.directMessages.send(directMessage(newTimeUuid(at, 'microsecond'), login, me.login, `hello from ${login}`));
         }),
       );
     }

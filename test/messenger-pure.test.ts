@@ -9,7 +9,7 @@ describe('conversation keys', () => {
     expect(conversationKey('alice', 'bob')).toBe('alice:bob');
   });
   it('put a message in the month bucket of its time', () => {
-    const m = directMessage(newTimeUuid(new Date('2025-12-31T23:59:59.999Z')), 'zed', 'amy', 'hi');
+    const m = directMessage(newTimeUuid(new Date('2025-12-31T23:59:59.999Z'), 'microsecond'), 'zed', 'amy', 'hi');
     expect(m).toMatchObject({ conversation: 'amy:zed', month: 202512, sender: 'zed', recipient: 'amy' });
   });
 });
@@ -17,7 +17,7 @@ describe('conversation keys', () => {
 describe('message ids', () => {
   it('give ids made in one millisecond successive whole microseconds, in order', () => {
     const at = new Date('2026-06-01T00:00:00.123Z');
-    const ids = Array.from({ length: 5 }, () => newTimeUuid(at));
+    const ids = Array.from({ length: 5 }, () => newTimeUuid(at, 'microsecond'));
     const micros = ids.map(timeMicros);
     // A random start in the first half of the millisecond (instances rarely collide), then successive.
     expect(micros[0]! % 1000).toBeLessThan(500);
@@ -29,7 +29,7 @@ describe('message ids', () => {
     }
   });
   it('restart the microseconds in a new millisecond', () => {
-    const id = newTimeUuid(new Date('2026-06-01T00:00:00.124Z'));
+    const id = newTimeUuid(new Date('2026-06-01T00:00:00.124Z'), 'microsecond');
     const offset = timeMicros(id) - Date.parse('2026-06-01T00:00:00.124Z') * 1000;
     expect(offset).toBeGreaterThanOrEqual(0);
     expect(offset).toBeLessThan(500);

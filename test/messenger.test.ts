@@ -176,6 +176,26 @@ describe('history', () => {
     expect(codes(other)).toEqual(['BAD_USER_INPUT']);
     expect(other.errors?.[0]?.extensions?.field).toBe('after');
   });
+
+  it('refuses a cursor whose month bucket is not a real month, naming the argument', async () => {
+    const [a, b] = [await signUp(app), await signUp(app)];
+    await send(app, a, b, 'one');
+    await send(app, a, b, 'two');
+    const page = await gqlOk(app, ConversationMessagesDocument, { with: b.login, first: 1 }, a.token);
+    const cursor = page.conversation!.messages.pageInfo.endCursor!;
+    // The cursor as served works: the refusals below are about the month alone.
+    const next = await gqlOk(app, ConversationMessagesDocument, { with: b.login, first: 1, after: cursor }, a.token);
+    expect(next.conversation!.messages.edges.map((e) => e.node.content)).toEqual(['one']);
+    const position = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const monthKey = Object.keys(position).find((k) => position[k] === Number(page.conversation!.messages.edges[0]!.node.createdAt.slice(0, 7).replace('-', '')));
+    expect(monthKey).toBeDefined();
+    for (const bogus of [1e300, 202613, 20260101, 2026.5]) {
+      const forged = Buffer.from(JSON.stringify({ ...position, [monthKey!]: bogus })).toString('base64url');
+      const res = await gql(app, ConversationMessagesDocument, { with: b.login, first: 1, after: forged }, a.token);
+      expect(codes(res), String(bogus)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.extensions?.field).toBe('after');
+    }
+  });
 });
 
 describe('markConversationRead and read receipts', () => {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket } from '../src/buckets.js';
+import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket, monthBucket, monthOfDay } from '../src/buckets.js';
 import { RecentBuckets } from '../src/db/recent-buckets.js';
-import { newTimeUuid, timeUuidDate } from '../src/db/time-uuid.js';
-import { decodeHistoryCursor, decodeMessageId, encodeHistoryCursor, encodeMessageId } from '../src/resolvers/rooms/ids.js';
-import { validBanner, validClientMessageId, validRoomName } from '../src/resolvers/rooms/validation.js';
+import { newTimeUuid, timeUuidDate } from '../src/db/timeuuids.js';
+import { decodeMessageId, encodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
+import { validBanner, validRoomName } from '../src/resolvers/rooms/validation.js';
+import { validClientId } from '../src/validation.js';
 import { TimeUuid } from '../src/db/client.js';
 
 describe('day buckets', () => {
@@ -16,6 +18,10 @@ describe('day buckets', () => {
     expect(isDayBucket('20250101')).toBe(false);
     expect(isMonthBucket(202512)).toBe(true);
     expect(isMonthBucket(202513)).toBe(false);
+    // A day's month bucket is the month bucket of any moment of that day.
+    const lastMoment = new Date('2025-12-31T23:59:59.999Z');
+    expect(monthOfDay(dayBucket(lastMoment))).toBe(monthBucket(lastMoment));
+    expect(monthOfDay(20260101)).toBe(202601);
   });
 });
 
@@ -67,8 +73,8 @@ describe('room input rules', () => {
     expect(() => validRoomName('name', '-games')).toThrow(/must start with a letter or digit/);
     expect(validBanner('b', '   ')).toBeNull();
     expect(validBanner('b', ' hi ')).toBe('hi');
-    expect(validClientMessageId('c', undefined)).toBeNull();
-    expect(() => validClientMessageId('c', 'tab\there')).toThrow(/control characters/);
+    expect(validClientId('c', undefined)).toBeNull();
+    expect(() => validClientId('c', 'tab\there')).toThrow(/control characters/);
   });
 });
 

@@ -3,6 +3,7 @@
  * conversation and month) and the send, which writes the message and both
  * inbox rows in one logged batch. See cql/003_messenger.cql for the design.
  */
+import { walkBuckets, type BucketedSource } from './bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from './client.js';
 import { directMessage, type DirectMessageRecord } from './direct-message.js';
 import { inboxWritesForSend } from './inbox.js';
@@ -48,5 +49,27 @@ export class DirectMessageStore {
       ? await this.db.execute(SELECT_OLDER_THAN, [conversation, month, before, limit])
       : await this.db.execute(SELECT_NEWEST, [conversation, month, limit]);
     return rs.rows.map(toMessage);
+  }
+
+  /**
+   * Up to `want` messages of a conversation, newest first, strictly older than
+   * `from` when given, across `months` (the month buckets its inbox row lists,
+   * so months without messages cost nothing).
+   */
+  async history(
+    conversation: string,
+    months: readonly number[],
+    from: { bucket: number; id: string } | null,
+    want: number,
+  ): Promise<DirectMessageRecord[]> {
+    const newestFirst = [...months].sort((a, b) => b - a);
+    const source: BucketedSource<DirectMessageRecord> = {
+      buckets: async (lo, hi, _dir, limit) => newestFirst.filter((m) => m >= lo && m <= hi).slice(0, limit),
+      read: async (month, _dir, after, limit) => {
+        const rows = await this.page(conversation, month, limit, after === null ? undefined : TimeUuid.fromString(after));
+        return { rows, fetched: rows.length, lastId: rows.at(-1)?.id ?? null };
+      },
+    };
+    return walkBuckets(source, { dir: 'older', from, lo: 0, hi: Number.MAX_SAFE_INTEGER, want });
   }
 }

@@ -7,6 +7,7 @@
 import type cassandra from 'cassandra-driver';
 import { cql, Long, TimeUuid, type BigDecimal, type Database, type Row } from './client.js';
 import { hourBucket } from '../buckets.js';
+import { Limits } from '../limits.js';
 import type { Page } from './items.js';
 
 /** An unbound purchase (and its pending entry) disappears after a day. */
@@ -189,7 +190,7 @@ export class PurchaseStore {
     const out: Array<{ purchaseId: string; itemId: string }> = [];
     let pageState: string | undefined;
     do {
-      const rs = await this.db.execute(SELECT_PENDING, [hour], { fetchSize: 1000, pageState });
+      const rs = await this.db.execute(SELECT_PENDING, [hour], { fetchSize: Limits.purchase.pendingFetchSize, pageState });
       for (const r of rs.rows) out.push({ purchaseId: r.purchase_id.toString(), itemId: r.item_id.toString() });
       pageState = rs.pageState ?? undefined;
     } while (pageState);

@@ -6,7 +6,7 @@
 import { cql, TimeUuid, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { maxTimeUuid, minTimeUuid, timeUuidDate } from './time-uuid.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from './timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
 import { dayBucket, monthBucket } from '../buckets.js';
 import { Limits } from '../limits.js';
@@ -397,7 +397,7 @@ export class RoomMessageStore {
     for (const bucket of buckets) {
       let pageState: string | undefined;
       do {
-        const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: 1000, pageState });
+        const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: Limits.room.cleanupFetchSize, pageState });
         const deletes = rs.rows
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
@@ -413,7 +413,9 @@ export class RoomMessageStore {
           else byPartition.set(key, [d]);
         }
         for (const group of byPartition.values()) {
-          for (let i = 0; i < group.length; i += 100) await this.db.batch(group.slice(i, i + 100), { logged: false });
+          for (let i = 0; i < group.length; i += Limits.room.cleanupBatch) {
+            await this.db.batch(group.slice(i, i + Limits.room.cleanupBatch), { logged: false });
+          }
         }
         pageState = rs.pageState ?? undefined;
       } while (pageState);

@@ -1,10 +1,7 @@
 /**
- * Time-based ids whose time is also a Cassandra write timestamp.
- *
- * Cassandra write timestamps are microseconds; a timeuuid carries 100 ns
- * ticks. Ids made here always hold a whole number of microseconds, so
- * "written at or before timestamp T" and "id time at or before T" are the same
- * statement (the messenger's unread design relies on it, see cql/003).
+ * Timeuuids, in one place: every id that orders something in time and
+ * carries its time (room and direct messages, items, purchases) is made and
+ * validated here.
  */
 import { Long, TimeUuid } from './client.js';
 
@@ -12,27 +9,62 @@ const TICKS_PER_MS = 10_000;
 const TICKS_PER_MICRO = 10;
 const MICROS_PER_MS = 1000;
 
-let lastMs = Number.NaN;
-let sameMsCount = 0;
+/**
+ * The finest step between two ids of one millisecond.
+ * - 'tick' (100 ns): up to 10,000 ids per millisecond before one borrows the next millisecond.
+ * - 'microsecond': the id's time is a whole number of microseconds, so it can
+ *   double as a Cassandra write timestamp ("written at or before timestamp T"
+ *   and "id time at or before T" are the same statement: the messenger's
+ *   unread design relies on it, see cql/003). A new millisecond starts at a
+ *   random microsecond of its first half, so two instances making ids in the
+ *   same millisecond rarely share a write timestamp (1 in 500).
+ */
+export type TimeUuidResolution = 'tick' | 'microsecond';
+
+// One sequence per process, whatever the resolution: every id made here sorts after the ones made before.
+let lastRequestedMs = Number.NEGATIVE_INFINITY;
+let issuedMs = Number.NEGATIVE_INFINITY;
+let issuedTicks = 0;
 
 /**
- * A new timeuuid at `at` (from the injectable clock). Ids made in one process
- * within one millisecond get successive microseconds, so they sort in the
- * order they were made and never share a write timestamp (at least 500 per
- * millisecond; beyond that microseconds repeat, ids stay unique by their
- * random node and clock parts).
+ * A new timeuuid at `at` (from the injectable clock) that sorts after every
+ * one this process made before: the driver's own tick counter wraps, which
+ * could order two ids of one millisecond backwards. Ids of one millisecond
+ * take successive ticks (or microseconds); when the millisecond is full they
+ * borrow the next one. Only when the clock itself goes back (an injected test
+ * clock) does the order follow the clock instead. Random node and clock bits
+ * keep ids made by different instances distinct.
  */
-export function newTimeUuid(at: Date): TimeUuid {
+export function newTimeUuid(at: Date, resolution: TimeUuidResolution = 'tick'): TimeUuid {
+  const step = resolution === 'microsecond' ? TICKS_PER_MICRO : 1;
   const ms = at.getTime();
-  if (ms === lastMs) {
-    sameMsCount += 1;
+  if (ms >= lastRequestedMs && ms <= issuedMs) {
+    // Still inside the millisecond issued last (or one it borrowed): the next step after the last id.
+    issuedTicks = Math.ceil((issuedTicks + 1) / step) * step;
+    if (issuedTicks >= TICKS_PER_MS) {
+      issuedMs += 1;
+      issuedTicks = 0;
+    }
   } else {
-    lastMs = ms;
-    // Start each millisecond at a random microsecond of its first half, so two instances
-    // making ids in the same millisecond rarely share a microsecond (1 in 500).
-    sameMsCount = Math.floor(Math.random() * 500);
+    issuedMs = ms;
+    issuedTicks = resolution === 'microsecond' ? Math.floor(Math.random() * (MICROS_PER_MS / 2)) * TICKS_PER_MICRO : 0;
   }
-  return TimeUuid.fromDate(at, (sameMsCount % MICROS_PER_MS) * TICKS_PER_MICRO);
+  lastRequestedMs = ms;
+  return TimeUuid.fromDate(new Date(issuedMs), issuedTicks);
+}
+
+export function timeUuidDate(id: string): Date {
+  return TimeUuid.fromString(id).getDate();
+}
+
+/** The smallest timeuuid of the millisecond `at`: a lower bound for "at or after". */
+export function minTimeUuid(at: Date): TimeUuid {
+  return TimeUuid.min(at, 0);
+}
+
+/** The largest timeuuid of the millisecond `at`: an upper bound for "at or before". */
+export function maxTimeUuid(at: Date): TimeUuid {
+  return TimeUuid.max(at, TICKS_PER_MS - 1);
 }
 
 /** 100 ns ticks since the Unix epoch, exact (a Long: the value exceeds 2^53). */
@@ -47,12 +79,15 @@ export function timeMicros(id: TimeUuid): number {
   return date.getTime() * MICROS_PER_MS + Math.floor(ticks / TICKS_PER_MICRO);
 }
 
+// Version 1 (time-based), RFC 4122 variant; either case (UUIDs are hex, clients may send upper case).
+const TIME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/** The one rule for "is a timeuuid": anything else is refused before it reaches Cassandra. */
+export function isTimeUuid(value: unknown): value is string {
+  return typeof value === 'string' && TIME_UUID.test(value);
+}
+
+/** The timeuuid `text` stands for; undefined when it is not one (see isTimeUuid). */
 export function parseTimeUuid(text: string): TimeUuid | undefined {
-  try {
-    const id = TimeUuid.fromString(text);
-    // fromString accepts any UUID; only version 1 (time-based) ids are ours.
-    return id.toString()[14] === '1' ? id : undefined;
-  } catch {
-    return undefined;
-  }
+  return isTimeUuid(text) ? TimeUuid.fromString(text) : undefined;
 }

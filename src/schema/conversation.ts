@@ -1,9 +1,9 @@
 import type { ConversationRecord } from '../db/inbox.js';
-import { conversationKey } from '../db/direct-message.js';
 import * as inbox from '../resolvers/messenger/inbox.js';
 import { conversationMessages } from '../resolvers/messenger/history.js';
 import { participant } from '../resolvers/messenger/participants.js';
 import { markConversationRead } from '../resolvers/messenger/read.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { DirectMessageConnection, DirectMessageRef } from './direct-message.js';
 import { UserRef } from './user.js';
@@ -11,7 +11,7 @@ import { UserRef } from './user.js';
 export const ConversationRef = builder.objectRef<ConversationRecord>('Conversation').implement({
   description: 'A direct conversation, as the logged-in user sees it (one row of their inbox)',
   fields: (t) => ({
-    id: t.id({ description: 'The two logins in sorted order, "smaller:bigger"', resolve: (c) => conversationKey(c.owner, c.partner) }),
+    id: t.id({ description: 'The two logins in sorted order, "smaller:bigger"', resolve: (c) => inbox.conversationId(c) }),
     partner: t.field({ type: UserRef, description: 'The other participant', resolve: (c, _args, ctx) => participant(ctx, c.partner) }),
     lastMessage: t.field({ type: DirectMessageRef, nullable: true, resolve: (c) => c.lastMessage }),
     lastMessageAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.lastMessage?.createdAt ?? null }),
@@ -51,7 +51,7 @@ export const ConversationConnection = builder.connectionObject({
 builder.queryFields((t) => ({
   conversations: t.field({
     type: ConversationConnection,
-    description: 'My inbox, most recent conversation first (up to 500 per page)',
+    description: `My inbox, most recent conversation first (up to ${Limits.messenger.inboxPage.max} per page)`,
     authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => inbox.conversations(ctx, args),

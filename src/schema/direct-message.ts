@@ -1,6 +1,7 @@
 import type { DirectMessageRecord } from '../db/direct-message.js';
 import { participant } from '../resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../resolvers/messenger/send.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { UserRef } from './user.js';
 
@@ -23,7 +24,7 @@ export const DirectMessageConnection = builder.connectionObject({
 builder.mutationFields((t) => ({
   sendDirectMessage: t.field({
     type: DirectMessageRef,
-    description: 'Sends a message to another user: 1–4000 characters after trimming',
+    description: `Sends a message to another user: ${Limits.messenger.content.min}–${Limits.messenger.content.max} characters after trimming`,
     authScopes: { authenticated: true },
     args: {
       to: t.arg.string({ required: true, description: "The recipient's login" }),

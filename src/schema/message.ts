@@ -1,8 +1,8 @@
 import type { MessageRecord } from '../db/room-messages.js';
-import { timeUuidDate } from '../db/time-uuid.js';
 import { encodeMessageId } from '../resolvers/rooms/ids.js';
 import * as messages from '../resolvers/rooms/messages.js';
 import { personAsUser } from '../resolvers/rooms/people.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { UserRef } from './user.js';
 
@@ -24,7 +24,7 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
       description: 'Null once the message is hidden',
       resolve: (m) => messages.visibleContent(m),
     }),
-    createdAt: t.field({ type: 'DateTime', resolve: (m) => timeUuidDate(m.messageId) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => messages.messageCreatedAt(m) }),
     systemMessage: t.exposeBoolean('systemMessage', { description: 'Posted by the server, e.g. "… joins the room"' }),
     visible: t.exposeBoolean('visible'),
   }),
@@ -61,12 +61,12 @@ builder.mutationFields((t) => ({
   postMessage: t.field({
     type: MessageRef,
     description:
-      'Participants only. A retry carrying the same clientMessageId within 24 hours returns the original message and posts nothing new.',
+      `Participants only. A retry carrying the same clientMessageId within ${Limits.room.clientMessageIdTtlSeconds / 3600} hours returns the original message and posts nothing new.`,
     authScopes: { authenticated: true },
     args: {
       roomName: t.arg.string({ required: true }),
-      content: t.arg.string({ required: true, description: '1–4000 characters after trimming' }),
-      clientMessageId: t.arg.string({ description: '1–64 characters, chosen by the client per message' }),
+      content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
+      clientMessageId: t.arg.string({ description: `${Limits.clientId.min}–${Limits.clientId.max} characters, chosen by the client per message` }),
     },
     resolve: (_root, args, ctx) => messages.postMessage(ctx, args.roomName, args.content, args.clientMessageId),
   }),

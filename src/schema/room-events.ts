@@ -1,6 +1,7 @@
 import type { FeedItem, RoomEvent } from '../resolvers/rooms/feed.js';
 import * as live from '../resolvers/rooms/live.js';
 import { personAsUser } from '../resolvers/rooms/people.js';
+import { Limits } from '../limits.js';
 import { builder } from './builder.js';
 import { UserRef } from './user.js';
 import { MessageRef } from './message.js';
@@ -67,7 +68,7 @@ builder.subscriptionFields((t) => ({
 builder.mutationFields((t) => ({
   sendTyping: t.boolean({
     description:
-      "Tells the room's other subscribers that you are typing. At most once per 2 seconds per user and room: " +
+      `Tells the room's other subscribers that you are typing. At most once per ${Limits.room.typingIntervalSeconds} seconds per user and room: ` +
       'false when this call fell inside that window and nothing was sent.',
     authScopes: { authenticated: true },
     args: { roomName: t.arg.string({ required: true }) },

@@ -31,7 +31,7 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
         'pageInfo.hasPreviousPage. Catch-up shows messages up to now, but from the cursor of a message that had ' +
         'not settled when served (the last half minute, when a write with an earlier id may still land), it resumes ' +
         'from before that: it may repeat messages you have (key them by id) and never skips one. ' +
-        'Page size 50 by default, at most 200.',
+        `Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
       args: { ...t.arg.connectionArgs() },
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),
     }),

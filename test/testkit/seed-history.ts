@@ -7,7 +7,7 @@ import type { App } from '../../src/app.js';
 import { dayBucket } from '../../src/buckets.js';
 import type { ChatUser } from '../../src/db/chat-user.js';
 import type { MessageRecord, RoomIncarnation } from '../../src/db/room-messages.js';
-import { newTimeUuid, timeUuidDate } from '../../src/db/time-uuid.js';
+import { newTimeUuid, timeUuidDate } from '../../src/db/timeuuids.js';
 
 export async function seedHistory(
   app: App,

@@ -5,11 +5,12 @@
 import type { Context } from '../../context.js';
 import type { PurchaseRecord } from '../../db/purchases.js';
 import { Limits } from '../../limits.js';
+import { validClientId } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { buyOnce } from './idempotent-buying.js';
 import { parseId } from './ids.js';
 import { newPurchaseId, runPurchase } from './purchasing.js';
-import { validClientPurchaseId, validIntIn } from './rules.js';
+import { validIntIn } from './rules.js';
 
 export async function buyItem(
   ctx: Context,
@@ -20,7 +21,7 @@ export async function buyItem(
   const viewer = requireViewer(ctx);
   validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
   const itemId = parseId('itemId', rawItemId);
-  const clientId = validClientPurchaseId('clientPurchaseId', rawClientPurchaseId);
+  const clientId = validClientId('clientPurchaseId', rawClientPurchaseId);
   if (clientId) return buyOnce(ctx, viewer.login, clientId, { itemId, quantity });
   return runPurchase(ctx, itemId, quantity, newPurchaseId(ctx), { mayBeBound: false });
 }

@@ -2,7 +2,7 @@
  * How long a purchase can stay in flight: one rule that the request, recovery
  * and idempotent retries all rely on.
  */
-import { TimeUuid } from '../../db/client.js';
+import { timeUuidDate } from '../../db/timeuuids.js';
 import type { Services } from '../../services.js';
 
 /**
@@ -19,6 +19,9 @@ export const BIND_DEADLINE_MS = 30_000;
  */
 export const UNBOUND_IS_FINAL_MS = 4 * BIND_DEADLINE_MS;
 
+/** How long an attempt with a clientPurchaseId waits for another attempt with the same id before answering CONFLICT. */
+export const DUPLICATE_WAIT_MS = 10_000;
+
 /** How long ago a purchase was created (its id is a timeuuid of that time, by the injectable clock). */
 export const purchaseAgeMs = (services: Services, purchaseId: string) =>
-  services.clock.now().getTime() - TimeUuid.fromString(purchaseId).getDate().getTime();
+  services.clock.now().getTime() - timeUuidDate(purchaseId).getTime();

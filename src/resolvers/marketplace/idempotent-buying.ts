@@ -23,11 +23,9 @@ import type { PurchaseClaim } from '../../db/purchase-claims.js';
 import type { PurchaseRecord } from '../../db/purchases.js';
 import { badInput, conflict } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
+import { DUPLICATE_WAIT_MS, purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
 import { finishBound, newPurchaseId, runPurchase, type PurchaseProgress } from './purchasing.js';
 
-/** How long an attempt waits for another attempt with the same id before answering CONFLICT. */
-const DUPLICATE_WAIT_MS = 10_000;
 /**
  * By this age the claimed purchase's own request has normally completed it; if
  * not, it may have died after the bind, so check (once, SERIAL) and finish it.

@@ -1,12 +1,10 @@
 /** Item and purchase ids are timeuuids; anything else is refused before it reaches Cassandra. */
 import { badInput } from '../../errors.js';
+import { isTimeUuid } from '../../db/timeuuids.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
 
-const TIMEUUID = /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
-export const isTimeUuid = (value: unknown): value is string => typeof value === 'string' && TIMEUUID.test(value);
-
 export function parseId(field: string, raw: string): string {
+  // Lower case: the canonical form, so ids compare (and key loaders) as strings.
   const id = raw.trim().toLowerCase();
   if (!isTimeUuid(id)) throw badInput(field, `${field} is not a valid id`);
   return id;

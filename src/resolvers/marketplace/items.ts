@@ -3,8 +3,8 @@
  * id, by seller, by tag and from a seller's monthly history.
  */
 import type { Context } from '../../context.js';
-import { TimeUuid } from '../../db/client.js';
 import type { ItemRecord, ItemSummary } from '../../db/items.js';
+import { newTimeUuid } from '../../db/timeuuids.js';
 import type { UserRecord } from '../../db/users.js';
 import { badInput, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -45,7 +45,7 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
   if (input.endDate.getTime() <= now.getTime()) throw badInput('input.endDate', 'input.endDate must be in the future');
 
   const item = await ctx.services.stores.items.create({
-    id: TimeUuid.fromDate(now).toString(),
+    id: newTimeUuid(now).toString(),
     seller: viewer.login,
     name,
     description,

@@ -13,9 +13,9 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Context } from '../../context.js';
-import { TimeUuid } from '../../db/client.js';
 import type { ItemRecord } from '../../db/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
+import { newTimeUuid, timeUuidDate } from '../../db/timeuuids.js';
 import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { requireViewer } from '../guards.js';
@@ -46,7 +46,7 @@ function requireOnSale(item: ItemRecord, now: Date): void {
   }
 }
 
-export const newPurchaseId = (ctx: Context) => TimeUuid.fromDate(ctx.services.clock.now()).toString();
+export const newPurchaseId = (ctx: Context) => newTimeUuid(ctx.services.clock.now()).toString();
 
 /** What a caller learns when a purchase fails: whether it may have bound before the failure. */
 export interface PurchaseProgress {
@@ -80,7 +80,7 @@ export async function runPurchase(
     unitPrice: item.unitPrice,
     quantity,
     status: 'CREATED',
-    createdAt: TimeUuid.fromString(purchaseId).getDate(),
+    createdAt: timeUuidDate(purchaseId),
   });
 
   // 3. bind. From here on the purchase is the buyer's: recovery completes it if we die.

@@ -52,9 +52,3 @@ export function validDescription(field: string, description: string): string {
 }
 
 /** buyItem's idempotency key: 1–64 characters, no control characters (they would make logs ambiguous). */
-export function validClientPurchaseId(field: string, id: string | null | undefined): string | null {
-  if (id == null) return null;
-  requireLength(field, id, Limits.purchase.clientPurchaseId.min, Limits.purchase.clientPurchaseId.max);
-  if (/\p{Cc}/u.test(id)) throw badInput(field, `${field} must not contain control characters`);
-  return id;
-}

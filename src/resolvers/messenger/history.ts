@@ -1,26 +1,14 @@
 /** A conversation's messages, newest first, across month buckets. */
 import type { Context } from '../../context.js';
-import { TimeUuid } from '../../db/client.js';
 import { conversationKey, type DirectMessageRecord } from '../../db/direct-message.js';
 import type { ConversationRecord } from '../../db/inbox.js';
-import { parseTimeUuid } from '../../db/timeuuids.js';
 import { badInput, forbidden } from '../../errors.js';
-import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
+import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 
-interface MessagePosition extends Record<string, unknown> {
-  /** The conversation key: a cursor only pages the conversation it came from. */
-  c: string;
-  /** Month bucket (yyyyMM) and id of the last message returned. */
-  m: number;
-  id: string;
-}
-
-const isMessagePosition = (p: Record<string, unknown>): p is MessagePosition =>
-  typeof p.c === 'string' && Number.isInteger(p.m) && typeof p.id === 'string' && parseTimeUuid(p.id) !== undefined;
-
-const cursorOf = (m: DirectMessageRecord) => encodeCursor({ c: m.conversation, m: m.month, id: m.id });
+// The conversation key rides in the cursor: a cursor only pages the conversation it came from.
+const cursorOf = (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: m.conversation });
 
 /**
  * Walks the conversation's month buckets (listed in the viewer's inbox row)
@@ -37,26 +25,14 @@ export async function conversationMessages(
   if (conv.owner !== viewer.login) throw forbidden();
   const first = pageSize('first', args.first);
   const key = conversationKey(conv.owner, conv.partner);
-  let months = conv.months;
-  let before: { month: number; id: TimeUuid } | undefined;
-  if (args.after) {
-    const position = decodeCursor('after', args.after, isMessagePosition);
-    if (position.c !== key) {
-      // Someone else's conversation is forbidden; another of my own is just the wrong cursor.
-      if (!position.c.split(':').includes(viewer.login)) throw forbidden('This cursor belongs to a conversation you are not part of');
-      throw badInput('after', 'after is a cursor of another conversation');
-    }
-    before = { month: position.m, id: TimeUuid.fromString(position.id) };
-    months = months.filter((m) => m <= position.m);
+  const from = args.after ? decodeHistoryCursor('after', args.after, 'month') : null;
+  if (from && from.scope !== key) {
+    if (from.scope === undefined) throw badInput('after', 'after is not a valid cursor');
+    // Someone else's conversation is forbidden; another of my own is just the wrong cursor.
+    if (!from.scope.split(':').includes(viewer.login)) throw forbidden('This cursor belongs to a conversation you are not part of');
+    throw badInput('after', 'after is a cursor of another conversation');
   }
-
-  const messages: DirectMessageRecord[] = [];
-  for (const month of months) {
-    // One more than the page, to know whether another page follows.
-    const wanted = first + 1 - messages.length;
-    const olderThan = before?.month === month ? before.id : undefined;
-    messages.push(...(await ctx.services.stores.directMessages.page(key, month, wanted, olderThan)));
-    if (messages.length > first) break;
-  }
+  // One more than the page, to know whether another page follows.
+  const messages = await ctx.services.stores.directMessages.history(key, conv.months, from, first + 1);
   return connection(messages.slice(0, first), cursorOf, { hasNextPage: messages.length > first });
 }

@@ -1,9 +1,10 @@
 /** The inbox (conversations) and one conversation, as the logged-in user sees them. */
 import type { Context } from '../../context.js';
+import { conversationKey } from '../../db/direct-message.js';
 import type { ConversationRecord } from '../../db/inbox.js';
-import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { requirePartner } from './participants.js';
 
@@ -27,24 +28,20 @@ function isAfter(c: ConversationRecord, pos: InboxPosition): boolean {
   return c.lastMessageTicks! < t || (c.lastMessageTicks === t && c.partner > pos.p);
 }
 
-function inboxPageSize(first: number | null | undefined): number {
-  const { default: fallback, max } = Limits.messenger.inboxPage;
-  if (first === null || first === undefined) return fallback;
-  if (!Number.isInteger(first) || first < 1 || first > max) throw badInput('first', `first must be between 1 and ${max}`);
-  return first;
-}
-
 /**
  * The logged-in user's inbox, most recent conversation first. Each page is cut
  * from ONE read of the user's inbox partition (sorting by recency needs all of
  * it; that is the seed's "one query" main view).
  */
+/** A conversation's id: its key, the two logins in sorted order, whoever looks at it. */
+export const conversationId = (c: ConversationRecord) => conversationKey(c.owner, c.partner);
+
 export async function conversations(
   ctx: Context,
   args: { first?: number | null; after?: string | null },
 ): Promise<Connection<ConversationRecord>> {
   const viewer = requireViewer(ctx);
-  const first = inboxPageSize(args.first);
+  const first = pageSize('first', args.first, Limits.messenger.inboxPage);
   const position = args.after ? decodeCursor('after', args.after, isInboxPosition) : undefined;
   const all = (await ctx.services.stores.inbox.all(viewer.login)).filter((c) => c.lastMessageTicks !== null).sort(newerFirst);
   let start = position ? all.findIndex((c) => isAfter(c, position)) : 0;

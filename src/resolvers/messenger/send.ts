@@ -15,7 +15,7 @@ export async function sendDirectMessage(ctx: Context, to: string, content: strin
   const { viewer, partner } = await requirePartner(ctx, 'to', to);
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.
-  const message = directMessage(newTimeUuid(clock.now()), viewer.login, partner.login, text);
+  const message = directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text);
   await stores.directMessages.send(message);
   await publishInboxEvent(ctx, { type: 'DirectMessageReceived', owner: partner.login, message });
   return message;

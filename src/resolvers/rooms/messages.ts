@@ -8,17 +8,17 @@ import { chatUser, type ChatUser } from '../../db/chat-user.js';
 import { catchUpSettleMs, type MessageRecord, type RoomIncarnation } from '../../db/room-messages.js';
 import type { RoomRecord } from '../../db/rooms.js';
 import type { UserRecord } from '../../db/users.js';
-import { maxTimeUuid, newTimeUuid, timeUuidDate } from '../../db/time-uuid.js';
-import { dayBucket } from '../../buckets.js';
+import { maxTimeUuid, newTimeUuid, timeUuidDate } from '../../db/timeuuids.js';
+import { dayBucket, monthOfDay } from '../../buckets.js';
 import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { connection, type Connection } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
+import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
+import { pageSize, validClientId } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { takeTurn, type RoomEvent } from './feed.js';
-import { decodeHistoryCursor, decodeMessageId, encodeHistoryCursor, type HistoryPosition } from './ids.js';
+import { decodeMessageId } from './ids.js';
 import { isParticipant, requireParticipation, viewerPerson } from './rooms.js';
-import { validClientMessageId, validContent, validRoomName } from './validation.js';
+import { validContent, validRoomName } from './validation.js';
 
 /**
  * When a message is posted: now, but never before its room was created, so a
@@ -87,7 +87,7 @@ export async function postMessage(
   requireViewer(ctx);
   const name = validRoomName('roomName', rawRoomName);
   const content = validContent('content', rawContent);
-  const clientId = validClientMessageId('clientMessageId', rawClientMessageId);
+  const clientId = validClientId('clientMessageId', rawClientMessageId);
   const room = await requireParticipation(ctx, name);
   const author = await viewerPerson(ctx);
   const { stores } = ctx.services;
@@ -271,9 +271,12 @@ export async function messagesOf(
   const author = chatUser(me ?? { login: viewer.login, firstname: '', lastname: '' });
   const page = await ctx.services.stores.roomMessages.pageByAuthor(author, from, size);
   const cursorOf = (m: MessageRecord) =>
-    encodeHistoryCursor({ bucket: Math.floor(m.bucket / 100), id: m.messageId });
+    encodeHistoryCursor({ bucket: monthOfDay(m.bucket), id: m.messageId });
   return connection(page.messages, cursorOf, { hasNextPage: page.more });
 }
+
+/** When a message was posted: the time of its id. */
+export const messageCreatedAt = (m: MessageRecord) => timeUuidDate(m.messageId);
 
 /** What clients see of a message's text: nothing once it is hidden. */
 export const visibleContent = (m: MessageRecord) => (m.visible ? m.content : null);

@@ -49,11 +49,3 @@ export function validBanner(field: string, banner: string | null | undefined): s
 export function validContent(field: string, content: string): string {
   return requireLength(field, content.trim(), room.content.min, room.content.max);
 }
-
-export function validClientMessageId(field: string, id: string | null | undefined): string | null {
-  if (id == null) return null;
-  requireLength(field, id, room.clientMessageId.min, room.clientMessageId.max);
-  // Control characters have no place in an identifier and would make logs ambiguous.
-  if (/\p{Cc}/u.test(id)) throw badInput(field, `${field} must not contain control characters`);
-  return id;
-}
