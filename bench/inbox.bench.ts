@@ -14,7 +14,7 @@ import {
   SendDirectMessageDocument,
 } from '../test/generated/graphql.js';
 import { gqlOk } from '../test/testkit/http.js';
-import { signUp, type TestUser } from '../test/testkit/users.js';
+import { seedUserRow, signUp, type TestUser } from '../test/testkit/users.js';
 import { benchApp, stats } from './harness.js';
 
 /** Counts the CQL requests (single statements and batches) the app sends while `fn` runs. */
@@ -63,15 +63,7 @@ async function seedInbox(app: App, owner: TestUser, partners: number): Promise<v
   for (let i = 0; i < logins.length; i += 50) {
     await Promise.all(
       logins.slice(i, i + 50).map(async (login, j) => {
-        await stores.users.insertIfNotExists({
-          login,
-          passwordHash: 'seeded',
-          firstname: 'Partner',
-          lastname: login,
-          email: `${login}@example.test`,
-          bio: null,
-          createdAt: new Date(start),
-        });
+        await seedUserRow(app, login, new Date(start));
         await stores.directMessages.send(directMessage(newTimeUuid(new Date(start + (i + j) * 1000)), login, owner.login, `hi ${j}`));
       }),
     );

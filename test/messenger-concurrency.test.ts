@@ -9,7 +9,7 @@ import { newTimeUuid } from '../src/db/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';
-import { signUp, uniqueLogin, type TestUser } from './testkit/users.js';
+import { seedUserRow, signUp, uniqueLogin, type TestUser } from './testkit/users.js';
 import { send, ticksOf, wholeHistory } from './testkit/messenger.js';
 
 let app1: App;
@@ -150,15 +150,7 @@ describe('the inbox', () => {
     for (let i = 0; i < partners.length; i += 50) {
       await Promise.all(
         partners.slice(i, i + 50).map(async (login, j) => {
-          const created = await stores.users.insertIfNotExists({
-            login,
-            passwordHash: 'seeded',
-            firstname: 'Partner',
-            lastname: login,
-            email: `${login}@example.test`,
-            bio: null,
-            createdAt: new Date(start),
-          });
+          const created = await seedUserRow(app1, login, new Date(start));
           expect(created).toBe(true);
           const at = new Date(start + (i + j) * 60_000);
           await stores.directMessages.send(directMessage(newTimeUuid(at, 'microsecond'), login, me.login, `hello from ${login}`));

@@ -43,3 +43,20 @@ export async function signUpMany(app: App, n: number, prefix = 'user'): Promise<
   }
   return users;
 }
+
+/**
+ * A user row written straight through the store, for seeding hundreds of
+ * partners fast (sign-up through the API costs a password hash each). Such a
+ * user cannot log in. Returns false when the login already existed.
+ */
+export function seedUserRow(app: App, login: string, createdAt: Date): Promise<boolean> {
+  return app.services.stores.users.insertIfNotExists({
+    login,
+    passwordHash: 'seeded',
+    firstname: 'Partner',
+    lastname: login,
+    email: `${login}@example.test`,
+    bio: null,
+    createdAt,
+  });
+}
