@@ -2,11 +2,14 @@
 import { pino } from 'pino';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { nodeForThrowawayWork } from '../src/db/local-node.js';
 import type { Clock } from '../src/services.js';
 
 export async function benchApp(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<App> {
+  const node = process.env.CASSANDRA_CONTACT_POINTS ? undefined : await nodeForThrowawayWork();
   const config = loadConfig({
     ...process.env,
+    ...(node ? { CASSANDRA_CONTACT_POINTS: `${node.host}:${node.port}` } : {}),
     NODE_ENV: 'test',
     PORT: '0',
     HOST: '127.0.0.1',

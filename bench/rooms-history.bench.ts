@@ -135,11 +135,8 @@ export default async function run(): Promise<string> {
       ),
     ].join('\n');
   } finally {
-    await app.stop();
     // The bench keyspace holds 10,000+ rows per run: drop it so runs stay independent.
-    const cassandra = (await import('cassandra-driver')).default;
-    const client = new cassandra.Client({ contactPoints: ['127.0.0.1:9042'], localDataCenter: 'datacenter1' });
-    await client.execute(`DROP KEYSPACE IF EXISTS ${KEYSPACE}`).catch(() => undefined);
-    await client.shutdown();
+    await app.services.db.client.execute(`DROP KEYSPACE IF EXISTS ${KEYSPACE}`).catch(() => undefined);
+    await app.stop();
   }
 }

@@ -7,7 +7,7 @@ import type { TestProject } from 'vitest/node';
 import { pino } from 'pino';
 import cassandra from 'cassandra-driver';
 import { loadConfig } from '../src/config.js';
-import { cqlAnswers, defaultLocalNodeOptions, ensureLocalNode } from '../src/db/local-node.js';
+import { nodeForThrowawayWork } from '../src/db/local-node.js';
 import { migrate } from '../src/db/migrate.js';
 
 declare module 'vitest' {
@@ -18,11 +18,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  // A node already answering on 9042 (a developer's `npm start` node, say) serves the tests: they only
-  // ever touch their own keyspace, dropped afterwards. Otherwise start (or reuse) the throwaway node.
-  const node = (await cqlAnswers('127.0.0.1', 9042))
-    ? { host: '127.0.0.1', port: 9042 }
-    : await ensureLocalNode(defaultLocalNodeOptions({ ephemeral: true }));
+  // A developer's `npm start` node on 9042 serves too: tests only touch their own keyspace, dropped afterwards.
+  const node = await nodeForThrowawayWork();
   const contactPoint = `${node.host}:${node.port}`;
   const keyspace = `parley_test_${Date.now().toString(36)}`;
   const started = Date.now();

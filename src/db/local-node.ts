@@ -371,3 +371,14 @@ export async function stopLocalNode(opts: LocalNodeOptions = defaultLocalNodeOpt
   opts.log(`stopped node pid ${pid}`);
   return true;
 }
+
+/**
+ * A node for work whose data does not matter (tests, benchmarks): the node
+ * already answering on 9042 if there is one (such work keeps to its own
+ * keyspace), otherwise the throwaway node, started if needed.
+ */
+export async function nodeForThrowawayWork(log?: (line: string) => void): Promise<{ host: string; port: number }> {
+  if (await cqlAnswers('127.0.0.1', 9042)) return { host: '127.0.0.1', port: 9042 };
+  const node = await ensureLocalNode(defaultLocalNodeOptions({ ephemeral: true, ...(log ? { log } : {}) }));
+  return { host: node.host, port: node.port };
+}
