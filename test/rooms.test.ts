@@ -387,6 +387,14 @@ describe('postMessage and message', () => {
     expect(other.id).not.toBe(first.id);
     const contents = (await history(alice, name, {})).edges.filter((e) => !e.node.systemMessage).map((e) => e.node.content);
     expect(contents).toEqual(['mine', 'once']);
+    // The claim lives 24 hours, then the id may be used again.
+    const claim = await app.services.db.client.execute(
+      'SELECT TTL(message_id) AS ttl FROM message_client_ids WHERE room_name = ? AND author_login = ? AND client_message_id = ?',
+      [name, bob.login, 'c-1'],
+      { prepare: true },
+    );
+    expect(claim.first()?.ttl).toBeGreaterThan(86_400 - 120);
+    expect(claim.first()?.ttl).toBeLessThanOrEqual(86_400);
   });
 
   it('forgets a clientMessageId with its room: in a room re-created under the same name, the id posts a new message', async () => {
