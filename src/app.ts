@@ -25,13 +25,14 @@ import { InProcessPubSub } from './pubsub/in-process.js';
 import { RedisBackedPubSub } from './pubsub/redis.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './auth/rate-limit.js';
-import { hashPassword } from './auth/passwords.js';
+import { hashPassword, scryptParams } from './auth/passwords.js';
 import { TokenService, type Session } from './auth/tokens.js';
 import { RevocationList } from './auth/revocation-list.js';
 import { authenticate, bearerToken } from './auth/authenticate.js';
 import { endWithSession } from './auth/live-session.js';
 import { systemClock, type Clock, type Services } from './services.js';
 import { schema } from './schema/index.js';
+import { atTime } from './at-time.js';
 import { startPurchaseRecovery } from './resolvers/marketplace/completion.js';
 
 export interface AppOptions {
@@ -53,7 +54,7 @@ export interface App {
 interface ServerContext {
   req: IncomingMessage;
   /** Set for WebSocket operations: authenticated once, at connection time. */
-  ws?: { session: Session | null; token: string | null };
+  ws?: { session: Session | null };
 }
 
 /** Largest HTTP body or WebSocket message accepted: far above any real operation, far below a memory problem. */
@@ -61,19 +62,6 @@ const MAX_REQUEST_BYTES = 1024 * 1024;
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
-
-/** Runs `fn` at `at`, even beyond setTimeout's 24.8-day limit; returns a canceller. */
-function atExpiry(at: Date, fn: () => void): () => void {
-  let timer: NodeJS.Timeout;
-  const schedule = () => {
-    const ms = at.getTime() - Date.now();
-    if (ms <= 0) return fn();
-    timer = setTimeout(schedule, Math.min(ms, 2 ** 31 - 1));
-    timer.unref();
-  };
-  schedule();
-  return () => clearTimeout(timer);
-}
 
 /** WebSocket close codes a client can act on. */
 export const WS_CLOSE = {
@@ -123,8 +111,12 @@ export function createApp(options: AppOptions = {}): App {
       rateLimiter = new MemoryRateLimiter();
     }
     const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
-    await revocations.start(config.auth.tokenTtlSeconds * 1000);
-    const { scryptN: N, scryptR: r, scryptP: p } = config.auth;
+    // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
+    const [tokens, decoyPasswordHash] = await Promise.all([
+      TokenService.create(config.auth, config.production),
+      hashPassword(randomBytes(16).toString('hex'), scryptParams(config.auth)),
+      revocations.start(config.auth.tokenTtlSeconds * 1000),
+    ]);
     return {
       config,
       logger,
@@ -132,10 +124,10 @@ export function createApp(options: AppOptions = {}): App {
       db,
       stores: createStores(db),
       pubsub,
-      tokens: await TokenService.create(config.auth, config.production),
+      tokens,
       revocations,
       rateLimiter,
-      decoyPasswordHash: await hashPassword(randomBytes(16).toString('hex'), { N, r, p }),
+      decoyPasswordHash,
     };
   }
 
@@ -204,16 +196,15 @@ export function createApp(options: AppOptions = {}): App {
         },
       },
       context: async ({ req, ws }) => {
-        const auth = ws ?? (await httpAuth(svc, req));
-        return buildContext(svc, auth, clientAddress(req));
+        const session = ws ? ws.session : await httpSession(svc, req);
+        return buildContext(svc, session, clientAddress(req));
       },
       plugins,
     });
   }
 
-  async function httpAuth(svc: Services, req: IncomingMessage) {
-    const token = bearerToken(req.headers.authorization);
-    return { token, session: await authenticate(svc, token) };
+  function httpSession(svc: Services, req: IncomingMessage): Promise<Session | null> {
+    return authenticate(svc, bearerToken(req.headers.authorization));
   }
 
   function attachWebSockets(svc: Services, yoga: YogaServerInstance<ServerContext, Context>, httpServer: Server) {
@@ -222,7 +213,7 @@ export function createApp(options: AppOptions = {}): App {
     const unwatch = svc.revocations.onRevoke((jti) => {
       for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
     });
-    const wsServer = useServer<Record<string, unknown>, { wsAuth?: { session: Session | null; token: string | null } }>(
+    const wsServer = useServer<Record<string, unknown>, { wsSession?: Session | null }>(
       {
         execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
         subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
@@ -231,7 +222,7 @@ export function createApp(options: AppOptions = {}): App {
           const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
           try {
             const session = await authenticate(svc, token);
-            ctx.extra.wsAuth = { session, token };
+            ctx.extra.wsSession = session;
             if (session) {
               const set = socketsByJti.get(session.jti) ?? new Set();
               set.add(ctx.extra.socket);
@@ -241,7 +232,7 @@ export function createApp(options: AppOptions = {}): App {
                 if (set.size === 0) socketsByJti.delete(session.jti);
               });
               // Close the socket when the token expires: a session never outlives its token.
-              const stopTimer = atExpiry(session.expiresAt, () =>
+              const stopTimer = atTime(session.expiresAt, () =>
                 ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token expired'),
               );
               ctx.extra.socket.once('close', stopTimer);
@@ -265,7 +256,7 @@ export function createApp(options: AppOptions = {}): App {
           }
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             req: ctx.extra.request,
-            ws: ctx.extra.wsAuth ?? { session: null, token: null },
+            ws: { session: ctx.extra.wsSession ?? null },
             params: payload,
           } as ServerContext & { params: unknown });
           let document;

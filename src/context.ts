@@ -15,8 +15,6 @@ export interface Context {
   services: Services;
   /** The authenticated session, or null for an anonymous caller. */
   viewer: Session | null;
-  /** The raw bearer token (logout revokes it). */
-  token: string | null;
   clientAddress: string;
   loaders: Loaders;
 }
@@ -37,13 +35,12 @@ export function createLoaders(services: Services): Loaders {
 
 export function buildContext(
   services: Services,
-  auth: { session: Session | null; token: string | null },
+  session: Session | null,
   clientAddress: string,
 ): Context {
   return {
     services,
-    viewer: auth.session,
-    token: auth.token,
+    viewer: session,
     clientAddress,
     loaders: createLoaders(services),
   };

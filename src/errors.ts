@@ -55,7 +55,3 @@ export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${w
 export const forbidden = (message = 'You are not allowed to do this') => new AppError(ErrorCode.FORBIDDEN, message);
 export const unauthenticated = () => new AppError(ErrorCode.UNAUTHENTICATED, 'You must be logged in');
 export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
-
-export function isAppError(err: unknown): err is AppError {
-  return err instanceof AppError;
-}

@@ -99,7 +99,7 @@ export interface Connection<T> {
 export function connection<T>(
   items: T[],
   cursorOf: (item: T) => string,
-  opts: { hasNextPage: boolean; hasPreviousPage?: boolean; endCursor?: string | null },
+  opts: { hasNextPage: boolean; hasPreviousPage?: boolean },
 ): Connection<T> {
   const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
   return {
@@ -108,7 +108,7 @@ export function connection<T>(
       hasNextPage: opts.hasNextPage,
       hasPreviousPage: opts.hasPreviousPage ?? false,
       startCursor: edges[0]?.cursor ?? null,
-      endCursor: opts.endCursor !== undefined ? opts.endCursor : (edges.at(-1)?.cursor ?? null),
+      endCursor: edges.at(-1)?.cursor ?? null,
     },
   };
 }

@@ -40,7 +40,7 @@ export function validName(field: string, name: string): string {
 }
 
 export function validBio(field: string, bio: string): string {
-  return requireLength(field, bio, 0, Limits.bio.max);
+  return requireLength(field, bio.trim(), 0, Limits.bio.max);
 }
 
 // Deliberately simple: one "@", a dot in the domain, no spaces. Deliverability is checked by mail, not regex.

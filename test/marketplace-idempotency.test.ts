@@ -31,6 +31,19 @@ async function boundPurchases(itemId: string): Promise<Map<string, number>> {
 const claimRow = (login: string, key: string) =>
   cqlRow(app, 'SELECT purchase_id, TTL(quantity) AS t FROM purchase_client_ids WHERE buyer = ? AND client_purchase_id = ?', [login, key]);
 
+/** The buyer's claim on `key` as a request that died before its bind ten minutes ago would have left it. */
+async function plantDeadClaim(key: string, itemId: string, quantity: number) {
+  const dead = TimeUuid.fromDate(new Date(Date.now() - 10 * 60_000));
+  await cqlRow(app, 'INSERT INTO purchase_client_ids (buyer, client_purchase_id, purchase_id, item_id, quantity) VALUES (?, ?, ?, ?, ?)', [
+    buyer.login,
+    key,
+    dead,
+    uuid(itemId),
+    quantity,
+  ]);
+  return dead;
+}
+
 async function pendingOf(itemId: string): Promise<string[]> {
   const hours = hourBucketsBetween(new Date(Date.now() - 3_600_000), new Date());
   const rows = (await Promise.all(hours.map((h) => cqlRows(app, 'SELECT purchase_id, item_id FROM pending_purchases WHERE hour = ?', [h])))).flat();
@@ -141,14 +154,7 @@ describe('buyItem with a clientPurchaseId', () => {
     const item = await createItem(app, seller, { offeredUnits: 5 });
     const key = `stale-${Date.now()}`;
     // A claim left by a request that died before its bind ten minutes ago (no request binds past 30 s).
-    const dead = TimeUuid.fromDate(new Date(Date.now() - 10 * 60_000));
-    await cqlRow(app, 'INSERT INTO purchase_client_ids (buyer, client_purchase_id, purchase_id, item_id, quantity) VALUES (?, ?, ?, ?, ?)', [
-      buyer.login,
-      key,
-      dead,
-      uuid(item.id),
-      1,
-    ]);
+    const dead = await plantDeadClaim(key, item.id, 1);
     const bought = (await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 1, clientPurchaseId: key }, buyer.token)).buyItem;
     expect(bought.status).toBe('COMPLETED');
     expect(bought.id).not.toBe(dead.toString());
@@ -160,14 +166,7 @@ describe('buyItem with a clientPurchaseId', () => {
     const item = await createItem(app, seller, { offeredUnits: 20 });
     const key = `stale-race-${Date.now()}`;
     // A claim left by a request that died before its bind ten minutes ago: every retry below finds it stale.
-    const dead = TimeUuid.fromDate(new Date(Date.now() - 10 * 60_000));
-    await cqlRow(app, 'INSERT INTO purchase_client_ids (buyer, client_purchase_id, purchase_id, item_id, quantity) VALUES (?, ?, ?, ?, ?)', [
-      buyer.login,
-      key,
-      dead,
-      uuid(item.id),
-      2,
-    ]);
+    const dead = await plantDeadClaim(key, item.id, 2);
     // Every retry's takeover LWT waits until all ten have found the key stale, so they really race.
     const claims = app.services.stores.purchaseClaims;
     const takeOver = claims.takeOver.bind(claims);

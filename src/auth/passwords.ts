@@ -5,6 +5,7 @@
  * hash, so raising the cost later keeps old hashes verifiable.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import type { AuthConfig } from '../config.js';
 
 const KEY_LENGTH = 32;
 
@@ -21,6 +22,11 @@ function derive(password: string, salt: Buffer, { N, r, p }: ScryptParams): Prom
       err ? reject(err) : resolve(key),
     );
   });
+}
+
+/** The configured scrypt cost. */
+export function scryptParams(auth: Pick<AuthConfig, 'scryptN' | 'scryptR' | 'scryptP'>): ScryptParams {
+  return { N: auth.scryptN, r: auth.scryptR, p: auth.scryptP };
 }
 
 export async function hashPassword(password: string, params: ScryptParams): Promise<string> {

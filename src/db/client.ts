@@ -155,7 +155,7 @@ export class Database {
   }
 }
 
-function toConsistencyKey(name: string): keyof typeof types.consistencies {
+export function toConsistencyKey(name: string): keyof typeof types.consistencies {
   const key = name.toLowerCase().replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
   if (!(key in types.consistencies)) throw new Error(`unknown consistency level ${name}`);
   return key as keyof typeof types.consistencies;

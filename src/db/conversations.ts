@@ -53,8 +53,9 @@ export class DirectMessageStore {
 
   /**
    * Up to `want` messages of a conversation, newest first, strictly older than
-   * `from` when given, across `months` (the month buckets its inbox row lists,
-   * so months without messages cost nothing).
+   * `from` when given, across `months`, newest first (the month buckets its
+   * inbox row lists, as ConversationRecord.months gives them: months without
+   * messages cost nothing).
    */
   async history(
     conversation: string,
@@ -62,9 +63,8 @@ export class DirectMessageStore {
     from: { bucket: number; id: string } | null,
     want: number,
   ): Promise<DirectMessageRecord[]> {
-    const newestFirst = [...months].sort((a, b) => b - a);
     const source: BucketedSource<DirectMessageRecord> = {
-      buckets: async (lo, hi, _dir, limit) => newestFirst.filter((m) => m >= lo && m <= hi).slice(0, limit),
+      buckets: async (lo, hi, _dir, limit) => months.filter((m) => m >= lo && m <= hi).slice(0, limit),
       read: async (month, _dir, after, limit) => {
         const rows = await this.page(conversation, month, limit, after === null ? undefined : TimeUuid.fromString(after));
         return { rows, fetched: rows.length, lastId: rows.at(-1)?.id ?? null };

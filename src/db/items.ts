@@ -269,6 +269,7 @@ export class ItemStore {
   }
 }
 
-function page<T>(rows: T[], limit: number): Page<T> {
+/** A page from `limit + 1` rows read: the extra row only says whether another page exists. */
+export function page<T>(rows: T[], limit: number): Page<T> {
   return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
 }

@@ -11,6 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../config.js';
+import { toConsistencyKey } from './client.js';
 
 export const CQL_DIR = fileURLToPath(new URL('../../cql/', import.meta.url));
 
@@ -85,8 +86,8 @@ export async function migrate(
     credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
     socketOptions: { readTimeout: 60_000 },
     queryOptions: {
-      consistency: cassandra.types.consistencies[config.consistency === 'LOCAL_QUORUM' ? 'localQuorum' : 'quorum'],
-      serialConsistency: cassandra.types.consistencies[config.serialConsistency === 'LOCAL_SERIAL' ? 'localSerial' : 'serial'],
+      consistency: cassandra.types.consistencies[toConsistencyKey(config.consistency)],
+      serialConsistency: cassandra.types.consistencies[toConsistencyKey(config.serialConsistency)],
     },
   });
   // Create the keyspace first, then work inside it so cql/ files stay unqualified.

@@ -8,7 +8,7 @@ import type cassandra from 'cassandra-driver';
 import { cql, Long, TimeUuid, type BigDecimal, type Database, type Row } from './client.js';
 import { hourBucket } from '../buckets.js';
 import { Limits } from '../limits.js';
-import type { Page } from './items.js';
+import { page, type Page } from './items.js';
 
 /** An unbound purchase (and its pending entry) disappears after a day. */
 export const PURCHASE_TTL_SECONDS = 24 * 3600;
@@ -162,8 +162,7 @@ export class PurchaseStore {
     const rs = beforeId
       ? await this.db.execute(BY_BUYER_AFTER, [buyer, TimeUuid.fromString(beforeId), limit + 1])
       : await this.db.execute(BY_BUYER_FIRST, [buyer, limit + 1]);
-    const rows = rs.rows.map(toPurchase);
-    return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
+    return page(rs.rows.map(toPurchase), limit);
   }
 
   /** An item's completed purchases, newest first (the seller and the status are implied by the partition). */
@@ -182,7 +181,7 @@ export class PurchaseStore {
       status: 'COMPLETED',
       createdAt: row.created_at,
     }));
-    return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
+    return page(rows, limit);
   }
 
   /** The purchases not yet completed that were created in one UTC hour. */

@@ -3,12 +3,12 @@
  * that lets history skip empty days, the by-author copy (month buckets) and
  * the clientMessageId claims that make a retried post idempotent.
  */
-import { cql, TimeUuid, type Database, type Row } from './client.js';
+import { cql, type Database, type Row } from './client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from './recent-buckets.js';
-import { maxTimeUuid, minTimeUuid, timeUuidDate } from './timeuuids.js';
+import { maxTimeUuid, minTimeUuid, newTimeUuid, timeUuidDate } from './timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from './bucket-walk.js';
-import { dayBucket, monthBucket } from '../buckets.js';
+import { dayBucket, monthOfDay } from '../buckets.js';
 import { Limits } from '../limits.js';
 import type { WriteTimestamp } from './write-timestamp.js';
 
@@ -147,6 +147,23 @@ const SELECT_CLIENT_ID = cql(
 const MAX_BUCKET = 99_999_999;
 
 /**
+ * A new message with a fresh id at `at`. Make it right after taking the room's
+ * turn (see rooms/feed.ts): the id fixes its place in history and in the feed.
+ */
+export function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
+  const id = newTimeUuid(at);
+  return {
+    roomName: room.name,
+    bucket: dayBucket(id.getDate()),
+    messageId: id.toString(),
+    author,
+    content,
+    systemMessage,
+    visible: true,
+  };
+}
+
+/**
  * How long after its id's time a message can still commit: its write is sent
  * only while the id is younger than the write window (Limits.room), and ends,
  * applied or failed, within one Cassandra request timeout after that.
@@ -218,7 +235,7 @@ export class RoomMessageStore {
   async insert(room: RoomIncarnation, message: MessageRecord): Promise<void> {
     const id = message.messageId;
     const roomBucketKey = `r\u0000${room.name}\u0000${room.createdAt.getTime()}\u0000${message.bucket}`;
-    const month = monthBucket(TimeUuid.fromString(id).getDate());
+    const month = monthOfDay(message.bucket);
     const authorBucketKey = `a\u0000${message.author.login}\u0000${month}`;
     const queries = [
       {
@@ -326,7 +343,7 @@ export class RoomMessageStore {
   async hide(message: MessageRecord): Promise<void> {
     const queries = [{ stmt: HIDE_MESSAGE, params: [message.roomName, message.bucket, message.messageId] }];
     if (!message.systemMessage) {
-      const month = monthBucket(TimeUuid.fromString(message.messageId).getDate());
+      const month = monthOfDay(message.bucket);
       queries.push({ stmt: HIDE_BY_AUTHOR, params: [message.author.login, month, message.messageId] });
     }
     await this.db.batch(queries);
@@ -402,7 +419,7 @@ export class RoomMessageStore {
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
             stmt: DELETE_BY_AUTHOR,
-            params: [at, fromUdt(r.author).login, monthBucket(r.message_id.getDate()), r.message_id],
+            params: [at, fromUdt(r.author).login, monthOfDay(bucket), r.message_id],
           }));
         // Unlogged batches, each within one author partition: cheap, and every delete is idempotent.
         const byPartition = new Map<string, typeof deletes>();

@@ -4,8 +4,7 @@
 import { refreshLoaders, type Context } from '../context.js';
 import { eventStream } from '../pubsub/pubsub.js';
 import type { UserRecord } from '../db/users.js';
-import type { Session } from '../auth/tokens.js';
-import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import { hashPassword, scryptParams, verifyPassword } from '../auth/passwords.js';
 import { AppError, ErrorCode, notFound } from '../errors.js';
 import { Limits } from '../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../validation.js';
@@ -37,18 +36,13 @@ export const profileChannel = (login: string) => `user.${login}.profile`;
 /** Logins are case-insensitive: "Alice" and "alice" are one account. */
 export const normalizeLogin = (login: string) => login.trim().toLowerCase();
 
-function scryptParams(ctx: Context) {
-  const { scryptN: N, scryptR: r, scryptP: p } = ctx.services.config.auth;
-  return { N, r, p };
-}
-
 export async function register(ctx: Context, input: RegisterInput): Promise<AuthPayload> {
   const login = validLogin('input.login', normalizeLogin(input.login));
   const password = validPassword('input.password', input.password);
   const firstname = validName('input.firstname', input.firstname);
   const lastname = validName('input.lastname', input.lastname);
   const email = validEmail('input.email', input.email);
-  const bio = input.bio == null ? null : validBio('input.bio', input.bio.trim());
+  const bio = input.bio == null ? null : validBio('input.bio', input.bio);
 
   const { stores, tokens, clock, rateLimiter, config } = ctx.services;
   const attempts = await rateLimiter.increment(`register:${ctx.clientAddress}`, 3600);
@@ -59,7 +53,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   }
   const user: Omit<UserRecord, 'chatRooms'> = {
     login,
-    passwordHash: await hashPassword(password, scryptParams(ctx)),
+    passwordHash: await hashPassword(password, scryptParams(ctx.services.config.auth)),
     firstname,
     lastname,
     email,
@@ -70,14 +64,8 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
     throw new AppError(ErrorCode.LOGIN_TAKEN, `The login "${login}" is taken`, { field: 'input.login' });
   }
   const { token, session } = await tokens.issue(login);
-  startSession(ctx, token, session);
+  ctx.viewer = session; // the rest of this operation (AuthPayload.user.email) runs as the new session
   return { token, user: { ...user, chatRooms: new Set() } };
-}
-
-/** The rest of this operation (e.g. AuthPayload.user.email) runs as the new session. */
-function startSession(ctx: Context, token: string, session: Session): void {
-  ctx.viewer = session;
-  ctx.token = token;
 }
 
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');
@@ -111,7 +99,7 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
   // A success is not a failure: give the attempt back.
   await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
   const { token, session } = await tokens.issue(login);
-  startSession(ctx, token, session);
+  ctx.viewer = session; // the rest of this operation runs as the new session
   return { token, user };
 }
 
@@ -138,12 +126,15 @@ export async function updateProfile(ctx: Context, patch: ProfilePatch): Promise<
     firstname: patch.firstname == null ? undefined : validName('input.firstname', patch.firstname),
     lastname: patch.lastname == null ? undefined : validName('input.lastname', patch.lastname),
     email: patch.email == null ? undefined : validEmail('input.email', patch.email),
-    bio: patch.bio == null ? undefined : validBio('input.bio', patch.bio.trim()),
+    bio: patch.bio == null ? undefined : validBio('input.bio', patch.bio),
   };
   const { stores, pubsub, logger } = ctx.services;
-  if (!(await stores.users.byLogin(viewer.login))) throw notFound('User');
+  const before = await stores.users.byLogin(viewer.login);
+  if (!before) throw notFound('User');
   await stores.users.updateProfile(viewer.login, changes);
-  const user = (await stores.users.byLogin(viewer.login))!;
+  // The row after the update is the row before with the given fields replaced: no second read.
+  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  const user: UserRecord = { ...before, ...given };
   ctx.loaders.user.clear(viewer.login).prime(viewer.login, user);
   await pubsub
     .publish(profileChannel(viewer.login), { login: viewer.login })
@@ -166,7 +157,12 @@ export async function subscribeProfile(ctx: Context, login: string): Promise<Asy
 
 export async function profileEventUser(ctx: Context, event: { login: string }): Promise<UserRecord> {
   refreshLoaders(ctx);
-  const user = await ctx.loaders.user.load(event.login);
+  return existingUser(ctx, event.login);
+}
+
+/** The account a stored record names (a seller, a buyer, a participant): batched through the loader. */
+export async function existingUser(ctx: Context, login: string): Promise<UserRecord> {
+  const user = await ctx.loaders.user.load(login);
   if (!user) throw notFound('User');
   return user;
 }

@@ -4,10 +4,8 @@
  * 10,000 messages over HTTP would only measure HTTP. Reading is left to the API.
  */
 import type { App } from '../../src/app.js';
-import { dayBucket } from '../../src/buckets.js';
 import type { ChatUser } from '../../src/db/chat-user.js';
-import type { MessageRecord, RoomIncarnation } from '../../src/db/room-messages.js';
-import { newTimeUuid, timeUuidDate } from '../../src/db/timeuuids.js';
+import { newMessage, type MessageRecord, type RoomIncarnation } from '../../src/db/room-messages.js';
 
 export async function seedHistory(
   app: App,
@@ -17,18 +15,7 @@ export async function seedHistory(
   { inFlight = 64 } = {},
 ): Promise<MessageRecord[]> {
   const sorted = [...times].sort((a, b) => a.getTime() - b.getTime());
-  const messages = sorted.map((at, i): MessageRecord => {
-    const messageId = newTimeUuid(at).toString();
-    return {
-      roomName: room.name,
-      bucket: dayBucket(timeUuidDate(messageId)),
-      messageId,
-      author,
-      content: `seed ${i}`,
-      systemMessage: false,
-      visible: true,
-    };
-  });
+  const messages = sorted.map((at, i) => newMessage(room, at, author, `seed ${i}`, false));
   let next = 0;
   const worker = async () => {
     while (next < messages.length) {

@@ -4,6 +4,7 @@
  * it sets the same values again, so running it twice (request and recovery at
  * once, or recovery after a partial completion) is harmless.
  */
+import type { ItemRecord } from '../../db/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
 import type { Services } from '../../services.js';
@@ -11,7 +12,11 @@ import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
 import { publishItem } from './events.js';
 import { marketplace } from './runtime.js';
 
-export async function completePurchase(services: Services, purchase: StoredPurchase): Promise<PurchaseRecord> {
+/** Returns the completed purchase and the item as read after the bind (undefined if it is gone). */
+export async function completePurchase(
+  services: Services,
+  purchase: StoredPurchase,
+): Promise<{ purchase: PurchaseRecord; item: ItemRecord | undefined }> {
   const { stores, pubsub, logger } = services;
   await marketplace(services).hooks.beforeCompletion?.(purchase.id);
   // a. permanent (no TTL), COMPLETED, in the buyer's history: one logged batch.
@@ -24,7 +29,7 @@ export async function completePurchase(services: Services, purchase: StoredPurch
   if (item) {
     await publishItem(pubsub, item).catch((err) => logger.error({ err, itemId: item.id }, 'failed to publish item update'));
   }
-  return completed;
+  return { purchase: completed, item };
 }
 
 const HOUR_MS = 3_600_000;

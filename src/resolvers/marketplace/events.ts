@@ -14,6 +14,7 @@ import type { Clock } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { parseId } from './ids.js';
 import { isFinished, type ItemView } from './items.js';
+import { atTime } from '../../at-time.js';
 
 export const itemChannel = (itemId: string) => `item.${itemId}.updated`;
 
@@ -90,35 +91,22 @@ function newestUntilSoldOut(stream: AsyncIterableIterator<ItemEvent>): AsyncIter
   });
 }
 
-/** setTimeout's longest delay (about 24.8 days); a later end date is reached in several steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** Ends the stream at `end` (by the injectable clock), clearing its timer however it ends. */
 function endsAt<T>(stream: AsyncIterableIterator<T>, end: Date, clock: Clock): AsyncIterableIterator<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    const left = end.getTime() - clock.now().getTime();
-    if (left <= 0) {
-      void stream.return?.();
-      return;
-    }
-    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-    timer.unref();
-  };
-  arm();
+  const cancel = atTime(end, () => void stream.return?.(), clock);
   const iterator: AsyncIterableIterator<T> = {
     [Symbol.asyncIterator]: () => iterator,
     async next() {
       const result = await stream.next();
-      if (result.done) clearTimeout(timer);
+      if (result.done) cancel();
       return result;
     },
     async return(value?: unknown) {
-      clearTimeout(timer);
+      cancel();
       return (await stream.return?.(value)) ?? { done: true, value: undefined };
     },
     async throw(err?: unknown) {
-      clearTimeout(timer);
+      cancel();
       if (stream.throw) return stream.throw(err);
       throw err;
     },

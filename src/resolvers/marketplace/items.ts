@@ -6,12 +6,12 @@ import type { Context } from '../../context.js';
 import type { ItemRecord, ItemSummary } from '../../db/items.js';
 import { newTimeUuid } from '../../db/timeuuids.js';
 import type { UserRecord } from '../../db/users.js';
-import { badInput, notFound } from '../../errors.js';
+import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { parseMonth } from '../../buckets.js';
 import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
-import { normalizeLogin } from '../accounts.js';
+import { existingUser, normalizeLogin } from '../accounts.js';
 import { requireViewer } from '../guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import { marketLoaders } from './loaders.js';
@@ -114,8 +114,6 @@ export function isFinished(ctx: Context, item: ItemView): boolean {
   return item.auctionFinished || ctx.services.clock.now().getTime() >= item.endDate.getTime();
 }
 
-export async function itemSeller(ctx: Context, item: ItemView): Promise<UserRecord> {
-  const user = await ctx.loaders.user.load(item.seller);
-  if (!user) throw notFound('User');
-  return user;
+export function itemSeller(ctx: Context, item: ItemView): Promise<UserRecord> {
+  return existingUser(ctx, item.seller);
 }

@@ -6,6 +6,7 @@ import type { Context } from '../../context.js';
 import type { PurchaseRecord } from '../../db/purchases.js';
 import type { UserRecord } from '../../db/users.js';
 import { forbidden, notFound } from '../../errors.js';
+import { existingUser } from '../accounts.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
@@ -53,8 +54,6 @@ export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Prom
   return item;
 }
 
-export async function purchaseBuyer(ctx: Context, purchase: PurchaseRecord): Promise<UserRecord> {
-  const user = await ctx.loaders.user.load(purchase.buyer);
-  if (!user) throw notFound('User');
-  return user;
+export function purchaseBuyer(ctx: Context, purchase: PurchaseRecord): Promise<UserRecord> {
+  return existingUser(ctx, purchase.buyer);
 }

@@ -95,9 +95,12 @@ export async function runPurchase(
  * with, CREATED, and left to recovery.
  */
 export async function finishBound(ctx: Context, purchase: StoredPurchase): Promise<PurchaseRecord> {
-  marketLoaders(ctx).item.clear(purchase.itemId);
+  // The item read before the bind is stale now; completion reads it afresh, so Purchase.item reuses that read.
+  const items = marketLoaders(ctx).item.clear(purchase.itemId);
   try {
-    return await completePurchase(ctx.services, purchase);
+    const { purchase: completed, item } = await completePurchase(ctx.services, purchase);
+    if (item) items.prime(item.id, item);
+    return completed;
   } catch (err) {
     ctx.services.logger.error(
       { err, purchaseId: purchase.id, itemId: purchase.itemId },

@@ -51,4 +51,3 @@ export function validDescription(field: string, description: string): string {
   return requireLength(field, description.trim(), 0, Limits.item.description.max);
 }
 
-/** buyItem's idempotency key: 1–64 characters, no control characters (they would make logs ambiguous). */

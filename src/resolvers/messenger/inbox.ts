@@ -28,14 +28,14 @@ function isAfter(c: ConversationRecord, pos: InboxPosition): boolean {
   return c.lastMessageTicks! < t || (c.lastMessageTicks === t && c.partner > pos.p);
 }
 
+/** A conversation's id: its key, the two logins in sorted order, whoever looks at it. */
+export const conversationId = (c: ConversationRecord) => conversationKey(c.owner, c.partner);
+
 /**
  * The logged-in user's inbox, most recent conversation first. Each page is cut
  * from ONE read of the user's inbox partition (sorting by recency needs all of
  * it; that is the seed's "one query" main view).
  */
-/** A conversation's id: its key, the two logins in sorted order, whoever looks at it. */
-export const conversationId = (c: ConversationRecord) => conversationKey(c.owner, c.partner);
-
 export async function conversations(
   ctx: Context,
   args: { first?: number | null; after?: string | null },

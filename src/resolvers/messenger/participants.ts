@@ -7,7 +7,7 @@ import type { Context } from '../../context.js';
 import type { Session } from '../../auth/tokens.js';
 import type { UserRecord } from '../../db/users.js';
 import { badInput, notFound } from '../../errors.js';
-import { normalizeLogin } from '../accounts.js';
+import { existingUser, normalizeLogin } from '../accounts.js';
 import { requireViewer } from '../guards.js';
 
 export interface Participants {
@@ -27,8 +27,4 @@ export async function requirePartner(ctx: Context, field: string, login: string)
 }
 
 /** A participant's account, for DirectMessage.from/to and Conversation.partner. */
-export async function participant(ctx: Context, login: string): Promise<UserRecord> {
-  const user = await ctx.loaders.user.load(login);
-  if (!user) throw notFound('User');
-  return user;
-}
+export const participant = existingUser;

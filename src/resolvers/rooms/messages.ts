@@ -5,10 +5,10 @@
  */
 import type { Context } from '../../context.js';
 import { chatUser, type ChatUser } from '../../db/chat-user.js';
-import { catchUpSettleMs, type MessageRecord, type RoomIncarnation } from '../../db/room-messages.js';
+import { catchUpSettleMs, newMessage, type MessageRecord, type RoomIncarnation } from '../../db/room-messages.js';
 import type { RoomRecord } from '../../db/rooms.js';
 import type { UserRecord } from '../../db/users.js';
-import { maxTimeUuid, newTimeUuid, timeUuidDate } from '../../db/timeuuids.js';
+import { maxTimeUuid, timeUuidDate } from '../../db/timeuuids.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
 import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -27,20 +27,6 @@ import { validContent, validRoomName } from './validation.js';
 function postTime(ctx: Context, room: RoomIncarnation): Date {
   const now = ctx.services.clock.now();
   return now < room.createdAt ? room.createdAt : now;
-}
-
-/** A new message with a fresh id. Call it right after taking the room's turn: the id fixes its place in history. */
-function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
-  const messageId = newTimeUuid(at).toString();
-  return {
-    roomName: room.name,
-    bucket: dayBucket(timeUuidDate(messageId)),
-    messageId,
-    author,
-    content,
-    systemMessage,
-    visible: true,
-  };
 }
 
 /**
@@ -88,8 +74,7 @@ export async function postMessage(
   const name = validRoomName('roomName', rawRoomName);
   const content = validContent('content', rawContent);
   const clientId = validClientId('clientMessageId', rawClientMessageId);
-  const room = await requireParticipation(ctx, name);
-  const author = await viewerPerson(ctx);
+  const [room, author] = await Promise.all([requireParticipation(ctx, name), viewerPerson(ctx)]);
   const { stores } = ctx.services;
   const at = postTime(ctx, room);
 
