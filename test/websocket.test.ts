@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import type { App } from '../src/app.js';
-import { WS_CLOSE } from '../src/app.js';
+import { WS_CLOSE } from '../src/server/websocket.js';
 import { MeDocument, ProfileUpdatedDocument, UpdateProfileDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';

@@ -1,0 +1,61 @@
+/**
+ * Builds the long-lived parts of one instance: storage (starting or reusing the
+ * local node when no cluster is configured), pub/sub, rate limits and tokens.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { Database } from '../db/client.js';
+import { defaultLocalNodeOptions, ensureLocalNode } from '../db/local-node.js';
+import { migrate } from '../db/migrate.js';
+import { createStores } from '../db/stores.js';
+import { RevocationStore } from '../db/revocations.js';
+import { InProcessPubSub } from '../pubsub/in-process.js';
+import { RedisBackedPubSub } from '../pubsub/redis.js';
+import type { PubSub } from '../pubsub/pubsub.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../auth/rate-limit.js';
+import { hashPassword, scryptParams } from '../auth/passwords.js';
+import { TokenService } from '../auth/tokens.js';
+import { RevocationList } from '../auth/revocation-list.js';
+import { systemClock, type Clock, type Services } from '../services.js';
+
+export async function buildServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
+  let contactPoints = config.cassandra.contactPoints;
+  if (contactPoints.length === 0) {
+    const node = await ensureLocalNode(defaultLocalNodeOptions({ log: (line) => logger.info(line) }));
+    contactPoints = [`${node.host}:${node.port}`];
+  }
+  if (config.cassandra.migrate) await migrate(config.cassandra, contactPoints, logger);
+  const db = new Database(config.cassandra, logger, contactPoints);
+  await db.connect();
+
+  let pubsub: PubSub;
+  let rateLimiter: RateLimiter;
+  if (config.redisUrl) {
+    const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix);
+    pubsub = redisPubSub;
+    rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);
+  } else {
+    pubsub = new InProcessPubSub(logger);
+    rateLimiter = new MemoryRateLimiter();
+  }
+  const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
+  // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
+  const [tokens, decoyPasswordHash] = await Promise.all([
+    TokenService.create(config.auth, config.production),
+    hashPassword(randomBytes(16).toString('hex'), scryptParams(config.auth)),
+    revocations.start(config.auth.tokenTtlSeconds * 1000),
+  ]);
+  return {
+    config,
+    logger,
+    clock,
+    db,
+    stores: createStores(db),
+    pubsub,
+    tokens,
+    revocations,
+    rateLimiter,
+    decoyPasswordHash,
+  };
+}

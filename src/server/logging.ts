@@ -1,0 +1,38 @@
+/**
+ * The instance's logger, and the adapter Yoga logs through.
+ */
+import { pino, type Logger } from 'pino';
+import type { YogaLogger } from 'graphql-yoga';
+import type { Config } from '../config.js';
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: ['password', '*.password', 'token', '*.token'] });
+}
+
+export function yogaLogger(logger: Logger): YogaLogger {
+  return {
+    debug: (...args) => logger.debug(logLine(args)),
+    info: (...args) => logger.info(logLine(args)),
+    warn: (...args) => logger.warn(logLine(args)),
+    error: (...args) => logger.error(logLine(args)),
+  };
+}
+
+/**
+ * Yoga's log lines, with nothing a client sent in them: a GraphQL error's message
+ * or printed form can quote the query or the variables (a password, say), and
+ * other arguments can be request parameters. Only plain strings, error names
+ * and codes, and the messages of non-GraphQL errors (ours or the driver's) pass.
+ */
+function logLine(args: unknown[]): string {
+  return args
+    .map((a) => {
+      if (typeof a === 'string') return a;
+      if (a instanceof Error || (a as { name?: unknown })?.name === 'GraphQLError') {
+        const e = a as Error & { extensions?: { code?: unknown } };
+        return e.name === 'GraphQLError' ? `GraphQLError[${String(e.extensions?.code ?? 'no code')}]` : `${e.name}: ${e.message}`;
+      }
+      return `[${typeof a}]`;
+    })
+    .join(' ');
+}

@@ -1,0 +1,86 @@
+/**
+ * The one graphql-yoga instance that serves HTTP, SSE and (through the
+ * WebSocket bridge) graphql-ws: schema, limits, readiness, error masking.
+ */
+import type { IncomingMessage } from 'node:http';
+import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { buildContext, type Context } from '../context.js';
+import type { Services } from '../services.js';
+import type { Session } from '../auth/tokens.js';
+import { authenticate, bearerToken } from '../auth/authenticate.js';
+import { endWithSession } from '../auth/live-session.js';
+import { schema } from '../schema/index.js';
+import { clientAddress } from './client-address.js';
+import { maskError, useLimitErrorCodes } from './error-masking.js';
+import { yogaLogger } from './logging.js';
+import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
+
+export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
+
+export function buildYoga(svc: Services): ParleyYoga {
+  const { config, logger } = svc;
+  const plugins: YogaPlugin[] = [
+    EnvelopArmorPlugin({
+      maxDepth: { n: config.limits.maxDepth },
+      maxAliases: { n: config.limits.maxAliases },
+      maxTokens: { n: config.limits.maxTokens },
+      maxDirectives: { n: config.limits.maxDirectives },
+      // Cost is computed by Pothos' complexity plugin, which knows page sizes.
+      costLimit: { enabled: false },
+      blockFieldSuggestion: { enabled: !config.exposeSchema },
+    }) as YogaPlugin,
+    useReadinessCheck({
+      endpoint: '/ready',
+      check: async () => {
+        try {
+          await Promise.all([svc.db.ping(), svc.pubsub.ping()]);
+          return true;
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, 'readiness check failed');
+          return false;
+        }
+      },
+    }),
+    useLimitErrorCodes(),
+    {
+      // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport.
+      onSubscribe: ({ args }) => ({
+        onSubscribeResult: ({ result, setResult }) => {
+          if (Symbol.asyncIterator in result) setResult(endWithSession(result, args.contextValue as unknown as Context));
+        },
+      }),
+    },
+  ];
+  if (!config.exposeSchema) plugins.push(useNoIntrospection());
+
+  return createYoga<ServerContext, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    graphiql: config.exposeSchema ? { title: 'Parley', subscriptionsProtocol: 'WS' } : false,
+    renderGraphiQL,
+    logging: yogaLogger(logger),
+    // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
+    maxRequestBodySize: MAX_REQUEST_BYTES,
+    maskedErrors: { maskError: maskError(logger) },
+    context: async ({ req, ws }) => {
+      const session = ws ? ws.session : await httpSession(svc, req);
+      return buildContext(svc, session, clientAddress(req, config.trustProxy));
+    },
+    plugins,
+  });
+}
+
+function httpSession(svc: Services, req: IncomingMessage): Promise<Session | null> {
+  return authenticate(svc, bearerToken(req.headers.authorization));
+}
+
+function useNoIntrospection(): YogaPlugin {
+  return {
+    onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+  };
+}
