@@ -1,12 +1,19 @@
 /**
  * The instance's logger, and the adapter Yoga logs through.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
+import { requestLogFields } from './request-scope.js';
 
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: ['password', '*.password', 'token', '*.token'] });
+/** `destination` defaults to stdout; tests pass one that collects lines. */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
+  const options = {
+    level: config.logLevel,
+    redact: ['password', '*.password', 'token', '*.token'],
+    mixin: requestLogFields,
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export function yogaLogger(logger: Logger): YogaLogger {

@@ -4,9 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
-import { pino } from 'pino';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/server/logging.js';
 import type { Clock } from '../../src/services.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -61,8 +61,8 @@ export function testEnv(opts: StartOptions = {}): Record<string, string> {
 export async function startApp(opts: StartOptions = {}): Promise<App> {
   const config = loadConfig(testEnv(opts));
   const logger = opts.logs
-    ? pino({ level: 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
-    : pino({ level: config.logLevel });
+    ? createLogger({ logLevel: 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
+    : createLogger(config);
   const app = createApp({ config, clock: opts.clock, logger });
   await app.start();
   running.add(app);
