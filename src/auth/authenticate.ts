@@ -2,6 +2,18 @@ import { AppError, ErrorCode } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Session } from './tokens.js';
 
+/**
+ * Why a token was refused, in `extensions.reason` of the UNAUTHENTICATED
+ * error: an expired token is refreshed (log in again) and the request
+ * retried, an invalid or revoked one means the session is over.
+ */
+export const TokenRefusal = {
+  EXPIRED: 'TOKEN_EXPIRED',
+  REVOKED: 'TOKEN_REVOKED',
+  INVALID: 'TOKEN_INVALID',
+} as const;
+export type TokenRefusal = (typeof TokenRefusal)[keyof typeof TokenRefusal];
+
 /** "Bearer abc" → "abc"; also accepts a bare token (WebSocket connectionParams). */
 export function bearerToken(value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '') return null;
@@ -19,11 +31,18 @@ export async function authenticate(services: Services, token: string | null): Pr
   let session: Session;
   try {
     session = await services.tokens.verify(token);
-  } catch {
-    throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid or expired token');
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_JWT_EXPIRED') {
+      throw new AppError(ErrorCode.UNAUTHENTICATED, 'Token expired: log in again', { reason: TokenRefusal.EXPIRED });
+    }
+    throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid token', { reason: TokenRefusal.INVALID });
   }
   if (services.revocations.isRevoked(session.jti)) {
-    throw new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)');
+    throw new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', { reason: TokenRefusal.REVOKED });
   }
   return session;
+}
+
+export function refusalOf(err: unknown): TokenRefusal | undefined {
+  return (err as { extensions?: { reason?: TokenRefusal } }).extensions?.reason;
 }

@@ -8,7 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
-import { authenticate, bearerToken } from '../auth/authenticate.js';
+import { authenticate, bearerToken, refusalOf, TokenRefusal } from '../auth/authenticate.js';
 import { ErrorCode } from '../errors.js';
 import { atTime } from '../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
@@ -17,11 +17,32 @@ import type { ParleyYoga } from './yoga.js';
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
 
-/** WebSocket close codes a client can act on. */
+/** WebSocket close codes a client can act on (the README lists them with what a client does). */
 export const WS_CLOSE = {
-  UNAUTHORIZED: 4401, // invalid, expired or revoked token
-  GOING_AWAY: 1001, // server shutting down: reconnect elsewhere
+  /** Invalid or revoked token: the session is over; log in again. */
+  UNAUTHORIZED: 4401,
+  /** The token expired: get a fresh one (log in) and reconnect. */
+  TOKEN_EXPIRED: 4419,
+  /** Server shutting down: reconnect (to another instance). */
+  GOING_AWAY: 1001,
 } as const;
+
+type SocketExtra = {
+  /** The session the connection authenticated with (connectionParams), or null. */
+  wsSession?: Session | null;
+  /** Tokens (by jti) whose revocation or expiry closes this socket. */
+  watchedJtis?: Set<string>;
+};
+
+/** The bearer token among an operation's `extensions.headers`, whatever the header's case. */
+function operationHeaderToken(extensions: Record<string, unknown> | undefined | null): string | null {
+  const headers = extensions?.headers;
+  if (!headers || typeof headers !== 'object') return null;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === 'authorization') return bearerToken(value);
+  }
+  return null;
+}
 
 export interface WebSocketBridge {
   /** Closes every socket with 1001 and stops accepting new ones. */
@@ -34,34 +55,42 @@ export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Se
   const unwatch = svc.revocations.onRevoke((jti) => {
     for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
   });
-  const wsServer = useServer<Record<string, unknown>, { wsSession?: Session | null }>(
+  /** Closes the socket when the session's token is revoked anywhere or expires: no socket outlives its token. */
+  function watchSession(socket: WebSocket, session: Session, watched: Set<string>): void {
+    if (watched.has(session.jti)) return;
+    watched.add(session.jti);
+    const set = socketsByJti.get(session.jti) ?? new Set();
+    set.add(socket);
+    socketsByJti.set(session.jti, set);
+    const stopTimer = atTime(session.expiresAt, () => socket.close(WS_CLOSE.TOKEN_EXPIRED, 'Token expired: refresh it and reconnect'));
+    socket.once('close', () => {
+      stopTimer();
+      set.delete(socket);
+      if (set.size === 0) socketsByJti.delete(session.jti);
+    });
+  }
+
+  function closeRefused(socket: WebSocket, err: unknown): void {
+    const expired = refusalOf(err) === TokenRefusal.EXPIRED;
+    const reason = err instanceof GraphQLError ? err.message : 'Invalid token';
+    socket.close(expired ? WS_CLOSE.TOKEN_EXPIRED : WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
+  }
+
+  const wsServer = useServer<Record<string, unknown>, SocketExtra>(
     {
       execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
       subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
+        ctx.extra.watchedJtis = new Set();
         try {
           const session = await authenticate(svc, token);
           ctx.extra.wsSession = session;
-          if (session) {
-            const set = socketsByJti.get(session.jti) ?? new Set();
-            set.add(ctx.extra.socket);
-            socketsByJti.set(session.jti, set);
-            ctx.extra.socket.once('close', () => {
-              set.delete(ctx.extra.socket);
-              if (set.size === 0) socketsByJti.delete(session.jti);
-            });
-            // Close the socket when the token expires: a session never outlives its token.
-            const stopTimer = atTime(session.expiresAt, () =>
-              ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token expired'),
-            );
-            ctx.extra.socket.once('close', stopTimer);
-          }
+          if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis);
           return true;
         } catch (err) {
-          const reason = err instanceof GraphQLError ? err.message : 'Invalid token';
-          ctx.extra.socket.close(WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
+          closeRefused(ctx.extra.socket, err);
           return false;
         }
       },
@@ -75,9 +104,23 @@ export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Se
             }),
           ];
         }
+        // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
+        // authenticates this operation, with the same checks as one given at connect time.
+        let session = ctx.extra.wsSession ?? null;
+        const headerToken = operationHeaderToken(payload.extensions);
+        if (headerToken) {
+          try {
+            session = await authenticate(svc, headerToken);
+          } catch (err) {
+            // The operation's error first, so GraphiQL shows why; then the socket closes as at connect time.
+            setImmediate(() => closeRefused(ctx.extra.socket, err));
+            return [err as GraphQLError];
+          }
+          if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis ?? new Set());
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           req: ctx.extra.request,
-          ws: { session: ctx.extra.wsSession ?? null },
+          ws: { session },
           params: payload,
         } as ServerContext & { params: unknown });
         let document;

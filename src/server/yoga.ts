@@ -14,6 +14,7 @@ import { authenticate, bearerToken } from '../auth/authenticate.js';
 import { endWithSession } from '../auth/live-session.js';
 import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
+import { graphiqlOptions } from './graphiql.js';
 import { maskError, useLimitErrorCodes } from './error-masking.js';
 import { yogaLogger } from './logging.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
@@ -61,7 +62,7 @@ export function buildYoga(svc: Services): ParleyYoga {
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    graphiql: config.exposeSchema ? { title: 'Parley', subscriptionsProtocol: 'WS' } : false,
+    graphiql: config.exposeSchema ? graphiqlOptions() : false,
     renderGraphiQL,
     logging: yogaLogger(logger),
     // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
