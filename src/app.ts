@@ -14,6 +14,7 @@ import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { createLogger } from './server/logging.js';
+import { withRequestId } from './server/request-id.js';
 
 export interface AppOptions {
   config?: Config;
@@ -54,7 +55,7 @@ export function createApp(options: AppOptions = {}): App {
     async start() {
       services = await buildServices(config, logger, options.clock);
       const yoga = buildYoga(services);
-      server = createServer(yoga);
+      server = createServer(withRequestId(yoga, config.trustProxy));
       server.on('connection', (socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));

@@ -16,6 +16,8 @@ export interface Context {
   /** The authenticated session, or null for an anonymous caller. */
   viewer: Session | null;
   clientAddress: string;
+  /** This request's id (HTTP) or this operation's (WebSocket), as in the logs and the x-request-id header. */
+  requestId: string;
   loaders: Loaders;
 }
 
@@ -37,11 +39,13 @@ export function buildContext(
   services: Services,
   session: Session | null,
   clientAddress: string,
+  requestId: string,
 ): Context {
   return {
     services,
     viewer: session,
     clientAddress,
+    requestId,
     loaders: createLoaders(services),
   };
 }

@@ -13,6 +13,8 @@ export const ErrorCode = {
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
   RATE_LIMITED: 'RATE_LIMITED',
   CONFLICT: 'CONFLICT',
+  /** The HTTP request is malformed: a body that is not JSON, a missing query, a wrong method. */
+  BAD_REQUEST: 'BAD_REQUEST',
   /** The operation text is not GraphQL. */
   GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
   /** The operation does not fit the schema (unknown field, missing argument...). */

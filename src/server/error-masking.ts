@@ -3,24 +3,83 @@
  * request errors (syntax, validation, variables) get a code of their own, and
  * anything else is logged once and masked as INTERNAL_SERVER_ERROR.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import type { Logger } from 'pino';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import { ErrorCode } from '../errors.js';
 
+/**
+ * Also the one place errors are logged, each once: a client's mistake at info
+ * (with its code; the request id comes from the logger's mixin), anything
+ * unexpected at error with its stack. Yoga's own error lines are demoted to
+ * debug (src/server/logging.ts), so a client cannot flood the error log.
+ */
 export function maskError(logger: Logger) {
   return (error: unknown): Error => {
-    // Duck-typed: graphql can be loaded twice (ESM and CJS), which defeats instanceof.
-    if (hasErrorCode(error)) return error as Error;
-    if (isRequestError(error)) return withCode(error as GraphQLError, requestErrorCode(error as GraphQLError));
-    const original = (error as { originalError?: unknown }).originalError ?? error;
-    if (hasErrorCode(original)) return error as Error;
-    logger.error({ err: original }, 'unexpected error');
-    return new GraphQLError('Unexpected error', {
-      extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
-      path: (error as GraphQLError).path,
-    });
+    const masked = mask(error);
+    const code = errorCode(masked);
+    if (code === ErrorCode.INTERNAL_SERVER_ERROR) {
+      logger.error({ err: (error as { originalError?: unknown }).originalError ?? error, code }, 'unexpected error');
+    } else {
+      logger.info({ code, ...fieldOf(masked) }, 'client error');
+    }
+    return masked;
   };
+}
+
+/**
+ * Validation errors are returned as the result, never thrown, so they never
+ * reach maskError: log them here, once, as the client mistakes they are.
+ */
+export function useValidationErrorLog(logger: Logger): YogaPlugin {
+  return {
+    onValidate: () => ({ valid, result }) => {
+      if (!valid) logger.info({ code: errorCode(result[0]) ?? ErrorCode.GRAPHQL_VALIDATION_FAILED }, 'client error');
+    },
+  };
+}
+
+/**
+ * A request Yoga cannot read (a GET whose `variables` or `extensions` is not
+ * JSON, say) throws a plain error from the request parser; it is the client's
+ * mistake, answered 400 BAD_REQUEST, not an internal error.
+ */
+export function useRequestParseErrors(): YogaPlugin {
+  return {
+    onRequestParse: ({ requestParser, setRequestParser }) => {
+      if (!requestParser) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (err) {
+          if ((err as { name?: unknown }).name === 'GraphQLError') throw err;
+          throw new GraphQLError('Malformed request: its parameters could not be read', {
+            extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
+          });
+        }
+      });
+    },
+  };
+}
+
+/** The error a client sees, with a stable code; logs nothing (maskError logs). */
+export function mask(error: unknown): Error {
+  // Yoga's BAD_REQUEST errors carry the JSON parser's message, which quotes the body: rebuilt without it.
+  if (errorCode(error) === ErrorCode.BAD_REQUEST) return withCode(error as GraphQLError, ErrorCode.BAD_REQUEST);
+  // Duck-typed: graphql can be loaded twice (ESM and CJS), which defeats instanceof.
+  if (hasErrorCode(error)) return error as Error;
+  if (isRequestError(error)) return withCode(error as GraphQLError, requestErrorCode(error as GraphQLError));
+  const original = (error as { originalError?: unknown }).originalError ?? error;
+  if (hasErrorCode(original)) return error as Error;
+  return new GraphQLError('Unexpected error', {
+    extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
+    path: (error as GraphQLError).path,
+  });
+}
+
+function fieldOf(error: Error): { field?: unknown } {
+  const field = (error as { extensions?: { field?: unknown } }).extensions?.field;
+  return field === undefined ? {} : { field };
 }
 
 /**
@@ -91,8 +150,14 @@ function withCode(err: GraphQLError, code: ErrorCode): GraphQLError {
     nodes: err.nodes,
     source: err.source,
     positions: err.positions,
-    extensions: { ...err.extensions, code, ...(field ? { field } : {}) },
+    // Only the HTTP status of Yoga's extensions is kept: its originalError quotes what the client sent.
+    extensions: { ...httpOf(err), code, ...(field ? { field } : {}) },
   });
+}
+
+function httpOf(err: GraphQLError): Pick<GraphQLErrorExtensions, 'http'> {
+  const http = err.extensions?.http;
+  return http === undefined ? {} : { http };
 }
 
 /**

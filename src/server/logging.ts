@@ -21,7 +21,9 @@ export function yogaLogger(logger: Logger): YogaLogger {
     debug: (...args) => logger.debug(logLine(args)),
     info: (...args) => logger.info(logLine(args)),
     warn: (...args) => logger.warn(logLine(args)),
-    error: (...args) => logger.error(logLine(args)),
+    // Yoga logs every error it masks at error level, and some twice; src/server/error-masking.ts logs
+    // each once at the level it deserves, so Yoga's lines are only for debugging.
+    error: (...args) => logger.debug(logLine(args)),
   };
 }
 

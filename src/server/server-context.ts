@@ -5,7 +5,7 @@ import type { Session } from '../auth/tokens.js';
 export interface ServerContext {
   req: IncomingMessage;
   /** Set for WebSocket operations: authenticated at connection time, or by the operation's own headers. */
-  ws?: { session: Session | null };
+  ws?: { session: Session | null; requestId: string };
 }
 
 /** Largest HTTP body or WebSocket message accepted: far above any real operation, far below a memory problem. */

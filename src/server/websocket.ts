@@ -13,6 +13,10 @@ import { ErrorCode } from '../errors.js';
 import { atTime } from '../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import type { ParleyYoga } from './yoga.js';
+import type { Context } from '../context.js';
+import { mask, maskError } from './error-masking.js';
+import { requestIdFor } from './request-id.js';
+import { runInRequestScope } from './request-scope.js';
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
@@ -32,7 +36,14 @@ type SocketExtra = {
   wsSession?: Session | null;
   /** Tokens (by jti) whose revocation or expiry closes this socket. */
   watchedJtis?: Set<string>;
+  /** The connection's id (a trusted proxy's x-request-id on the upgrade, or a new one); operations extend it. */
+  connectionId?: string;
+  operations?: number;
 };
+
+function inOperationScope<T>(args: ExecutionArgs, run: () => T): T {
+  return runInRequestScope({ requestId: (args.contextValue as Context).requestId }, run);
+}
 
 /** The bearer token among an operation's `extensions.headers`, whatever the header's case. */
 function operationHeaderToken(extensions: Record<string, unknown> | undefined | null): string | null {
@@ -51,6 +62,7 @@ export interface WebSocketBridge {
 
 export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Server): WebSocketBridge {
   const wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint, maxPayload: MAX_REQUEST_BYTES });
+  const maskAndLog = maskError(svc.logger);
   const socketsByJti = new Map<string, Set<WebSocket>>();
   const unwatch = svc.revocations.onRevoke((jti) => {
     for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
@@ -78,12 +90,17 @@ export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Se
 
   const wsServer = useServer<Record<string, unknown>, SocketExtra>(
     {
-      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
-      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+      // Run inside the operation's request scope, so its log lines carry its id.
+      execute: (args) =>
+        inOperationScope(args, () => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args)) as never,
+      subscribe: (args) =>
+        inOperationScope(args, () => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args)) as never,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
         ctx.extra.watchedJtis = new Set();
+        ctx.extra.connectionId = requestIdFor(ctx.extra.request, svc.config.trustProxy);
+        ctx.extra.operations = 0;
         try {
           const session = await authenticate(svc, token);
           ctx.extra.wsSession = session;
@@ -94,51 +111,57 @@ export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Se
           return false;
         }
       },
-      onSubscribe: async (ctx, _id, payload) => {
-        // Each operation holds a listener and a buffer: one socket may not hold without bound.
-        // graphql-ws has already registered this one in ctx.subscriptions.
-        if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
-          return [
-            new GraphQLError(`At most ${MAX_OPERATIONS_PER_SOCKET} operations may run at once on one connection`, {
-              extensions: { code: ErrorCode.TOO_MANY_SUBSCRIPTIONS },
-            }),
-          ];
-        }
-        // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
-        // authenticates this operation, with the same checks as one given at connect time.
-        let session = ctx.extra.wsSession ?? null;
-        const headerToken = operationHeaderToken(payload.extensions);
-        if (headerToken) {
-          try {
-            session = await authenticate(svc, headerToken);
-          } catch (err) {
-            // The operation's error first, so GraphiQL shows why; then the socket closes as at connect time.
-            setImmediate(() => closeRefused(ctx.extra.socket, err));
-            return [err as GraphQLError];
+      onSubscribe: (ctx, _id, payload) => {
+        // Each operation is a request of its own: its id extends the connection's.
+        ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
+        const requestId = `${ctx.extra.connectionId}.${ctx.extra.operations}`;
+        return runInRequestScope({ requestId }, async () => {
+          // Each operation holds a listener and a buffer: one socket may not hold without bound.
+          // graphql-ws has already registered this one in ctx.subscriptions.
+          if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
+            return [
+              new GraphQLError(`At most ${MAX_OPERATIONS_PER_SOCKET} operations may run at once on one connection`, {
+                extensions: { code: ErrorCode.TOO_MANY_SUBSCRIPTIONS },
+              }),
+            ];
           }
-          if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis ?? new Set());
-        }
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          req: ctx.extra.request,
-          ws: { session },
-          params: payload,
-        } as ServerContext & { params: unknown });
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
-        }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
-        return {
-          schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
+          // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
+          // authenticates this operation, with the same checks as one given at connect time.
+          let session = ctx.extra.wsSession ?? null;
+          const headerToken = operationHeaderToken(payload.extensions);
+          if (headerToken) {
+            try {
+              session = await authenticate(svc, headerToken);
+            } catch (err) {
+              // The operation's error first, so GraphiQL shows why; then the socket closes as at connect time.
+              setImmediate(() => closeRefused(ctx.extra.socket, err));
+              return [err as GraphQLError];
+            }
+            if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis ?? new Set());
+          }
+          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            req: ctx.extra.request,
+            ws: { session, requestId },
+            params: payload,
+          } as ServerContext & { params: unknown });
+          let document;
+          try {
+            document = parse(payload.query);
+          } catch (err) {
+            return [maskAndLog(err instanceof GraphQLError ? err : new GraphQLError('Syntax error'))] as GraphQLError[];
+          }
+          // Validation errors are logged by the validate hook; here they only get their codes.
+          const errors = validate(schema, document);
+          if (errors.length > 0) return errors.map(mask) as GraphQLError[];
+          return {
+            schema,
+            document,
+            operationName: payload.operationName,
+            variableValues: payload.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe },
+          };
+        });
       },
     },
     wss,

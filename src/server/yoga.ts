@@ -2,6 +2,7 @@
  * The one graphql-yoga instance that serves HTTP, SSE and (through the
  * WebSocket bridge) graphql-ws: schema, limits, readiness, error masking.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
@@ -15,8 +16,9 @@ import { endWithSession } from '../auth/live-session.js';
 import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
 import { graphiqlOptions } from './graphiql.js';
-import { maskError, useLimitErrorCodes } from './error-masking.js';
+import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { yogaLogger } from './logging.js';
+import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
@@ -46,6 +48,8 @@ export function buildYoga(svc: Services): ParleyYoga {
       },
     }),
     useLimitErrorCodes(),
+    useValidationErrorLog(logger),
+    useRequestParseErrors(),
     {
       // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport.
       onSubscribe: ({ args }) => ({
@@ -70,7 +74,8 @@ export function buildYoga(svc: Services): ParleyYoga {
     maskedErrors: { maskError: maskError(logger) },
     context: async ({ req, ws }) => {
       const session = ws ? ws.session : await httpSession(svc, req);
-      return buildContext(svc, session, clientAddress(req, config.trustProxy));
+      const requestId = ws?.requestId ?? currentRequestScope()?.requestId ?? randomUUID();
+      return buildContext(svc, session, clientAddress(req, config.trustProxy), requestId);
     },
     plugins,
   });
