@@ -78,6 +78,8 @@ export interface Config {
   marketplace: MarketplaceConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
+  /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
+  corsOrigins: string[] | 'any';
 }
 
 type Env = Record<string, string | undefined>;
@@ -125,6 +127,22 @@ export function parseReplication(raw: string | undefined): Record<string, number
   return out;
 }
 
+/** CORS_ORIGINS: "*" for any, or a list of origins such as "https://app.example.com,http://localhost:5173". */
+export function parseCorsOrigins(raw: string | undefined, production: boolean): string[] | 'any' {
+  if (raw === undefined || raw.trim() === '') return production ? [] : 'any';
+  if (raw.trim() === '*') return 'any';
+  return list(raw).map((entry) => {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (want scheme://host[:port])`);
+    }
+    if (url.origin !== entry.replace(/\/$/, '')) throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (want scheme://host[:port])`);
+    return url.origin;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   return {
@@ -136,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),
     cassandra: {
       contactPoints: list(env.CASSANDRA_CONTACT_POINTS),
       localDataCenter: env.CASSANDRA_LOCAL_DC ?? 'datacenter1',

@@ -2,7 +2,7 @@
  * graphql-ws on the same port and path as HTTP: each operation runs through
  * the same Yoga pipeline (limits, masking, context) as an HTTP request.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -15,6 +15,7 @@ import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import type { ParleyYoga } from './yoga.js';
 import type { Context } from '../context.js';
 import { mask, maskError } from './error-masking.js';
+import { allowsUpgrade, originPolicy } from './cors.js';
 import { requestIdFor } from './request-id.js';
 import { runInRequestScope } from './request-scope.js';
 
@@ -61,7 +62,15 @@ export interface WebSocketBridge {
 }
 
 export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Server): WebSocketBridge {
-  const wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint, maxPayload: MAX_REQUEST_BYTES });
+  const origins = originPolicy(svc.config);
+  const wss = new WebSocketServer({
+    server: httpServer,
+    path: yoga.graphqlEndpoint,
+    maxPayload: MAX_REQUEST_BYTES,
+    // A page from a foreign origin cannot open a socket (answered 403), as it cannot make an HTTP request.
+    verifyClient: ({ req }: { req: IncomingMessage }, answer: (ok: boolean, status?: number, message?: string) => void) =>
+      allowsUpgrade(origins, req) ? answer(true) : answer(false, 403, 'Origin not allowed'),
+  });
   const maskAndLog = maskError(svc.logger);
   const socketsByJti = new Map<string, Set<WebSocket>>();
   const unwatch = svc.revocations.onRevoke((jti) => {

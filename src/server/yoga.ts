@@ -15,6 +15,7 @@ import { authenticate, bearerToken } from '../auth/authenticate.js';
 import { endWithSession } from '../auth/live-session.js';
 import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
+import { corsFor, originPolicy } from './cors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { yogaLogger } from './logging.js';
@@ -68,6 +69,7 @@ export function buildYoga(svc: Services): ParleyYoga {
     landingPage: false,
     graphiql: config.exposeSchema ? graphiqlOptions() : false,
     renderGraphiQL,
+    cors: corsFor(originPolicy(config)),
     logging: yogaLogger(logger),
     // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
     maxRequestBodySize: MAX_REQUEST_BYTES,
