@@ -1,7 +1,10 @@
 /**
  * Typed documents for the operations the tests send: `npm run codegen` reads
- * schema.graphql and test/operations/*.graphql and writes test/generated/.
- * A test fails when the generated file is stale.
+ * schema.graphql and test/operations/*.graphql and writes test/generated/,
+ * including persisted-documents.json, the trusted-documents manifest a client
+ * ships to the server (TRUSTED_DOCUMENTS_FILE): ids are "sha256:<hex of the
+ * printed document>", as in GraphQL over HTTP's persisted documents appendix.
+ * A test fails when the generated files are stale.
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
@@ -13,7 +16,7 @@ const config: CodegenConfig = {
   generates: {
     'test/generated/': {
       preset: 'client',
-      presetConfig: { fragmentMasking: false, gqlTagName: 'graphql' },
+      presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
       config: {
         scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
         enumsAsTypes: true,

@@ -15,6 +15,7 @@ import { buildYoga } from './server/yoga.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { createLogger } from './server/logging.js';
 import { withRequestId } from './server/request-id.js';
+import { TrustedDocuments } from './server/trusted-documents.js';
 
 export interface AppOptions {
   config?: Config;
@@ -53,14 +54,16 @@ export function createApp(options: AppOptions = {}): App {
     },
 
     async start() {
+      // Read first: a missing or broken manifest stops the start before anything is connected.
+      const trusted = TrustedDocuments.load(config.trustedDocuments);
       services = await buildServices(config, logger, options.clock);
-      const yoga = buildYoga(services);
+      const yoga = buildYoga(services, trusted);
       server = createServer(withRequestId(yoga, config.trustProxy));
       server.on('connection', (socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
       });
-      webSockets = attachWebSockets(services, yoga, server);
+      webSockets = attachWebSockets(services, yoga, server, trusted);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

@@ -2,6 +2,7 @@
  * Every setting the server reads, in one typed place. The README's
  * configuration table mirrors this file.
  */
+
 export interface CassandraConfig {
   /** Empty: start or reuse the local node (see src/db/local-node.ts). */
   contactPoints: string[];
@@ -62,6 +63,13 @@ export interface MarketplaceConfig {
   bindAttempts: number;
 }
 
+export interface TrustedDocumentsConfig {
+  /** `only`: refuse any document that is not in a manifest; `any`: run documents sent as text too. */
+  mode: 'only' | 'any';
+  /** Manifest files, each a JSON object of id → document (the client preset's persisted-documents.json). */
+  files: string[];
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -80,6 +88,7 @@ export interface Config {
   trustProxy: boolean;
   /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
   corsOrigins: string[] | 'any';
+  trustedDocuments: TrustedDocumentsConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -106,6 +115,13 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase());
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function list(raw: string | undefined): string[] {
@@ -155,6 +171,10 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),
+    trustedDocuments: {
+      mode: oneOf(env, 'TRUSTED_DOCUMENTS', ['any', 'only'] as const, 'any'),
+      files: list(env.TRUSTED_DOCUMENTS_FILE),
+    },
     cassandra: {
       contactPoints: list(env.CASSANDRA_CONTACT_POINTS),
       localDataCenter: env.CASSANDRA_LOCAL_DC ?? 'datacenter1',

@@ -23,6 +23,10 @@ export const ErrorCode = {
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** A WebSocket already runs the maximum number of operations. */
   TOO_MANY_SUBSCRIPTIONS: 'TOO_MANY_SUBSCRIPTIONS',
+  /** A documentId (or persistedQuery hash) that no trusted-documents manifest holds. */
+  TRUSTED_DOCUMENT_NOT_FOUND: 'TRUSTED_DOCUMENT_NOT_FOUND',
+  /** The server runs trusted documents only (TRUSTED_DOCUMENTS=only) and was sent a document's text. */
+  TRUSTED_DOCUMENTS_ONLY: 'TRUSTED_DOCUMENTS_ONLY',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',

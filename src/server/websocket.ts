@@ -13,6 +13,7 @@ import { ErrorCode } from '../errors.js';
 import { atTime } from '../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import type { ParleyYoga } from './yoga.js';
+import type { TrustedDocuments } from './trusted-documents.js';
 import type { Context } from '../context.js';
 import { mask, maskError } from './error-masking.js';
 import { allowsUpgrade, originPolicy } from './cors.js';
@@ -61,7 +62,12 @@ export interface WebSocketBridge {
   dispose(): Promise<void>;
 }
 
-export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Server): WebSocketBridge {
+export function attachWebSockets(
+  svc: Services,
+  yoga: ParleyYoga,
+  httpServer: Server,
+  trusted: TrustedDocuments,
+): WebSocketBridge {
   const origins = originPolicy(svc.config);
   const wss = new WebSocketServer({
     server: httpServer,
@@ -155,7 +161,8 @@ export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Se
           } as ServerContext & { params: unknown });
           let document;
           try {
-            document = parse(payload.query);
+            // Over graphql-ws a trusted document comes as `documentId` (or the persistedQuery extension) with query "".
+            document = parse(trusted.resolve(payload as typeof payload & { documentId?: unknown }) ?? payload.query);
           } catch (err) {
             return [maskAndLog(err instanceof GraphQLError ? err : new GraphQLError('Syntax error'))] as GraphQLError[];
           }

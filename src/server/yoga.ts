@@ -17,6 +17,7 @@ import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
 import { corsFor, originPolicy } from './cors.js';
 import { graphiqlOptions } from './graphiql.js';
+import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
@@ -24,7 +25,7 @@ import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
-export function buildYoga(svc: Services): ParleyYoga {
+export function buildYoga(svc: Services, trusted: TrustedDocuments): ParleyYoga {
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
     EnvelopArmorPlugin({
@@ -51,6 +52,7 @@ export function buildYoga(svc: Services): ParleyYoga {
     useLimitErrorCodes(),
     useValidationErrorLog(logger),
     useRequestParseErrors(),
+    useTrustedDocuments(trusted),
     {
       // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport.
       onSubscribe: ({ args }) => ({
