@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll } from 'vitest';
+import { SignJWT } from 'jose';
 import type { App } from '../src/app.js';
 import {
   LoginDocument,
@@ -8,7 +10,7 @@ import {
   UpdateProfileDocument,
   UserByLoginDocument,
 } from './generated/graphql.js';
-import { startApp } from './testkit/app.js';
+import { startApp, TEST_JWT_SECRET } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
@@ -181,6 +183,37 @@ describe('tokens', () => {
       intervalMs: 500,
       what: 'the expired token to be refused',
     });
+  });
+
+  it('refuses correctly signed tokens whose claims have the wrong type or range, and logout with them is not an internal error', async () => {
+    const user = await signUp(app);
+    const key = new TextEncoder().encode(TEST_JWT_SECRET);
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT({ sub: user.login, jti: randomUUID(), iat: now, exp: now + 600, ...claims })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer('parley')
+        .setAudience('parley-api')
+        .sign(key);
+    // The well-formed control is accepted: the others fail on their claims alone.
+    expect((await gqlOk(app, MeDocument, {}, await sign({}))).me?.login).toBe(user.login);
+    const hostile = [
+      { exp: 1e20 },
+      { exp: now + 10 * 365 * 86400 },
+      { exp: now + 600.5 },
+      { iat: now + 3600, exp: now + 4000 },
+      { jti: { $ne: 1 } },
+      { jti: 'x'.repeat(5000) },
+      { jti: 7 },
+      { sub: 42 },
+      { sub: '' },
+      { sub: 'Not A Login!' },
+    ];
+    for (const claims of hostile) {
+      const token = await sign(claims);
+      expect(codes(await gql(app, MeDocument, {}, token)), JSON.stringify(claims)).toEqual(['UNAUTHENTICATED']);
+      expect(codes(await gql(app, LogoutDocument, {}, token)), JSON.stringify(claims)).toEqual(['UNAUTHENTICATED']);
+    }
   });
 
   it('logout revokes the token on this instance', async () => {

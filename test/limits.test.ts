@@ -73,3 +73,20 @@ describe('operation limits', () => {
     expect(tokens.status).toBeLessThan(500);
   });
 });
+
+describe('nesting that would exhaust the parser', () => {
+  // 3,000 nested list literals: 6 KB, inside the token limit, deeper than the parser's stack.
+  const deepList = `{ rooms(first: ${'['.repeat(3000)}1${']'.repeat(3000)}) { edges { node { name } } } }`;
+
+  it('is refused with QUERY_TOO_COMPLEX over HTTP and graphql-ws, and the server keeps answering', async () => {
+    const plain = await startApp();
+    expect(codes(await gql(plain, deepList))).toEqual(['QUERY_TOO_COMPLEX']);
+    const client = wsClient(plain);
+    const errors = await new Promise<unknown>((resolve) =>
+      client.subscribe({ query: deepList }, { next: () => {}, error: resolve, complete: () => resolve(null) }),
+    );
+    expect(errors).toMatchObject([{ extensions: { code: 'QUERY_TOO_COMPLEX' } }]);
+    await client.dispose();
+    expect((await gql(plain, '{ __typename }')).data).toEqual({ __typename: 'Query' });
+  });
+});

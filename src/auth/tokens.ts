@@ -5,8 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type KeyObject } from 'jose';
+import { importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type KeyObject } from 'jose';
 import type { AuthConfig } from '../config.js';
+import { isPossibleLogin } from '../validation.js';
 
 export interface Session {
   login: string;
@@ -65,8 +66,28 @@ export class TokenService {
       requiredClaims: ['exp', 'iat', 'jti', 'sub'],
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
     });
-    return { login: payload.sub!, jti: payload.jti!, expiresAt: new Date(payload.exp! * 1000) };
+    return checkedClaims(payload, this.config.tokenTtlSeconds);
   }
+}
+
+/** A jti as issue() makes them (a UUID), or any short plain id: never an object, never huge. */
+const JTI = /^[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * Claims are input, even signed ones: a key holder's mistake (or a leaked key)
+ * must not reach storage as `jti: {"$ne": 1}` or live forever as `exp: 1e20`.
+ * jose checks that exp and iat are numbers; this checks what they may be.
+ */
+function checkedClaims(payload: JWTPayload, ttlSeconds: number): Session {
+  const { sub, jti, exp, iat } = payload;
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof sub !== 'string' || !isPossibleLogin(sub)) throw new Error('token subject is not a login');
+  if (typeof jti !== 'string' || !JTI.test(jti)) throw new Error('token id is malformed');
+  if (!Number.isSafeInteger(iat) || iat! > now + CLOCK_TOLERANCE_SECONDS) throw new Error('token issued in the future');
+  if (!Number.isSafeInteger(exp) || exp! <= iat! || exp! - iat! > ttlSeconds + CLOCK_TOLERANCE_SECONDS) {
+    throw new Error('token lifetime is longer than this server issues');
+  }
+  return { login: sub, jti, expiresAt: new Date(exp! * 1000) };
 }
 
 /** Development only: a generated secret kept in a git-ignored file so restarts keep sessions. */

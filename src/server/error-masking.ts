@@ -101,6 +101,11 @@ export function useLimitErrorCodes(): YogaPlugin {
         try {
           return parseFn(source, opts);
         } catch (err) {
+          // graphql's parser is recursive: a list literal nested thousands deep, a few KB
+          // and inside the token limit, exhausts the stack before any depth rule can run.
+          if (err instanceof RangeError) {
+            throw new GraphQLError('The operation is nested too deeply', { extensions: { code: ErrorCode.QUERY_TOO_COMPLEX } });
+          }
           throw tag(err);
         }
       });

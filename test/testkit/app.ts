@@ -12,7 +12,7 @@ import type { Clock } from '../../src/services.js';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Shared by every instance so a token issued by one is valid on another. */
-const TEST_JWT_SECRET = 'parley-test-secret-0123456789abcdef-0123456789abcdef';
+export const TEST_JWT_SECRET = 'parley-test-secret-0123456789abcdef-0123456789abcdef';
 
 export interface StartOptions {
   /** Route pub/sub (and rate limits) through the real Redis. */
