@@ -3,6 +3,7 @@
  * Anything thrown that is not an AppError is masked as INTERNAL_SERVER_ERROR.
  */
 import { GraphQLError } from 'graphql';
+import { Limits } from './limits.js';
 
 export const ErrorCode = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
@@ -27,6 +28,11 @@ export const ErrorCode = {
   TRUSTED_DOCUMENT_NOT_FOUND: 'TRUSTED_DOCUMENT_NOT_FOUND',
   /** The server runs trusted documents only (TRUSTED_DOCUMENTS=only) and was sent a document's text. */
   TRUSTED_DOCUMENTS_ONLY: 'TRUSTED_DOCUMENTS_ONLY',
+  /**
+   * Storage (Cassandra) or pub/sub (Redis) did not answer: nothing is wrong with the request.
+   * Retry after extensions.retryAfter seconds; extensions.service says which.
+   */
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',
@@ -61,3 +67,8 @@ export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${w
 export const forbidden = (message = 'You are not allowed to do this') => new AppError(ErrorCode.FORBIDDEN, message);
 export const unauthenticated = () => new AppError(ErrorCode.UNAUTHENTICATED, 'You must be logged in');
 export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
+export const unavailable = (service: 'storage' | 'pubsub') =>
+  new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The ${service === 'storage' ? 'database' : 'event bus'} is unavailable: retry shortly`, {
+    service,
+    retryAfter: Limits.unavailableRetryAfterSeconds,
+  });

@@ -74,6 +74,12 @@ export const Limits = {
     tags: { max: 10 },
     tag: { min: 1, max: 40 },
   },
+  /**
+   * SERVICE_UNAVAILABLE's retryAfter: storage or pub/sub did not answer. The
+   * driver tries a lost node again every second (src/db/client.ts), so a
+   * client retrying after this long finds it back as soon as it is.
+   */
+  unavailableRetryAfterSeconds: 2,
   /** buyItem's optional idempotency key, remembered for a day (a retry inside it returns the original purchase). */
   purchase: {
     clientPurchaseIdTtlSeconds: 24 * 3600,

@@ -26,3 +26,10 @@ export function createRedis(url: string, logger: Logger, role: string, opts: { c
   });
   return redis;
 }
+
+/** Errors ioredis gives while Redis is down: retry later, not a bug. */
+export function isRedisUnavailable(err: unknown): boolean {
+  const e = err as { name?: unknown; message?: unknown } | undefined;
+  if (e?.name === 'MaxRetriesPerRequestError') return true;
+  return typeof e?.message === 'string' && /^(Connection is closed|Command timed out|Stream isn't writeable|connect ECONNREFUSED)/.test(e.message);
+}

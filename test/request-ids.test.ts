@@ -6,7 +6,10 @@
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { MeDocument } from './generated/graphql.js';
+import { print } from 'graphql';
+import { BuyItemDocument, MeDocument } from './generated/graphql.js';
+import { marketplace } from '../src/resolvers/marketplace/runtime.js';
+import { createItem } from './testkit/marketplace.js';
 import { startApp } from './testkit/app.js';
 import { gql } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
@@ -23,6 +26,7 @@ interface LogLine {
 }
 
 const INFO = 30;
+const WARN = 40;
 const ERROR = 50;
 
 let app: App;
@@ -120,6 +124,31 @@ describe("a client's mistakes", () => {
 
 describe('an unexpected error', () => {
   it('is logged once, at error level, with its stack and request id', async () => {
+    const [seller, buyer] = await Promise.all([signUp(app), signUp(app)]);
+    const item = await createItem(app, seller);
+    // A fault hook stands in for a bug: a plain Error thrown inside a use case.
+    const hooks = marketplace(app.services).hooks;
+    hooks.beforeBind = () => {
+      hooks.beforeBind = undefined;
+      throw new Error('simulated bug in the purchase path');
+    };
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer.token}` },
+      body: JSON.stringify({ query: print(BuyItemDocument), variables: { itemId: item.id, quantity: 1 } }),
+    });
+    const requestId = res.headers.get('x-request-id')!;
+    const answer = (await res.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
+    expect(answer.errors[0]!.extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(JSON.stringify(answer)).not.toMatch(/simulated|at .*\.ts/);
+    const visible = visibleLinesOf(requestId);
+    expect(visible.filter((l) => l.level >= ERROR)).toHaveLength(1);
+    expect(visible.find((l) => l.level >= ERROR)!.err?.stack).toMatch(/simulated bug in the purchase path\n\s+at /);
+  });
+});
+
+describe('storage that does not answer', () => {
+  it('is SERVICE_UNAVAILABLE with retryAfter, logged once as a warning, not as a bug', async () => {
     const [host, port] = inject('cassandraContactPoint').split(':');
     const proxy = new TcpProxy(host!, Number(port));
     await proxy.open();
@@ -133,11 +162,11 @@ describe('an unexpected error', () => {
       body: JSON.stringify({ query: '{ me { login } }' }),
     });
     const requestId = res.headers.get('x-request-id')!;
-    const answer = (await res.json()) as { errors: Array<{ extensions: { code: string } }> };
-    expect(answer.errors[0]!.extensions.code).not.toBe('GRAPHQL_VALIDATION_FAILED');
-    const errorsLogged = visibleLinesOf(requestId, ownLogs).filter((l) => l.level >= ERROR);
-    expect(errorsLogged).toHaveLength(1);
-    expect(errorsLogged[0]!.err?.stack).toMatch(/\n\s+at /);
+    const answer = (await res.json()) as { errors: Array<{ extensions: Record<string, unknown> }> };
+    expect(answer.errors[0]!.extensions).toEqual({ code: 'SERVICE_UNAVAILABLE', service: 'storage', retryAfter: 2 });
+    const visible = visibleLinesOf(requestId, ownLogs);
+    expect(visible).toHaveLength(1);
+    expect(visible[0]).toMatchObject({ level: WARN, code: 'SERVICE_UNAVAILABLE', msg: 'service unavailable' });
     await proxy.open();
     await eventually(async () => (await gql(fragile, MeDocument, {}, user.token)).data?.me?.login === user.login, {
       timeoutMs: 60_000,

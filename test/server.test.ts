@@ -76,10 +76,10 @@ describe('readiness while Cassandra is unreachable', () => {
     expect(ready.status).toBe(503);
     expect((await fetch(`${behindProxy.url}/health`)).status).toBe(200);
 
-    // A query that needs Cassandra fails with a masked, stable error.
+    // A query that needs Cassandra fails with a stable error that says to retry, not with a bug.
     const res = await gql(behindProxy, MeDocument, {}, user.token);
-    expect(codes(res)).toEqual(['INTERNAL_SERVER_ERROR']);
-    expect(res.errors?.[0]?.message).toBe('Unexpected error');
+    expect(codes(res)).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(res.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
     expect(JSON.stringify(res)).not.toMatch(/NoHostAvailable|cassandra|127\.0\.0\.1/i);
 
     await proxy.open();

@@ -179,6 +179,25 @@ export function isUnknownOutcome(err: unknown): boolean {
   return false;
 }
 
+/** Response codes by which a node says it cannot serve now (not that the request is wrong). */
+const UNAVAILABLE_RESPONSES: ReadonlySet<number> = new Set([
+  types.responseErrorCodes.unavailableException,
+  types.responseErrorCodes.overloaded,
+  types.responseErrorCodes.isBootstrapping,
+  types.responseErrorCodes.readTimeout,
+  types.responseErrorCodes.writeTimeout,
+  types.responseErrorCodes.readFailure,
+  types.responseErrorCodes.writeFailure,
+]);
+
+/** Errors that mean Cassandra could not be reached or could not answer in time: retry later, not a bug. */
+export function isStorageUnavailable(err: unknown): boolean {
+  if (err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.BusyConnectionError) return true;
+  if (err instanceof errors.ResponseError) return UNAVAILABLE_RESPONSES.has(err.code);
+  return false;
+}
+
 function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

@@ -6,7 +6,9 @@
 import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import type { Logger } from 'pino';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode, unavailable } from '../errors.js';
+import { isStorageUnavailable } from '../db/client.js';
+import { isRedisUnavailable } from '../redis.js';
 
 /**
  * Also the one place errors are logged, each once: a client's mistake at info
@@ -18,7 +20,11 @@ export function maskError(logger: Logger) {
   return (error: unknown): Error => {
     const masked = mask(error);
     const code = errorCode(masked);
-    if (code === ErrorCode.INTERNAL_SERVER_ERROR) {
+    if (code === ErrorCode.SERVICE_UNAVAILABLE) {
+      const cause = (error as { originalError?: unknown }).originalError ?? error;
+      const service = (masked as { extensions?: { service?: unknown } }).extensions?.service;
+      logger.warn({ code, service, err: describeError(cause) }, 'service unavailable');
+    } else if (code === ErrorCode.INTERNAL_SERVER_ERROR) {
       logger.error({ err: (error as { originalError?: unknown }).originalError ?? error, code }, 'unexpected error');
     } else {
       logger.info({ code, ...fieldOf(masked) }, 'client error');
@@ -71,10 +77,26 @@ export function mask(error: unknown): Error {
   if (isRequestError(error)) return withCode(error as GraphQLError, requestErrorCode(error as GraphQLError));
   const original = (error as { originalError?: unknown }).originalError ?? error;
   if (hasErrorCode(original)) return error as Error;
+  const service = unavailableService(original);
+  if (service) {
+    const { message, extensions } = unavailable(service);
+    return new GraphQLError(message, { extensions, path: (error as GraphQLError).path });
+  }
   return new GraphQLError('Unexpected error', {
     extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
     path: (error as GraphQLError).path,
   });
+}
+
+/** Which backing service an error says is down, if it says so. */
+function unavailableService(err: unknown): 'storage' | 'pubsub' | undefined {
+  if (isStorageUnavailable(err)) return 'storage';
+  if (isRedisUnavailable(err)) return 'pubsub';
+  return undefined;
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
 function fieldOf(error: Error): { field?: unknown } {
