@@ -7,7 +7,7 @@ import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../config.js';
 
-const { Client, types, errors } = cassandra;
+const { Client, types, errors, policies } = cassandra;
 export type Row = cassandra.types.Row;
 export type ResultSet = cassandra.types.ResultSet;
 export const { TimeUuid, Uuid, BigDecimal, Long } = types;
@@ -57,19 +57,14 @@ export class Database {
   ) {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
-    this.client = new Client({
-      contactPoints,
-      localDataCenter: config.localDataCenter,
-      keyspace: config.keyspace,
-      credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
-      encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
-      socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
-      queryOptions: {
-        consistency: this.consistency,
-        serialConsistency: this.serialConsistency,
-        prepare: true,
-      },
-    });
+    this.client = new Client(
+      clientOptions(config, contactPoints, {
+        keyspace: config.keyspace,
+        encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
+        socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
+        queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
+      }),
+    );
   }
 
   async connect(): Promise<void> {
@@ -153,6 +148,28 @@ export class Database {
   async shutdown(): Promise<void> {
     await this.client.shutdown();
   }
+}
+
+/**
+ * The one place the driver's client options are built, for the app and the
+ * migrator alike: contact points, data center, credentials, and how fast a
+ * lost node is tried again. The driver's default reconnection policy backs off
+ * to 10 minutes; after an outage that kept every request failing for tens of
+ * seconds after the node was back. Here a lost node is tried every second at
+ * most, so the app is ready again within about a second of CQL answering.
+ */
+export function clientOptions(
+  config: CassandraConfig,
+  contactPoints: string[],
+  extra: Omit<cassandra.ClientOptions, 'contactPoints' | 'localDataCenter' | 'credentials'> = {},
+): cassandra.ClientOptions {
+  return {
+    contactPoints,
+    localDataCenter: config.localDataCenter,
+    credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
+    ...extra,
+    policies: { reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false), ...extra.policies },
+  };
 }
 
 export function toConsistencyKey(name: string): keyof typeof types.consistencies {

@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../config.js';
-import { toConsistencyKey } from './client.js';
+import { clientOptions, toConsistencyKey } from './client.js';
 
 export const CQL_DIR = fileURLToPath(new URL('../../cql/', import.meta.url));
 
@@ -79,17 +79,16 @@ export async function migrate(
   const ks = config.keyspace;
   if (!/^[a-z][a-z0-9_]{0,47}$/.test(ks)) throw new Error(`invalid keyspace name "${ks}"`);
   const makeClient = (keyspace?: string) =>
-    new cassandra.Client({
-    contactPoints,
-    keyspace,
-    localDataCenter: config.localDataCenter,
-    credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
-    socketOptions: { readTimeout: 60_000 },
-    queryOptions: {
-      consistency: cassandra.types.consistencies[toConsistencyKey(config.consistency)],
-      serialConsistency: cassandra.types.consistencies[toConsistencyKey(config.serialConsistency)],
-    },
-  });
+    new cassandra.Client(
+      clientOptions(config, contactPoints, {
+        keyspace,
+        socketOptions: { readTimeout: 60_000 },
+        queryOptions: {
+          consistency: cassandra.types.consistencies[toConsistencyKey(config.consistency)],
+          serialConsistency: cassandra.types.consistencies[toConsistencyKey(config.serialConsistency)],
+        },
+      }),
+    );
   // Create the keyspace first, then work inside it so cql/ files stay unqualified.
   const bootstrap = makeClient();
   try {

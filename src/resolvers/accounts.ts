@@ -92,9 +92,18 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
     throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed logins; retry in ${retryAfter} s`, { retryAfter });
   }
 
-  const user = await stores.users.byLogin(login);
-  // Unknown logins verify against a decoy hash so both failures take the same time.
-  const ok = await verifyPassword(password, user?.passwordHash ?? decoyPasswordHash);
+  let user: UserRecord | undefined;
+  let ok: boolean;
+  try {
+    user = await stores.users.byLogin(login);
+    // Unknown logins verify against a decoy hash so both failures take the same time.
+    ok = await verifyPassword(password, user?.passwordHash ?? decoyPasswordHash);
+  } catch (err) {
+    // Nothing was checked (storage did not answer): not a failure. Counting it would lock out
+    // everyone who retried during an outage, and everyone behind one proxy, after it ended.
+    await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
+    throw err;
+  }
   if (!user || !ok) throw invalidCredentials(); // the attempt stays counted as a failure
   // A success is not a failure: give the attempt back.
   await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);

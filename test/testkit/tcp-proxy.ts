@@ -31,6 +31,10 @@ export class TcpProxy {
     this.port = (this.server.address() as { port: number }).port;
   }
 
+  get isOpen(): boolean {
+    return this.server !== undefined;
+  }
+
   /** Refuses new connections and cuts the open ones. */
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
