@@ -37,7 +37,7 @@ export async function authenticate(services: Services, token: string | null): Pr
     }
     throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid token', { reason: TokenRefusal.INVALID });
   }
-  if (services.revocations.isRevoked(session.jti)) {
+  if (await services.revocations.check(session)) {
     throw new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', { reason: TokenRefusal.REVOKED });
   }
   return session;

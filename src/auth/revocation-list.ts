@@ -2,6 +2,13 @@
  * The live revoked tokens, held in memory by every instance so no request pays
  * a Cassandra read to check its token. Loaded at start from Cassandra and kept
  * current through the pub/sub channel every instance listens to.
+ *
+ * The memory is trusted only while it is in sync: loaded, and pub/sub
+ * delivering since. While pub/sub is down (and until a reload after it is
+ * back) a revocation announced by another instance may have been missed, so
+ * each token is checked against Cassandra instead: a logged-out token is never
+ * accepted, and if Cassandra does not answer either, the request is told to
+ * retry (SERVICE_UNAVAILABLE) rather than let through.
  */
 import type { PubSub, Unsubscribe } from '../pubsub/pubsub.js';
 import type { RevocationStore } from '../db/revocations.js';
@@ -24,8 +31,14 @@ interface RevocationEvent {
 export class RevocationList {
   private readonly revoked = new Map<string, number>();
   private readonly onRevokeHandlers = new Set<(jti: string) => void>();
+  private readonly unannounced: RevocationEvent[] = [];
   private unsubscribe?: Unsubscribe;
+  private unwatchDelivery?: () => void;
   private sweeper?: NodeJS.Timeout;
+  /** The memory holds every live revocation: loaded, and no pub/sub event missed since. */
+  private inSync = false;
+  /** Bumped when delivery drops, so a reload that began before the drop does not declare sync. */
+  private epoch = 0;
 
   constructor(
     private readonly store: RevocationStore,
@@ -35,12 +48,26 @@ export class RevocationList {
 
   /** Subscribe first, then load, so a revocation published during the load is not missed. */
   async start(maxTokenLifetimeMs: number): Promise<void> {
+    let deliveryLive = true;
+    this.unwatchDelivery = this.pubsub.onDeliveryChange((live) => {
+      deliveryLive = live;
+      this.epoch += 1;
+      if (!live) {
+        this.inSync = false;
+        return;
+      }
+      this.announceMissed();
+      this.reload(maxTokenLifetimeMs).catch((err) =>
+        this.logger.warn({ err: (err as Error).message }, 'revocation reload failed; tokens are checked against storage meanwhile'),
+      );
+    });
     this.unsubscribe = await this.pubsub.listen<RevocationEvent>(REVOCATIONS_CHANNEL, (e) =>
       this.add(e.jti, new Date(e.expiresAt)),
     );
     await this.reload(maxTokenLifetimeMs);
     this.sweeper = setInterval(() => {
       this.sweep();
+      if (!deliveryLive) return;
       this.reload(maxTokenLifetimeMs).catch((err) => this.logger.warn({ err: (err as Error).message }, 'revocation reload failed'));
     }, RELOAD_INTERVAL_MS).unref();
   }
@@ -49,13 +76,32 @@ export class RevocationList {
   async revoke(jti: string, expiresAt: Date): Promise<void> {
     await this.store.revoke(jti, expiresAt, this.keepUntil(expiresAt));
     this.add(jti, expiresAt);
-    await this.pubsub
-      .publish(REVOCATIONS_CHANNEL, { jti, expiresAt: expiresAt.toISOString() } satisfies RevocationEvent)
-      .catch((err) => this.logger.warn({ err: (err as Error).message }, 'revocation not announced; other instances catch up by reload'));
+    await this.announce({ jti, expiresAt: expiresAt.toISOString() });
   }
 
+  /**
+   * An announcement that cannot be published now is published again when this
+   * instance's pub/sub is back: another instance whose own connection never
+   * dropped (so it trusts its memory) still hears of it within moments.
+   */
+  private async announce(event: RevocationEvent): Promise<void> {
+    try {
+      await this.pubsub.publish(REVOCATIONS_CHANNEL, event);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'revocation not announced yet; announced again when pub/sub is back');
+      this.unannounced.push(event);
+    }
+  }
+
+  private announceMissed(): void {
+    for (const event of this.unannounced.splice(0)) void this.announce(event);
+  }
+
+  /** Reads every live revocation; the memory is in sync once one completes with delivery live throughout. */
   private async reload(maxTokenLifetimeMs: number): Promise<void> {
+    const epoch = this.epoch;
     for (const { jti, expiresAt } of await this.store.loadLive(maxTokenLifetimeMs)) this.add(jti, expiresAt);
+    if (epoch === this.epoch) this.inSync = true;
   }
 
   /** A token is accepted until exp + the verifier's clock tolerance, so its revocation must live as long. */
@@ -63,8 +109,18 @@ export class RevocationList {
     return new Date(expiresAt.getTime() + CLOCK_TOLERANCE_SECONDS * 1000);
   }
 
+  /** What memory says: revoked as far as this instance has heard (for per-event checks of open streams). */
   isRevoked(jti: string): boolean {
     return this.revoked.has(jti);
+  }
+
+  /** Whether a token is revoked, from memory while in sync, from storage while not. */
+  async check(session: { jti: string; expiresAt: Date }): Promise<boolean> {
+    if (this.revoked.has(session.jti)) return true;
+    if (this.inSync) return false;
+    const revoked = await this.store.isRevoked(session.jti, session.expiresAt);
+    if (revoked) this.add(session.jti, session.expiresAt);
+    return revoked;
   }
 
   /** Called with each newly revoked jti (used to close WebSockets that carry it). */
@@ -75,6 +131,7 @@ export class RevocationList {
 
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
+    this.unwatchDelivery?.();
     await this.unsubscribe?.();
   }
 

@@ -5,10 +5,10 @@ import { dayBucket } from '../buckets.js';
 const INSERT = cql('INSERT INTO revoked_tokens (expiry_day, jti, expires_at) VALUES (?, ?, ?) USING TTL ?', {
   idempotent: true,
 });
+const SELECT_ONE = cql('SELECT jti FROM revoked_tokens WHERE expiry_day = ? AND jti = ?', { idempotent: true });
 const SELECT_DAY = cql('SELECT jti, expires_at FROM revoked_tokens WHERE expiry_day = ?', { idempotent: true });
 
 const DAY_MS = 86_400_000;
-
 
 export class RevocationStore {
   constructor(private readonly db: Database) {}
@@ -17,6 +17,11 @@ export class RevocationStore {
   async revoke(jti: string, expiresAt: Date, keepUntil: Date = expiresAt): Promise<void> {
     const ttl = Math.max(1, Math.ceil((keepUntil.getTime() - Date.now()) / 1000));
     await this.db.execute(INSERT, [dayBucket(expiresAt), jti, expiresAt, ttl]);
+  }
+
+  /** One token's revocation, read from storage (when the in-memory list may have missed it). */
+  async isRevoked(jti: string, expiresAt: Date): Promise<boolean> {
+    return (await this.db.first(SELECT_ONE, [dayBucket(expiresAt), jti])) !== undefined;
   }
 
   /** Every revocation still live: tokens expire within maxTokenLifetimeMs of now. */

@@ -28,6 +28,11 @@ export class InProcessPubSub implements PubSub {
     };
   }
 
+  /** Nothing stands between publisher and listeners: delivery never drops. */
+  onDeliveryChange(): () => void {
+    return () => {};
+  }
+
   listeners(channel: string): number {
     return this.emitter.listenerCount(channel);
   }

@@ -12,6 +12,12 @@ export interface PubSub {
   publish(channel: string, event: unknown): Promise<void>;
   /** Resolves once the subscription is live on the broker. */
   listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe>;
+  /**
+   * Tells `listener(false)` as soon as events may be missed (the connection to
+   * the broker dropped), and `listener(true)` once every listen() is live
+   * again. Whatever was published in between is lost to this instance.
+   */
+  onDeliveryChange(listener: (live: boolean) => void): () => void;
   /** How many listeners this instance holds on a channel (for readiness checks and tests). */
   listeners(channel: string): number;
   ping(): Promise<void>;

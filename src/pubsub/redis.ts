@@ -30,6 +30,16 @@ export class RedisBackedPubSub implements PubSub {
         return pending;
       };
     }
+    // Delivery is live while the subscriber connection is up and resubscribed. ioredis resubscribes
+    // every channel when it reconnects, before 'ready' is handled here; a PING sent now is answered
+    // after those SUBSCRIBEs, so when it returns every listen() hears events again.
+    subscriber.on('close', () => this.setLive(false));
+    subscriber.on('ready', () => {
+      subscriber.ping().then(
+        () => this.setLive(true),
+        (err: Error) => logger.debug({ err: err.message }, 'redis subscriber ping failed'),
+      );
+    });
     this.engine = new RedisPubSub({
       publisher,
       subscriber,
@@ -70,6 +80,21 @@ export class RedisBackedPubSub implements PubSub {
       if (this.counts.get(channel) === 0) this.counts.delete(channel);
       this.engine.unsubscribe(id);
     };
+  }
+
+  private live = true;
+  private readonly deliveryListeners = new Set<(live: boolean) => void>();
+
+  private setLive(live: boolean): void {
+    if (live === this.live) return;
+    this.live = live;
+    this.logger.info({ live }, live ? 'pub/sub delivery restored' : 'pub/sub delivery lost');
+    for (const listener of this.deliveryListeners) listener(live);
+  }
+
+  onDeliveryChange(listener: (live: boolean) => void): () => void {
+    this.deliveryListeners.add(listener);
+    return () => this.deliveryListeners.delete(listener);
   }
 
   listeners(channel: string): number {

@@ -9,7 +9,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
 import { authenticate, bearerToken, refusalOf, TokenRefusal } from '../auth/authenticate.js';
-import { ErrorCode } from '../errors.js';
+import { AppError, ErrorCode } from '../errors.js';
 import { atTime } from '../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import type { ParleyYoga } from './yoga.js';
@@ -143,6 +143,14 @@ export function attachWebSockets(
           // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
           // authenticates this operation, with the same checks as one given at connect time.
           let session = ctx.extra.wsSession ?? null;
+          // A revocation this instance missed (pub/sub down) did not close the socket: check it now.
+          if (session && (await svc.revocations.check(session))) {
+            const refused = new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', {
+              reason: TokenRefusal.REVOKED,
+            });
+            setImmediate(() => closeRefused(ctx.extra.socket, refused));
+            return [refused];
+          }
           const headerToken = operationHeaderToken(payload.extensions);
           if (headerToken) {
             try {

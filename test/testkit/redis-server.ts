@@ -1,0 +1,64 @@
+/**
+ * A Redis server of a test's own (Debian's redis-server), on a free port, that
+ * the test stops and starts again for real: the outage its clients see is a
+ * refused connection, as when Redis restarts in production.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { eventually } from './poll.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export class RedisServer {
+  private process?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const server = new RedisServer(await freePort());
+    await server.start();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.process = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    await eventually(() => this.ping(), { what: `redis-server on ${this.port} to answer` });
+  }
+
+  /** Stops the server (SIGTERM) and waits for the process to exit. */
+  async stop(): Promise<void> {
+    const child = this.process;
+    this.process = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+
+  private async ping(): Promise<boolean> {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  }
+}
