@@ -33,11 +33,35 @@ export const MAX_BUFFERED_EVENTS = 1_000;
  * subscribe is missed. Ending the iterator (the client unsubscribes, even
  * before the first event) releases the listener.
  */
-export async function eventStream<T>(pubsub: PubSub, channel: string): Promise<AsyncIterableIterator<T>> {
+export interface GapNotice<T> {
+  clock: { now(): Date };
+  /** The event the stream yields once delivery is back after an interruption that began at `lostAt`. */
+  event(lostAt: Date): T;
+}
+
+/**
+ * `gap`: when the broker connection drops, events published meanwhile never
+ * reach this stream. Once delivery is back, the stream yields gap.event(…)
+ * (in its place in the order), so the subscriber knows to catch up from storage.
+ */
+export async function eventStream<T>(pubsub: PubSub, channel: string, gap?: GapNotice<T>): Promise<AsyncIterableIterator<T>> {
   const queue: T[] = [];
   let wake: (() => void) | undefined;
   let done = false;
   let overflowed = false;
+  let lostAt: Date | undefined;
+  const unwatch = gap
+    ? pubsub.onDeliveryChange((live) => {
+        if (!live) {
+          lostAt ??= gap.clock.now();
+          return;
+        }
+        if (!lostAt || done) return;
+        queue.push(gap.event(lostAt));
+        lostAt = undefined;
+        wake?.();
+      })
+    : undefined;
   const unsubscribe = await pubsub.listen<T>(channel, (event) => {
     if (done) return;
     if (queue.length >= MAX_BUFFERED_EVENTS) {
@@ -52,6 +76,7 @@ export async function eventStream<T>(pubsub: PubSub, channel: string): Promise<A
   const finish = () => {
     done = true;
     wake?.();
+    unwatch?.();
     released ??= unsubscribe();
     return released;
   };

@@ -1,4 +1,4 @@
-import type { FeedItem, RoomEvent } from '../resolvers/rooms/feed.js';
+import type { FeedInterrupted as FeedInterruptedItem, FeedItem, RoomEvent } from '../resolvers/rooms/feed.js';
 import * as live from '../resolvers/rooms/live.js';
 import { personAsUser } from '../resolvers/rooms/people.js';
 import { Limits } from '../limits.js';
@@ -45,8 +45,20 @@ const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implemen
   }),
 });
 
+const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted').implement({
+  description:
+    'The event bus was interrupted and live events of this room may have been lost; the feed goes on live. ' +
+    'Fetch what you missed with room(name) { messages(last: 200, before: resumeCursor) } (continue with ' +
+    'before: pageInfo.endCursor while hasPreviousPage; it may repeat messages you have: key them by id), and ' +
+    're-read the participants, whose join and leave events may be lost too.',
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    resumeCursor: t.exposeString('resumeCursor', { description: 'A messages(before:) cursor from before the interruption' }),
+  }),
+});
+
 const RoomEventRef = builder.unionType('RoomEvent', {
-  types: [MessagePosted, MessageHidden, ParticipantJoined, ParticipantLeft, TypingStarted, RoomDeleted],
+  types: [MessagePosted, MessageHidden, ParticipantJoined, ParticipantLeft, TypingStarted, RoomDeleted, FeedInterrupted],
   resolveType: (event) => event.kind,
 });
 

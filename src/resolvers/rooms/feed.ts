@@ -6,7 +6,11 @@
  */
 import type { Logger } from 'pino';
 import type { ChatUser } from '../../db/chat-user.js';
-import type { MessageRecord } from '../../db/room-messages.js';
+import { catchUpSettleMs, type MessageRecord } from '../../db/room-messages.js';
+import { maxTimeUuid } from '../../db/timeuuids.js';
+import { dayBucket } from '../../buckets.js';
+import { encodeHistoryCursor } from '../../pagination.js';
+import type { Config } from '../../config.js';
 import { eventStream, shapeStream, transformStream, type PubSub } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
 import type { Clock } from '../../services.js';
@@ -81,6 +85,18 @@ export function takeTurn(services: { pubsub: PubSub; logger: Logger }, roomName:
   return sequencer.take(roomName);
 }
 
+/**
+ * Pub/sub was interrupted: live events published meanwhile were lost to this
+ * subscription (made by the stream itself, never published). It carries a
+ * catch-up cursor from before the interruption, minus the time a write with
+ * an earlier id may still land, so catching up from it skips nothing.
+ */
+export interface FeedInterrupted {
+  kind: 'FeedInterrupted';
+  roomName: string;
+  resumeCursor: string;
+}
+
 /** The end of a subscriber's access, made by its own subscription (never published): delivered as its error. */
 export interface AccessEnded {
   kind: 'AccessEnded';
@@ -89,7 +105,7 @@ export interface AccessEnded {
 }
 
 /** What a roomEvents subscription yields. */
-export type FeedItem = RoomEvent | AccessEnded;
+export type FeedItem = RoomEvent | FeedInterrupted | AccessEnded;
 
 export interface FeedAccess {
   /** Why the subscriber may no longer follow the room, or null while they may: read fresh. */
@@ -105,12 +121,16 @@ export interface FeedAccess {
  * be lost on the way, so delivery re-checks access too (see recheckedStream).
  */
 export async function roomEventStream(
-  services: { pubsub: PubSub; clock: Clock; logger: Logger },
+  services: { pubsub: PubSub; clock: Clock; logger: Logger; config: Config },
   roomName: string,
   login: string,
   access: FeedAccess,
 ): Promise<AsyncIterableIterator<FeedItem>> {
-  const events = await eventStream<RoomEvent>(services.pubsub, roomChannel(roomName));
+  const settleMs = catchUpSettleMs(services.config.cassandra.requestTimeoutMs);
+  const events = await eventStream<RoomEvent | FeedInterrupted>(services.pubsub, roomChannel(roomName), {
+    clock: services.clock,
+    event: (lostAt) => ({ kind: 'FeedInterrupted', roomName, resumeCursor: catchUpCursorBefore(lostAt, settleMs) }),
+  });
   // Checked again now that the stream is live: a leave or delete that
   // committed before this point is seen here, any later one arrives as an event.
   let denied: AppError | null;
@@ -124,7 +144,7 @@ export async function roomEventStream(
     await events.return?.();
     throw denied;
   }
-  const isFinal = (event: RoomEvent) =>
+  const isFinal = (event: RoomEvent | FeedInterrupted) =>
     event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login);
   const shaped = shapeStream(events, {
     skip: (event) => event.kind === 'TypingStarted' && event.user.login === login,
@@ -138,6 +158,12 @@ export async function roomEventStream(
     onCheckFailed: (err) => services.logger.warn({ err, roomName }, 'room access re-check failed; delivering'),
     ended: (error) => ({ kind: 'AccessEnded', roomName, error }),
   });
+}
+
+/** A catch-up (`messages(before:)`) cursor for everything that may have committed after `at`. */
+function catchUpCursorBefore(at: Date, settleMs: number): string {
+  const from = new Date(at.getTime() - settleMs);
+  return encodeHistoryCursor({ bucket: dayBucket(from), id: maxTimeUuid(from).toString() });
 }
 
 /** Whether an access check made at `at` still holds at `now` (a clock that went back counts as stale). */
@@ -154,10 +180,10 @@ export function isFresh(at: number, now: number): boolean {
  * subscription. Built on transformStream, which releases the source on an early unsubscribe.
  */
 function recheckedStream(
-  source: AsyncIterableIterator<RoomEvent>,
+  source: AsyncIterableIterator<RoomEvent | FeedInterrupted>,
   opts: {
     clock: Clock;
-    needsCheck: (event: RoomEvent) => boolean;
+    needsCheck: (event: RoomEvent | FeedInterrupted) => boolean;
     check: () => Promise<AppError | null>;
     onCheckFailed: (err: unknown) => void;
     ended: (error: AppError) => AccessEnded;
@@ -165,7 +191,7 @@ function recheckedStream(
 ): AsyncIterableIterator<FeedItem> {
   // The stream was created right after a fresh check.
   let checkedAt = opts.clock.now().getTime();
-  return transformStream<RoomEvent, FeedItem>(source, async (event) => {
+  return transformStream<RoomEvent | FeedInterrupted, FeedItem>(source, async (event) => {
     const now = opts.clock.now().getTime();
     if (!opts.needsCheck(event) || isFresh(checkedAt, now)) return { emit: event };
     let denied: AppError | null = null;

@@ -2,7 +2,7 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../guards.js';
-import { roomChannel, roomEventStream, type FeedItem, type RoomEvent } from './feed.js';
+import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
 import { accessEnded, recentRoomReads } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './rooms.js';
 import { validRoomName } from './validation.js';
@@ -23,7 +23,7 @@ export async function subscribeRoomEvents(ctx: Context, rawName: string): Promis
 }
 
 /** Each event is resolved with fresh loaders: a subscription lives for hours. The end of access is its error. */
-export function resolveRoomEvent(ctx: Context, item: FeedItem): RoomEvent {
+export function resolveRoomEvent(ctx: Context, item: FeedItem): RoomEvent | FeedInterrupted {
   if (item.kind === 'AccessEnded') throw item.error;
   refreshLoaders(ctx);
   return item;
