@@ -89,6 +89,8 @@ export interface Config {
   /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
   corsOrigins: string[] | 'any';
   trustedDocuments: TrustedDocumentsConfig;
+  /** Unsent bytes one WebSocket may hold before it is closed as too slow (4413). */
+  wsMaxBufferedBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),
+    wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024),
     trustedDocuments: {
       mode: oneOf(env, 'TRUSTED_DOCUMENTS', ['any', 'only'] as const, 'any'),
       files: list(env.TRUSTED_DOCUMENTS_FILE),

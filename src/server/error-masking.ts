@@ -139,6 +139,12 @@ export function useLimitErrorCodes(): YogaPlugin {
         } catch (err) {
           const tagged = tag(err);
           if (tagged !== err) return [tagged as GraphQLError];
+          // graphql's SingleFieldSubscriptionsRule evaluates directives, and throws for `@skip` without
+          // its argument instead of reporting it: that is the document's fault, a validation error.
+          if ((err as { name?: unknown }).name === 'GraphQLError') {
+            const e = err as GraphQLError;
+            return [new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED } })];
+          }
           throw err;
         }
       });

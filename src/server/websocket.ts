@@ -5,7 +5,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { serveGraphqlWs, SLOW_CONSUMER_CLOSE } from './graphql-ws-transport.js';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
 import { authenticate, bearerToken, refusalOf, TokenRefusal } from '../auth/authenticate.js';
@@ -31,6 +31,10 @@ export const WS_CLOSE = {
   TOKEN_EXPIRED: 4419,
   /** Server shutting down: reconnect (to another instance). */
   GOING_AWAY: 1001,
+  /** The client fell too far behind (its unsent bytes passed WS_MAX_BUFFERED_BYTES): reconnect and catch up. */
+  SLOW_CONSUMER: SLOW_CONSUMER_CLOSE,
+  /** A message no client may send (or not a graphql-ws message at all): fix the client. */
+  BAD_REQUEST: 4400,
 } as const;
 
 type SocketExtra = {
@@ -103,13 +107,21 @@ export function attachWebSockets(
     socket.close(expired ? WS_CLOSE.TOKEN_EXPIRED : WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
   }
 
-  const wsServer = useServer<Record<string, unknown>, SocketExtra>(
+  // An operation that throws (rather than returning errors) fails alone, with an error for its id.
+  const run = (args: ExecutionArgs, phase: 'execute' | 'subscribe') =>
+    inOperationScope(args, async () => {
+      try {
+        return await (args.rootValue as Record<typeof phase, (a: ExecutionArgs) => unknown>)[phase](args);
+      } catch (err) {
+        return { errors: [maskAndLog(err)] };
+      }
+    });
+  const transport = serveGraphqlWs<SocketExtra>(
+    wss,
     {
       // Run inside the operation's request scope, so its log lines carry its id.
-      execute: (args) =>
-        inOperationScope(args, () => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args)) as never,
-      subscribe: (args) =>
-        inOperationScope(args, () => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args)) as never,
+      execute: (args) => run(args, 'execute') as never,
+      subscribe: (args) => run(args, 'subscribe') as never,
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
@@ -131,6 +143,14 @@ export function attachWebSockets(
         ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
         const requestId = `${ctx.extra.connectionId}.${ctx.extra.operations}`;
         return runInRequestScope({ requestId }, async () => {
+          try {
+            return await prepareOperation();
+          } catch (err) {
+            return [maskAndLog(err)] as GraphQLError[];
+          }
+        });
+
+        async function prepareOperation() {
           // Each operation holds a listener and a buffer: one socket may not hold without bound.
           // graphql-ws has already registered this one in ctx.subscriptions.
           if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
@@ -185,16 +205,15 @@ export function attachWebSockets(
             contextValue: await contextFactory(),
             rootValue: { execute, subscribe },
           };
-        });
+        }
       },
     },
-    wss,
+    { logger: svc.logger, maxBufferedBytes: svc.config.wsMaxBufferedBytes },
   );
   return {
     async dispose() {
       unwatch();
-      for (const client of wss.clients) client.close(WS_CLOSE.GOING_AWAY, 'Server shutting down');
-      await wsServer.dispose();
+      await transport.dispose();
     },
   };
 }
