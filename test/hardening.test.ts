@@ -3,6 +3,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import type { App } from '../src/app.js';
 import { LoginDocument, LogoutDocument, ProfileUpdatedDocument, RegisterDocument, UpdateProfileDocument, UserByLoginDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
+import { stringParamsSentDuring } from './testkit/cql-spy.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
@@ -23,6 +24,19 @@ describe('rate limits under parallel attempts', () => {
     const limit = own.services.config.auth.loginFailuresPerLogin;
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) => gql(own, LoginDocument, { login: user.login, password: `guess-number-${i}` })),
+    );
+    const all = results.map((r) => codes(r)[0]);
+    expect(all.filter((c) => c === 'INVALID_CREDENTIALS')).toHaveLength(limit);
+    expect(all.filter((c) => c === 'RATE_LIMITED')).toHaveLength(30 - limit);
+  });
+
+  it('lets exactly the allowed number through when 30 parallel guesses are split over two instances sharing Redis', async () => {
+    // The Redis limiter counts for every instance: guesses spread over two count against one allowance.
+    const [one, two] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
+    const user = await signUp(one);
+    const limit = one.services.config.auth.loginFailuresPerLogin;
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => gql(i % 2 ? one : two, LoginDocument, { login: user.login, password: `guess-number-${i}` })),
     );
     const all = results.map((r) => codes(r)[0]);
     expect(all.filter((c) => c === 'INVALID_CREDENTIALS')).toHaveLength(limit);
@@ -112,11 +126,15 @@ describe('bad requests get stable codes, never an internal error', () => {
 
   it('answers lookups of impossible logins without reaching Cassandra', async () => {
     const user = await signUp(app);
-    for (const login of ['', ' ', 'x'.repeat(70_000), 'Robert\'); DROP TABLE users;--']) {
-      const res = await gql(app, UserByLoginDocument, { login }, user.token);
-      expect(res.errors).toBeUndefined();
-      expect(res.data?.user).toBeNull();
-    }
+    const impossible = ['', ' ', 'x'.repeat(70_000), 'Robert\'); DROP TABLE users;--'];
+    const sent = await stringParamsSentDuring(app, async () => {
+      for (const login of impossible) {
+        const res = await gql(app, UserByLoginDocument, { login }, user.token);
+        expect(res.errors).toBeUndefined();
+        expect(res.data?.user).toBeNull();
+      }
+    });
+    expect(sent.filter((p) => impossible.includes(p))).toEqual([]);
   });
 
   it('refuses a request body over 1 MiB with 413 before parsing it', async () => {

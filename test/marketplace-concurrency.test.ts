@@ -153,11 +153,18 @@ describe('concurrent buyers', () => {
       expect(master.finished).toBe(master.available === 0);
       completed.forEach((p) => expect(master.map.get(p.id)).toBe(p.quantity));
 
-      // Each refusal is honest: NOT_ENOUGH_UNITS only when fewer units than wanted were left (stock only falls).
+      // Each refusal is honest: NOT_ENOUGH_UNITS only when fewer units than wanted were left at the moment
+      // it was given. The refusal reports that stock; it must be a stock the item really passed through
+      // (the offer less some of the completed purchases), and below what was wanted.
+      const reachable = stocksPassedThrough(master.offered, completed.map((p) => p.quantity));
       results.forEach((r, i) => {
         if (r.data?.buyItem) return;
         expect(['NOT_ENOUGH_UNITS', 'CONFLICT']).toContain(codes(r)[0]);
-        if (codes(r)[0] === 'NOT_ENOUGH_UNITS') expect(master.available).toBeLessThan(quantities[i]!);
+        if (codes(r)[0] !== 'NOT_ENOUGH_UNITS') return;
+        const left = r.errors?.[0]?.extensions?.availableUnits as number;
+        expect(left).toBeLessThan(quantities[i]!);
+        expect(left).toBeGreaterThanOrEqual(master.available);
+        expect(reachable.has(left), `stock ${left} when refused`).toBe(true);
       });
 
       await expectCompletedRows(completed.map((p) => p.id));
@@ -168,3 +175,10 @@ describe('concurrent buyers', () => {
     HEAVY,
   );
 });
+
+/** Every stock an item offering `offered` units can have had: the offer less the quantities of any subset of its sales. */
+function stocksPassedThrough(offered: number, sold: number[]): Set<number> {
+  let sums = new Set([0]);
+  for (const q of sold) sums = new Set([...sums, ...[...sums].map((s) => s + q)]);
+  return new Set([...sums].filter((s) => s <= offered).map((s) => offered - s));
+}

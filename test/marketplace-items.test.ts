@@ -10,6 +10,7 @@ import {
   PurchaseDocument,
 } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
+import { stringParamsSentDuring } from './testkit/cql-spy.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, itemInput, uuid } from './testkit/marketplace.js';
 import { signUp, type TestUser } from './testkit/users.js';
@@ -205,12 +206,15 @@ describe('bad input never reaches Cassandra', () => {
     ['not a login', 'no spaces allowed!'],
     ['too long for a login', 'a'.repeat(33)],
   ])('a login that names nobody (%s) has no items and no history', async (_what, login) => {
-    const bySeller = await gql(app, ItemsBySellerDocument, { login }, viewer.token);
-    expect(bySeller.errors).toBeUndefined();
-    expect(bySeller.data?.itemsBySeller).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
-    const history = await gql(app, ItemHistoryDocument, { login, month: '2026-11' }, viewer.token);
-    expect(history.errors).toBeUndefined();
-    expect(history.data?.itemHistory).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+    const sent = await stringParamsSentDuring(app, async () => {
+      const bySeller = await gql(app, ItemsBySellerDocument, { login }, viewer.token);
+      expect(bySeller.errors).toBeUndefined();
+      expect(bySeller.data?.itemsBySeller).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+      const history = await gql(app, ItemHistoryDocument, { login, month: '2026-11' }, viewer.token);
+      expect(history.errors).toBeUndefined();
+      expect(history.data?.itemHistory).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
+    });
+    expect(sent).not.toContain(login);
   });
 
   it.each([
@@ -227,9 +231,13 @@ describe('bad input never reaches Cassandra', () => {
     ['itemId', BuyItemDocument, { itemId: huge, quantity: 1 }],
     ['after', ItemsBySellerDocument, { login: 'someone', after: huge }],
   ] as const)('names %s when it cannot be valid', async (field, doc, variables) => {
-    const res = await gql(app, doc as typeof ItemHistoryDocument, variables as never, viewer.token);
-    expect(codes(res)).toEqual(['BAD_USER_INPUT']);
-    expect(res.errors?.[0]?.extensions?.field).toBe(field);
+    const sent = await stringParamsSentDuring(app, async () => {
+      const res = await gql(app, doc as typeof ItemHistoryDocument, variables as never, viewer.token);
+      expect(codes(res)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors?.[0]?.extensions?.field).toBe(field);
+    });
+    const bad = Object.values(variables).filter((v): v is string => typeof v === 'string' && v !== 'someone');
+    expect(sent.filter((p) => bad.includes(p))).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { TimeUuid } from '../src/db/client.js';
-import type { Statement } from '../src/db/client.js';
+import { stringParamsSentDuring } from './testkit/cql-spy.js';
 import {
   DeleteRoomDocument,
   HideMessageDocument,
@@ -49,36 +49,10 @@ function forgedMessageId(roomName: string): string {
   return Buffer.from(`m1|${roomName}|20250101|${TimeUuid.fromDate(at).toString()}`).toString('base64url');
 }
 
-/** Every string parameter sent to Cassandra while `run` runs. */
-async function paramsSent(run: () => Promise<void>): Promise<string[]> {
-  const db = app.services.db;
-  const { execute, batch, lwt } = db;
-  const seen: string[] = [];
-  const note = (params: unknown[] = []) => params.forEach((p) => typeof p === 'string' && seen.push(p));
-  db.execute = function (stmt: Statement, params?: unknown[], ...rest) {
-    note(params);
-    return execute.call(this, stmt, params, ...rest);
-  };
-  db.batch = function (queries, ...rest) {
-    queries.forEach((q) => note(q.params));
-    return batch.call(this, queries, ...rest);
-  };
-  db.lwt = function (stmt, params, ...rest) {
-    note(params);
-    return lwt.call(this, stmt, params, ...rest);
-  };
-  try {
-    await run();
-  } finally {
-    Object.assign(db, { execute, batch, lwt });
-  }
-  return seen;
-}
-
 describe('room names and message ids that cannot be valid', () => {
   it('answer null or BAD_USER_INPUT at every entry point, never an error from Cassandra', async () => {
     const name = await roomWith(app, alice);
-    const sent = await paramsSent(async () => {
+    const sent = await stringParamsSentDuring(app, async () => {
       for (const bad of BAD_NAMES) {
         const what = `${bad.slice(0, 10)}… (${bad.length} chars)`;
         const lookup = await gql(app, RoomDocument, { name: bad }, alice.token);

@@ -9,28 +9,31 @@ import type { Statement } from '../../src/db/client.js';
 export interface CqlRecord {
   kind: 'execute' | 'batch' | 'lwt';
   cql: string[];
+  params: unknown[][];
 }
 
 export function recordCql(app: App) {
   const db = app.services.db;
   const records: CqlRecord[] = [];
   const { execute, batch, lwt } = db;
-  db.execute = function (stmt: Statement, ...rest) {
-    records.push({ kind: 'execute', cql: [stmt.cql] });
-    return execute.call(this, stmt, ...rest);
+  db.execute = function (stmt: Statement, params?: unknown[], ...rest) {
+    records.push({ kind: 'execute', cql: [stmt.cql], params: [params ?? []] });
+    return execute.call(this, stmt, params, ...rest);
   };
   db.batch = function (queries, ...rest) {
-    records.push({ kind: 'batch', cql: queries.map((q) => q.stmt.cql) });
+    records.push({ kind: 'batch', cql: queries.map((q) => q.stmt.cql), params: queries.map((q) => q.params) });
     return batch.call(this, queries, ...rest);
   };
-  db.lwt = function (stmt, ...rest) {
-    records.push({ kind: 'lwt', cql: [stmt.cql] });
-    return lwt.call(this, stmt, ...rest);
+  db.lwt = function (stmt, params, ...rest) {
+    records.push({ kind: 'lwt', cql: [stmt.cql], params: [params] });
+    return lwt.call(this, stmt, params, ...rest);
   };
   return {
     records,
     /** Every statement sent, batched or not. */
     statements: () => records.flatMap((r) => r.cql.map((c) => c.replace(/\s+/g, ' ').trim())),
+    /** Every string parameter sent, batched or not. */
+    stringParams: () => records.flatMap((r) => r.params.flat().filter((p): p is string => typeof p === 'string')),
     /** Statements that change data. */
     writes: () =>
       records.flatMap((r) => r.cql.map((c) => c.replace(/\s+/g, ' ').trim())).filter((c) => /^(INSERT|UPDATE|DELETE)\b/i.test(c)),
@@ -40,4 +43,15 @@ export function recordCql(app: App) {
       db.lwt = lwt;
     },
   };
+}
+
+/** The string parameters sent to Cassandra while `run` runs. */
+export async function stringParamsSentDuring(app: App, run: () => Promise<void>): Promise<string[]> {
+  const spy = recordCql(app);
+  try {
+    await run();
+  } finally {
+    spy.stop();
+  }
+  return spy.stringParams();
 }
