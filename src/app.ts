@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type Config } from './config.js';
 import type { Clock, Services } from './services.js';
 import { startPurchaseRecovery } from './resolvers/marketplace/completion.js';
@@ -16,11 +17,14 @@ import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { createLogger } from './server/logging.js';
 import { withRequestId } from './server/request-id.js';
 import { TrustedDocuments } from './server/trusted-documents.js';
+import { startTracing, type Tracing } from './server/tracing.js';
 
 export interface AppOptions {
   config?: Config;
   clock?: Clock;
   logger?: Logger;
+  /** Spans go to this processor whatever the OTEL_* settings say (tests read them from memory). */
+  tracing?: { spanProcessor: SpanProcessor };
 }
 
 export interface App {
@@ -39,6 +43,7 @@ export function createApp(options: AppOptions = {}): App {
   let server: Server | undefined;
   let webSockets: WebSocketBridge | undefined;
   let stopPurchaseRecovery: (() => Promise<void>) | undefined;
+  let tracing: Tracing | undefined;
   const sockets = new Set<Socket>();
 
   const app: App = {
@@ -56,8 +61,9 @@ export function createApp(options: AppOptions = {}): App {
     async start() {
       // Read first: a missing or broken manifest stops the start before anything is connected.
       const trusted = TrustedDocuments.load(config.trustedDocuments);
-      services = await buildServices(config, logger, options.clock);
-      const yoga = buildYoga(services, trusted);
+      tracing = startTracing(config.tracing, config.cassandra.keyspace, options.tracing?.spanProcessor);
+      services = await buildServices(config, logger, options.clock, tracing?.aroundCql);
+      const yoga = buildYoga(services, trusted, tracing?.plugin);
       server = createServer(withRequestId(yoga, config.trustProxy));
       server.on('connection', (socket) => {
         sockets.add(socket);
@@ -94,6 +100,9 @@ export function createApp(options: AppOptions = {}): App {
         await services.db.shutdown();
         services = undefined;
       }
+      // Last, so the spans of the last operations are exported.
+      await tracing?.shutdown();
+      tracing = undefined;
       logger.info('Parley stopped');
     },
   };

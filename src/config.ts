@@ -70,6 +70,20 @@ export interface TrustedDocumentsConfig {
   files: string[];
 }
 
+/**
+ * OpenTelemetry traces, set through the standard OTEL_* variables. The SDK
+ * and the OTLP exporter read their own further variables (sampler, batching,
+ * endpoint details, headers): see the README.
+ */
+export interface TracingConfig {
+  /** Where spans go; empty means tracing is off. */
+  exporters: Array<'otlp' | 'console'>;
+  /** The OTLP/HTTP traces URL when an endpoint is set; unset, the exporter's default (localhost:4318). */
+  otlpTracesUrl?: string;
+  /** The service.name resource attribute. */
+  serviceName: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -84,6 +98,7 @@ export interface Config {
   auth: AuthConfig;
   limits: LimitsConfig;
   marketplace: MarketplaceConfig;
+  tracing: TracingConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
   /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
@@ -161,6 +176,30 @@ export function parseCorsOrigins(raw: string | undefined, production: boolean): 
   });
 }
 
+/**
+ * Tracing is opt-in: on when OTEL_TRACES_EXPORTER names an exporter, or when
+ * an OTLP endpoint is set (then the exporter is otlp, the specification's
+ * default). OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true keeps it off.
+ */
+function tracingConfig(env: Env): TracingConfig {
+  const serviceName = env.OTEL_SERVICE_NAME || 'parley';
+  if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return { exporters: [], serviceName };
+  const named = list(env.OTEL_TRACES_EXPORTER).map((name) => name.toLowerCase());
+  for (const name of named) {
+    if (!['otlp', 'console', 'none'].includes(name)) throw new Error(`OTEL_TRACES_EXPORTER: unsupported exporter "${name}" (otlp, console or none)`);
+  }
+  // The specification's rule: the traces endpoint is used as is, the general one gets the traces path.
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const otlpTracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/$/, '')}/v1/traces` : undefined);
+  const exporters = (named.length > 0 ? named.filter((name) => name !== 'none') : otlpTracesUrl ? ['otlp'] : []) as TracingConfig['exporters'];
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  // The exporter speaks OTLP over HTTP only: spans sent to a gRPC port would be lost without a word.
+  if (exporters.includes('otlp') && protocol === 'grpc') {
+    throw new Error('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: send OTLP over HTTP (the collector listens on 4318)');
+  }
+  return { exporters: [...new Set(exporters)], serviceName, otlpTracesUrl };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   return {
@@ -218,5 +257,6 @@ export function loadConfig(env: Env = process.env): Config {
       recoveryGraceMs: int(env, 'PURCHASE_RECOVERY_GRACE_MS', DEFAULT_RECOVERY_GRACE_MS),
       bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', DEFAULT_BIND_ATTEMPTS),
     },
+    tracing: tracingConfig(env),
   };
 }

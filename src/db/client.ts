@@ -32,6 +32,12 @@ export interface LwtOutcome {
   row?: Row;
 }
 
+/**
+ * Wraps each request sent to Cassandra: one statement's CQL, or a batch's
+ * (an array). How tracing sees storage without src/db knowing about it.
+ */
+export type AroundRequest = <T>(cql: string | readonly string[], send: () => Promise<T>) => Promise<T>;
+
 export interface ExecuteOptions {
   fetchSize?: number;
   pageState?: string;
@@ -54,6 +60,7 @@ export class Database {
     readonly config: CassandraConfig,
     private readonly logger: Logger,
     contactPoints: string[],
+    private readonly aroundRequest: AroundRequest = (_cql, send) => send(),
   ) {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
@@ -73,14 +80,16 @@ export class Database {
 
   async execute(stmt: Statement, params: unknown[] = [], opts: ExecuteOptions = {}): Promise<ResultSet> {
     this.queryCount += 1;
-    return this.client.execute(stmt.cql, params, {
-      prepare: true,
-      isIdempotent: stmt.idempotent,
-      consistency: opts.consistency ?? this.consistency,
-      fetchSize: opts.fetchSize,
-      pageState: opts.pageState,
-      readTimeout: opts.readTimeout,
-    });
+    return this.aroundRequest(stmt.cql, () =>
+      this.client.execute(stmt.cql, params, {
+        prepare: true,
+        isIdempotent: stmt.idempotent,
+        consistency: opts.consistency ?? this.consistency,
+        fetchSize: opts.fetchSize,
+        pageState: opts.pageState,
+        readTimeout: opts.readTimeout,
+      }),
+    );
   }
 
   async first(stmt: Statement, params: unknown[] = []): Promise<Row | undefined> {
@@ -96,14 +105,18 @@ export class Database {
   async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
     if (queries.length === 0) return;
     this.queryCount += 1;
-    await this.client.batch(
-      queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
-      {
-        prepare: true,
-        logged: opts.logged ?? true,
-        isIdempotent: queries.every((q) => q.stmt.idempotent),
-        consistency: this.consistency,
-      },
+    await this.aroundRequest(
+      queries.map((q) => q.stmt.cql),
+      () =>
+        this.client.batch(
+          queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
+          {
+            prepare: true,
+            logged: opts.logged ?? true,
+            isIdempotent: queries.every((q) => q.stmt.idempotent),
+            consistency: this.consistency,
+          },
+        ),
     );
   }
 
@@ -121,12 +134,14 @@ export class Database {
     let result: ResultSet;
     this.queryCount += 1;
     try {
-      result = await this.client.execute(stmt.cql, params, {
-        prepare: true,
-        isIdempotent: false,
-        consistency: this.consistency,
-        serialConsistency: this.serialConsistency,
-      });
+      result = await this.aroundRequest(stmt.cql, () =>
+        this.client.execute(stmt.cql, params, {
+          prepare: true,
+          isIdempotent: false,
+          consistency: this.consistency,
+          serialConsistency: this.serialConsistency,
+        }),
+      );
     } catch (err) {
       if (!isUnknownOutcome(err)) throw err;
       this.logger.warn({ err: describe(err), cql: stmt.cql }, 'LWT outcome unknown; reading back at SERIAL');

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { Database } from '../db/client.js';
+import { Database, type AroundRequest } from '../db/client.js';
 import { defaultLocalNodeOptions, ensureLocalNode } from '../db/local-node.js';
 import { migrate } from '../db/migrate.js';
 import { createStores } from '../db/stores.js';
@@ -19,14 +19,19 @@ import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';
 import { systemClock, type Clock, type Services } from '../services.js';
 
-export async function buildServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
+export async function buildServices(
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+  aroundCql?: AroundRequest,
+): Promise<Services> {
   let contactPoints = config.cassandra.contactPoints;
   if (contactPoints.length === 0) {
     const node = await ensureLocalNode(defaultLocalNodeOptions({ log: (line) => logger.info(line) }));
     contactPoints = [`${node.host}:${node.port}`];
   }
   if (config.cassandra.migrate) await migrate(config.cassandra, contactPoints, logger);
-  const db = new Database(config.cassandra, logger, contactPoints);
+  const db = new Database(config.cassandra, logger, contactPoints, aroundCql);
   await db.connect();
 
   let pubsub: PubSub;

@@ -5,13 +5,14 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { requestLogFields } from './request-scope.js';
+import { traceLogFields } from './tracing.js';
 
 /** `destination` defaults to stdout; tests pass one that collects lines. */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
     redact: ['password', '*.password', 'token', '*.token'],
-    mixin: requestLogFields,
+    mixin: () => ({ ...requestLogFields(), ...traceLogFields() }),
   };
   return destination ? pino(options, destination) : pino(options);
 }

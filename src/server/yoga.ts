@@ -25,9 +25,11 @@ import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
-export function buildYoga(svc: Services, trusted: TrustedDocuments): ParleyYoga {
+/** `tracing` (when on) goes first: its spans then cover what every other plugin does. */
+export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: YogaPlugin): ParleyYoga {
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
+    ...(tracing ? [tracing] : []),
     EnvelopArmorPlugin({
       maxDepth: { n: config.limits.maxDepth },
       maxAliases: { n: config.limits.maxAliases },

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/server/logging.js';
 import type { Clock } from '../../src/services.js';
@@ -21,6 +21,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Collect every log line (at debug level) here instead of discarding them. */
   logs?: string[];
+  /** Send spans to this processor (e.g. an in-memory exporter's). */
+  tracing?: AppOptions['tracing'];
 }
 
 const running = new Set<App>();
@@ -63,7 +65,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
   const logger = opts.logs
     ? createLogger({ logLevel: 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
     : createLogger(config);
-  const app = createApp({ config, clock: opts.clock, logger });
+  const app = createApp({ config, clock: opts.clock, logger, tracing: opts.tracing });
   await app.start();
   running.add(app);
   return app;
