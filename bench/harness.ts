@@ -1,15 +1,21 @@
 /** Starts an app for a benchmark on its own keyspace of the local node. */
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { nodeForThrowawayWork } from '../src/db/local-node.js';
 import type { Clock } from '../src/services.js';
 
-export async function benchApp(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<App> {
-  const node = process.env.CASSANDRA_CONTACT_POINTS ? undefined : await nodeForThrowawayWork();
+/** host:port of the node benchmarks use: CASSANDRA_CONTACT_POINTS's first, or the local throwaway-work node. */
+export async function benchContactPoint(): Promise<string> {
+  if (process.env.CASSANDRA_CONTACT_POINTS) return process.env.CASSANDRA_CONTACT_POINTS.split(',')[0]!;
+  const node = await nodeForThrowawayWork();
+  return `${node.host}:${node.port}`;
+}
+
+export async function benchApp(opts: { clock?: Clock; env?: Record<string, string>; logger?: Logger } = {}): Promise<App> {
   const config = loadConfig({
     ...process.env,
-    ...(node ? { CASSANDRA_CONTACT_POINTS: `${node.host}:${node.port}` } : {}),
+    CASSANDRA_CONTACT_POINTS: await benchContactPoint(),
     NODE_ENV: 'test',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -20,7 +26,7 @@ export async function benchApp(opts: { clock?: Clock; env?: Record<string, strin
     LOG_LEVEL: 'warn',
     ...opts.env,
   });
-  const app = createApp({ config, clock: opts.clock, logger: pino({ level: 'warn' }) });
+  const app = createApp({ config, clock: opts.clock, logger: opts.logger ?? pino({ level: 'warn' }) });
   await app.start();
   return app;
 }
