@@ -62,6 +62,13 @@ export interface MarketplaceConfig {
   bindAttempts: number;
 }
 
+export interface MetricsConfig {
+  /** Serve Prometheus metrics at /metrics; default on outside production. */
+  enabled: boolean;
+  /** When set, /metrics answers only requests bearing `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -76,6 +83,7 @@ export interface Config {
   auth: AuthConfig;
   limits: LimitsConfig;
   marketplace: MarketplaceConfig;
+  metrics: MetricsConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
 }
@@ -176,5 +184,21 @@ export function loadConfig(env: Env = process.env): Config {
       recoveryGraceMs: int(env, 'PURCHASE_RECOVERY_GRACE_MS', DEFAULT_RECOVERY_GRACE_MS),
       bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', DEFAULT_BIND_ATTEMPTS),
     },
+    metrics: metricsConfig(env, production),
   };
+}
+
+/**
+ * Metrics list every operation name, error rates and the database's health:
+ * reconnaissance for an attacker. In production they are off unless asked for,
+ * and once asked for they must be protected by a token (refusing to start
+ * beats serving them to the internet by an oversight).
+ */
+function metricsConfig(env: Env, production: boolean): MetricsConfig {
+  const enabled = bool(env, 'METRICS', !production);
+  const token = env.METRICS_TOKEN || undefined;
+  if (production && enabled && !token) {
+    throw new Error('METRICS=on in production requires METRICS_TOKEN (scrapers then send Authorization: Bearer <token>)');
+  }
+  return { enabled, token };
 }

@@ -54,6 +54,8 @@ export class Database {
     readonly config: CassandraConfig,
     private readonly logger: Logger,
     contactPoints: string[],
+    /** Told of every request the driver sends, with its latency and outcome (the instance's metrics). */
+    requestTracker?: cassandra.tracker.RequestTracker,
   ) {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
@@ -69,6 +71,8 @@ export class Database {
         serialConsistency: this.serialConsistency,
         prepare: true,
       },
+      // The driver refuses an undefined tracker (it wants an instance or nothing).
+      ...(requestTracker ? { requestTracker } : {}),
     });
   }
 

@@ -24,6 +24,19 @@ export function maskError(logger: Logger) {
 }
 
 /**
+ * The extensions.code a client sees for an error once maskError has been
+ * applied (it is idempotent: a masked error keeps its code). Metrics count
+ * errors by it, because their hooks can see an error before masking, and
+ * parse and validation errors on WebSocket are never masked.
+ */
+export function maskedCode(error: unknown): ErrorCode {
+  if (hasErrorCode(error)) return errorCode(error) as ErrorCode;
+  if (isRequestError(error)) return requestErrorCode(error as GraphQLError);
+  const original = (error as { originalError?: unknown }).originalError ?? error;
+  return hasErrorCode(original) ? (errorCode(original) as ErrorCode) : ErrorCode.INTERNAL_SERVER_ERROR;
+}
+
+/**
  * graphql-armor throws its limit errors from parse and validate, without a
  * code. Turn them into QUERY_TOO_COMPLEX errors reported like any validation
  * error, on HTTP and WebSocket alike. Must come after the armor plugin.

@@ -30,6 +30,7 @@ export interface WebSocketBridge {
 
 export function attachWebSockets(svc: Services, yoga: ParleyYoga, httpServer: Server): WebSocketBridge {
   const wss = new WebSocketServer({ server: httpServer, path: yoga.graphqlEndpoint, maxPayload: MAX_REQUEST_BYTES });
+  wss.on('connection', (socket) => svc.metrics.trackWebSocket(socket));
   const socketsByJti = new Map<string, Set<WebSocket>>();
   const unwatch = svc.revocations.onRevoke((jti) => {
     for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');

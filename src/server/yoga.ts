@@ -1,6 +1,6 @@
 /**
  * The one graphql-yoga instance that serves HTTP, SSE and (through the
- * WebSocket bridge) graphql-ws: schema, limits, readiness, error masking.
+ * WebSocket bridge) graphql-ws: schema, limits, readiness, metrics, error masking.
  */
 import type { IncomingMessage } from 'node:http';
 import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
@@ -15,6 +15,7 @@ import { endWithSession } from '../auth/live-session.js';
 import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
 import { maskError, useLimitErrorCodes } from './error-masking.js';
+import { useMetrics } from './metrics.js';
 import { yogaLogger } from './logging.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 
@@ -23,6 +24,8 @@ export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 export function buildYoga(svc: Services): ParleyYoga {
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
+    // First, so its timings take in the hooks of the plugins below.
+    ...useMetrics(svc.metrics),
     EnvelopArmorPlugin({
       maxDepth: { n: config.limits.maxDepth },
       maxAliases: { n: config.limits.maxAliases },
