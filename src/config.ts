@@ -84,6 +84,13 @@ export interface TracingConfig {
   serviceName: string;
 }
 
+export interface MetricsConfig {
+  /** Serve Prometheus metrics at /metrics; default on outside production. */
+  enabled: boolean;
+  /** When set, /metrics answers only requests bearing `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -99,6 +106,7 @@ export interface Config {
   limits: LimitsConfig;
   marketplace: MarketplaceConfig;
   tracing: TracingConfig;
+  metrics: MetricsConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
   /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
@@ -258,5 +266,21 @@ export function loadConfig(env: Env = process.env): Config {
       bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', DEFAULT_BIND_ATTEMPTS),
     },
     tracing: tracingConfig(env),
+    metrics: metricsConfig(env, production),
   };
+}
+
+/**
+ * Metrics list every operation name, error rates and the database's health:
+ * reconnaissance for an attacker. In production they are off unless asked for,
+ * and once asked for they must be protected by a token (refusing to start
+ * beats serving them to the internet by an oversight).
+ */
+function metricsConfig(env: Env, production: boolean): MetricsConfig {
+  const enabled = bool(env, 'METRICS', !production);
+  const token = env.METRICS_TOKEN || undefined;
+  if (production && enabled && !token) {
+    throw new Error('METRICS=on in production requires METRICS_TOKEN (scrapers then send Authorization: Bearer <token>)');
+  }
+  return { enabled, token };
 }

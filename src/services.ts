@@ -9,6 +9,7 @@ import type { PubSub } from './pubsub/pubsub.js';
 import type { TokenService } from './auth/tokens.js';
 import type { RevocationList } from './auth/revocation-list.js';
 import type { RateLimiter } from './auth/rate-limit.js';
+import type { Metrics } from './server/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */
 export interface Clock {
@@ -27,6 +28,8 @@ export interface Services {
   tokens: TokenService;
   revocations: RevocationList;
   rateLimiter: RateLimiter;
+  /** The instance's Prometheus metrics; domain code counts through its methods. */
+  metrics: Metrics;
   /** A hash of a random password, verified against when the login is unknown so both paths cost the same. */
   decoyPasswordHash: string;
 }

@@ -12,6 +12,7 @@ import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, ItemsByTagDocumen
 import { ManualClock, startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
+import { metricValue } from './testkit/metrics.js';
 import { eventually } from './testkit/poll.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
 
@@ -90,6 +91,7 @@ describe('recovery', () => {
     // A new instance completes it as it starts.
     const restarted = await startApp({ env: QUIET });
     await eventually(async () => marketplace(restarted.services).stats.recovered >= 1, { timeoutMs: 30_000, what: 'recovery at start' });
+    expect(await metricValue(restarted, 'parley_purchases_recovered_total')).toBeGreaterThanOrEqual(1);
     await assertCompleted(restarted, item.id, purchaseId, tag, 3);
 
     // Completing again (recovery and request racing, or a second recovery) changes nothing.

@@ -61,6 +61,8 @@ export class Database {
     private readonly logger: Logger,
     contactPoints: string[],
     private readonly aroundRequest: AroundRequest = (_cql, send) => send(),
+    /** Told of every request the driver sends, with its latency and outcome (the instance's metrics). */
+    requestTracker?: cassandra.tracker.RequestTracker,
   ) {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
@@ -70,6 +72,8 @@ export class Database {
         encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
         socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
         queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
+        // The driver refuses an undefined tracker (it wants an instance or nothing).
+        ...(requestTracker ? { requestTracker } : {}),
       }),
     );
   }

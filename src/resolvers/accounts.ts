@@ -44,9 +44,10 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   const email = validEmail('input.email', input.email);
   const bio = input.bio == null ? null : validBio('input.bio', input.bio);
 
-  const { stores, tokens, clock, rateLimiter, config } = ctx.services;
+  const { stores, tokens, clock, rateLimiter, config, metrics } = ctx.services;
   const attempts = await rateLimiter.increment(`register:${ctx.clientAddress}`, 3600);
   if (attempts.count > config.auth.registrationsPerAddressPerHour) {
+    metrics.rateLimited('register');
     throw new AppError(ErrorCode.RATE_LIMITED, `Too many sign-ups from this address; retry in ${attempts.retryAfter} s`, {
       retryAfter: attempts.retryAfter,
     });
@@ -71,7 +72,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');
 
 export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
-  const { stores, tokens, rateLimiter, config, decoyPasswordHash } = ctx.services;
+  const { stores, tokens, rateLimiter, config, decoyPasswordHash, metrics } = ctx.services;
   const login = normalizeLogin(rawLogin);
   requireLength('login', login, 1, Limits.login.max);
   requireLength('password', password, 1, Limits.password.max);
@@ -89,6 +90,7 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
     byAddress.count > loginFailuresPerAddress ? byAddress.retryAfter : 0,
   );
   if (retryAfter > 0) {
+    metrics.rateLimited('login');
     throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed logins; retry in ${retryAfter} s`, { retryAfter });
   }
 
@@ -104,7 +106,11 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
     await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
     throw err;
   }
-  if (!user || !ok) throw invalidCredentials(); // the attempt stays counted as a failure
+  if (!user || !ok) {
+    // The client is never told which; the operator is: unknown logins suggest credential stuffing, wrong passwords guessing.
+    metrics.loginFailure(user ? 'wrong_password' : 'unknown_login');
+    throw invalidCredentials(); // the attempt stays counted as a failure
+  }
   // A success is not a failure: give the attempt back.
   await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
   const { token, session } = await tokens.issue(login);

@@ -11,6 +11,7 @@ import { migrate } from '../db/migrate.js';
 import { createStores } from '../db/stores.js';
 import { RevocationStore } from '../db/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
+import { meteredPubSub } from '../pubsub/metered.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../auth/rate-limit.js';
@@ -18,6 +19,7 @@ import { hashPassword, scryptParams } from '../auth/passwords.js';
 import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';
 import { systemClock, type Clock, type Services } from '../services.js';
+import { Metrics } from './metrics.js';
 
 export async function buildServices(
   config: Config,
@@ -31,17 +33,18 @@ export async function buildServices(
     contactPoints = [`${node.host}:${node.port}`];
   }
   if (config.cassandra.migrate) await migrate(config.cassandra, contactPoints, logger);
-  const db = new Database(config.cassandra, logger, contactPoints, aroundCql);
+  const metrics = new Metrics(config.metrics);
+  const db = new Database(config.cassandra, logger, contactPoints, aroundCql, metrics.cassandraRequestTracker());
   await db.connect();
 
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;
   if (config.redisUrl) {
     const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix);
-    pubsub = redisPubSub;
+    pubsub = meteredPubSub(redisPubSub, metrics);
     rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);
   } else {
-    pubsub = new InProcessPubSub(logger);
+    pubsub = meteredPubSub(new InProcessPubSub(logger), metrics);
     rateLimiter = new MemoryRateLimiter();
   }
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
@@ -61,6 +64,7 @@ export async function buildServices(
     tokens,
     revocations,
     rateLimiter,
+    metrics,
     decoyPasswordHash,
   };
 }

@@ -105,6 +105,15 @@ function fieldOf(error: Error): { field?: unknown } {
 }
 
 /**
+ * The extensions.code a client sees for an error once masked (masking keeps
+ * a masked error's code). Metrics count errors by it, because their hooks can
+ * see an error before masking.
+ */
+export function maskedCode(error: unknown): ErrorCode {
+  return errorCode(mask(error)) as ErrorCode;
+}
+
+/**
  * graphql-armor throws its limit errors from parse and validate, without a
  * code. Turn them into QUERY_TOO_COMPLEX errors reported like any validation
  * error, on HTTP and WebSocket alike. Must come after the armor plugin.

@@ -81,6 +81,7 @@ export function attachWebSockets(
     verifyClient: ({ req }: { req: IncomingMessage }, answer: (ok: boolean, status?: number, message?: string) => void) =>
       allowsUpgrade(origins, req) ? answer(true) : answer(false, 403, 'Origin not allowed'),
   });
+  wss.on('connection', (socket) => svc.metrics.trackWebSocket(socket));
   const maskAndLog = maskError(svc.logger);
   const socketsByJti = new Map<string, Set<WebSocket>>();
   const unwatch = svc.revocations.onRevoke((jti) => {

@@ -1,6 +1,6 @@
 /**
  * The one graphql-yoga instance that serves HTTP, SSE and (through the
- * WebSocket bridge) graphql-ws: schema, limits, readiness, error masking.
+ * WebSocket bridge) graphql-ws: schema, limits, readiness, metrics, error masking.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -19,6 +19,7 @@ import { corsFor, originPolicy } from './cors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
+import { useMetrics } from './metrics.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
@@ -30,6 +31,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
     ...(tracing ? [tracing] : []),
+    // Then metrics, so their timings take in the hooks of the plugins below.
+    ...useMetrics(svc.metrics),
     EnvelopArmorPlugin({
       maxDepth: { n: config.limits.maxDepth },
       maxAliases: { n: config.limits.maxAliases },

@@ -80,6 +80,7 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
         }
         await completePurchase(services, purchase);
         runtime.stats.recovered += 1;
+        services.metrics.purchaseRecovered();
         completed += 1;
       } catch (err) {
         logger.error({ err, purchaseId, itemId }, 'failed to complete a pending purchase; will retry');

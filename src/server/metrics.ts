@@ -1,0 +1,428 @@
+/**
+ * Prometheus metrics of one instance, served at /metrics: GraphQL operations
+ * by name and type with their durations (@graphql-yoga/plugin-prometheus),
+ * errors by extensions.code, open WebSockets and live subscriptions, pub/sub
+ * events, Cassandra requests as the driver times them, and the domain's own
+ * counters. Each instance has its own registry, so several instances in one
+ * process (the tests) never mix their numbers. Domain code counts through the
+ * typed methods of Metrics and never touches prom-client.
+ *
+ * Every label has a bounded set of values: operation names are cut to 64
+ * characters and, past 500 distinct ones (clients choose them), counted as
+ * "other"; Cassandra errors are labelled by class, never by CQL or values.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import cassandra from 'cassandra-driver';
+import { getOperationAST, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
+import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MetricsConfig } from '../config.js';
+import { maskedCode } from './error-masking.js';
+
+const METRICS_PATH = '/metrics';
+
+export type LoginFailureReason = 'unknown_login' | 'wrong_password';
+/** Operations refused with RATE_LIMITED. */
+export type RateLimitedAction = 'login' | 'register';
+/** How a subscription reaches its client: graphql-ws, or HTTP (SSE or multipart). */
+export type Transport = 'ws' | 'http';
+
+/** Longest operation name kept in a label. */
+const MAX_OPERATION_NAME_LENGTH = 64;
+/** Distinct operation names one instance labels; later ones are counted as "other". */
+const MAX_OPERATION_NAMES = 500;
+
+const CASSANDRA_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
+
+interface OperationLabels {
+  operationName: string;
+  operationType: string;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly operationNames = new Set<string>();
+
+  private readonly graphqlErrors = new Counter({
+    name: 'parley_graphql_errors_total',
+    help: 'Errors in GraphQL results (HTTP and WebSocket), by the extensions.code the client sees',
+    labelNames: ['code', 'operation_type'] as const,
+    registers: [this.registry],
+  });
+  private readonly webSocketsOpen = new Gauge({
+    name: 'parley_websockets_open',
+    help: 'WebSocket connections open on this instance',
+    registers: [this.registry],
+  });
+  private readonly subscriptionsActive = new Gauge({
+    name: 'parley_subscriptions_active',
+    help: 'GraphQL subscriptions running on this instance, by transport',
+    labelNames: ['transport'] as const,
+    registers: [this.registry],
+  });
+  private readonly eventsPublished = new Counter({
+    name: 'parley_events_published_total',
+    help: 'Events this instance published, by the first segment of their channel (room, inbox, item, user, auth)',
+    labelNames: ['channel_kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly eventsDelivered = new Counter({
+    name: 'parley_events_delivered_total',
+    help: "Events handed to listeners on this instance: subscribers' streams (channel_kind auth: the revocation list)",
+    labelNames: ['channel_kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly loginFailures = new Counter({
+    name: 'parley_login_failures_total',
+    help: 'Logins refused with INVALID_CREDENTIALS, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly rateLimitedTotal = new Counter({
+    name: 'parley_rate_limited_total',
+    help: 'Operations refused with RATE_LIMITED, by action',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
+  private readonly purchasesRecoveredTotal = new Counter({
+    name: 'parley_purchases_recovered_total',
+    help: 'Purchases completed by the recovery job after their request died',
+    registers: [this.registry],
+  });
+  private readonly cassandraDuration = new Histogram({
+    name: 'parley_cassandra_request_duration_seconds',
+    help: 'Requests sent to a Cassandra coordinator (retries included), as the driver times them',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: CASSANDRA_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly cassandraErrors = new Counter({
+    name: 'parley_cassandra_request_errors_total',
+    help: "Failed Cassandra requests, by the driver's error class",
+    labelNames: ['error'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(readonly config: MetricsConfig) {
+    // Series with known labels start at 0, so a rate over them exists before the first event.
+    for (const reason of ['unknown_login', 'wrong_password'] as const) this.loginFailures.inc({ reason }, 0);
+    for (const action of ['login', 'register'] as const) this.rateLimitedTotal.inc({ action }, 0);
+    for (const transport of ['ws', 'http'] as const) this.subscriptionsActive.set({ transport }, 0);
+    if (config.enabled) collectDefaultMetrics({ register: this.registry });
+  }
+
+  loginFailure(reason: LoginFailureReason): void {
+    this.loginFailures.inc({ reason });
+  }
+
+  rateLimited(action: RateLimitedAction): void {
+    this.rateLimitedTotal.inc({ action });
+  }
+
+  purchaseRecovered(): void {
+    this.purchasesRecoveredTotal.inc();
+  }
+
+  eventPublished(channelKind: string): void {
+    this.eventsPublished.inc({ channel_kind: channelKind });
+  }
+
+  eventDelivered(channelKind: string): void {
+    this.eventsDelivered.inc({ channel_kind: channelKind });
+  }
+
+  /** Counts a WebSocket as open until it closes. */
+  trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void {
+    this.webSocketsOpen.inc();
+    socket.once('close', () => this.webSocketsOpen.dec());
+  }
+
+  /** The driver's request tracker (client option `requestTracker`), or none when metrics are off. */
+  cassandraRequestTracker(): cassandra.tracker.RequestTracker | undefined {
+    return this.config.enabled ? new CassandraRequestMetrics(this.cassandraDuration, this.cassandraErrors) : undefined;
+  }
+
+  /** Counts each error of a result (or a phase) by the code its client sees. */
+  countErrors(errors: readonly unknown[] | undefined, operationType = 'unknown'): void {
+    for (const error of errors ?? []) {
+      this.graphqlErrors.inc({ code: maskedCode(error), operation_type: operationType });
+    }
+  }
+
+  /** Counts a subscription as active until its stream ends, however it ends. */
+  trackSubscription<T>(stream: AsyncIterable<T>, transport: Transport): AsyncIterableIterator<T> {
+    this.subscriptionsActive.inc({ transport });
+    return onEnd(stream, () => this.subscriptionsActive.dec({ transport }));
+  }
+
+  /**
+   * The operation a request runs, as labels: its name as written in the
+   * document (never the client's operationName parameter itself), or
+   * "anonymous"; its type, or "unknown" before a document is known.
+   */
+  operationLabels(document: DocumentNode | undefined, context: unknown): OperationLabels {
+    const operation = operationOf(document, context);
+    return {
+      operationName: this.operationNameLabel(operation?.name?.value),
+      operationType: operation?.operation ?? 'unknown',
+    };
+  }
+
+  private operationNameLabel(name: string | undefined): string {
+    if (!name) return 'anonymous';
+    const label = name.slice(0, MAX_OPERATION_NAME_LENGTH);
+    if (this.operationNames.has(label)) return label;
+    if (this.operationNames.size >= MAX_OPERATION_NAMES) return 'other';
+    this.operationNames.add(label);
+    return label;
+  }
+
+  /** The answer to a request for /metrics. */
+  async scrape(request: Request, fetchAPI: { Response: typeof Response }): Promise<Response> {
+    if (request.method !== 'GET') return new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET' } });
+    if (this.config.token && !bearerMatches(request.headers.get('authorization'), this.config.token)) {
+      const challenge = { 'www-authenticate': 'Bearer realm="metrics"' };
+      return new fetchAPI.Response('Unauthorized\n', { status: 401, headers: challenge });
+    }
+    const body = await this.registry.metrics();
+    return new fetchAPI.Response(body, { headers: { 'content-type': this.registry.contentType } });
+  }
+}
+
+/**
+ * The Yoga plugins behind the metrics: none when they are off (then /metrics
+ * is an unknown path, 404). /metrics is answered in onRequest, before any
+ * GraphQL processing. The same hooks see WebSocket operations, which run
+ * through yoga.getEnveloped.
+ */
+export function useMetrics(metrics: Metrics): YogaPlugin[] {
+  if (!metrics.config.enabled) return [];
+  return [usePrometheus(prometheusOptions(metrics)), useErrorAndSubscriptionMetrics(metrics)];
+}
+
+/** @graphql-yoga/plugin-prometheus with our registry, and our labels (bounded, see operationLabels). */
+function prometheusOptions(metrics: Metrics): Parameters<typeof usePrometheus>[0] {
+  const { registry } = metrics;
+  const labelNames = ['operationName', 'operationType'] as const;
+  const byOperation = <Phase>(name: string, help: string, phases: [Phase, ...Phase[]]) =>
+    createHistogram<Phase, (typeof labelNames)[number]>({
+      registry,
+      histogram: { name, help, labelNames },
+      fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
+      phases,
+    });
+  return {
+    registry,
+    endpoint: false, // served by useErrorAndSubscriptionMetrics, behind METRICS_TOKEN
+    metrics: {
+      graphql_envelop_request: createCounter({
+        registry,
+        counter: {
+          name: 'graphql_envelop_request',
+          help: 'GraphQL operations run (HTTP and WebSocket); a subscription once it ends',
+          labelNames,
+        },
+        fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
+        phases: ['execute', 'subscribe'],
+      }),
+      graphql_envelop_request_duration: byOperation(
+        'graphql_envelop_request_duration',
+        'Time spent on a GraphQL operation (a subscription: its whole life)',
+        ['execute', 'subscribe'],
+      ),
+      graphql_envelop_phase_parse: byOperation('graphql_envelop_phase_parse', 'Time spent parsing', ['parse']),
+      graphql_envelop_phase_validate: byOperation('graphql_envelop_phase_validate', 'Time spent validating', ['validate']),
+      graphql_envelop_phase_context: byOperation('graphql_envelop_phase_context', 'Time spent on the context', ['context']),
+      graphql_envelop_phase_execute: byOperation('graphql_envelop_phase_execute', 'Time spent executing', ['execute']),
+      graphql_envelop_phase_subscribe: byOperation(
+        'graphql_envelop_phase_subscribe',
+        'A subscription, from subscribing to its end',
+        ['subscribe'],
+      ),
+      graphql_envelop_error_result: createCounter({
+        registry,
+        counter: {
+          name: 'graphql_envelop_error_result',
+          help: 'Errors by operation and phase (by code: parley_graphql_errors_total)',
+          labelNames: [...labelNames, 'phase'],
+        },
+        fillLabelsFn: (params, context) => ({
+          ...metrics.operationLabels(params.document, context),
+          phase: params.errorPhase ?? 'execute',
+        }),
+      }),
+      graphql_yoga_http_duration: createHistogram({
+        registry,
+        histogram: {
+          name: 'graphql_yoga_http_duration',
+          help: 'Time spent on an HTTP request carrying a GraphQL operation',
+          labelNames: [...labelNames, 'method', 'statusCode'],
+        },
+        fillLabelsFn: (params, context) => ({
+          ...metrics.operationLabels(params.document, context),
+          method: params.request.method,
+          statusCode: params.response.status,
+        }),
+        phases: ['request'],
+      }),
+      // Same numbers as graphql_envelop_request_duration, at a summary's cost on every scrape.
+      graphql_envelop_request_time_summary: false,
+      // The schema deprecates nothing: this would walk every document for nothing.
+      graphql_envelop_deprecated_field: false,
+    },
+  };
+}
+
+/** The operation a request runs: the one its operationName parameter picks, or the only one. */
+function operationOf(document: DocumentNode | undefined, context: unknown): OperationDefinitionNode | null {
+  const requested = (context as { params?: { operationName?: unknown } } | undefined)?.params?.operationName;
+  return document ? (getOperationAST(document, typeof requested === 'string' ? requested : undefined) ?? null) : null;
+}
+
+function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
+  // Known once the document is validated; read when building the context fails.
+  const operationTypes = new WeakMap<object, string>();
+  const typeOf = (document: DocumentNode, context: unknown) => operationOf(document, context)?.operation ?? 'unknown';
+  const countResult = (result: unknown, operationType: string) =>
+    metrics.countErrors((result as ExecutionResult | undefined)?.errors, operationType);
+  return {
+    onRequest({ url, request, fetchAPI, endResponse }) {
+      if (url.pathname !== METRICS_PATH) return undefined;
+      return metrics.scrape(request, fetchAPI).then(endResponse);
+    },
+    onPluginInit({ registerContextErrorHandler }) {
+      registerContextErrorHandler(({ context, error }) => metrics.countErrors([error], operationTypes.get(context)));
+    },
+    instrumentation: {
+      // Around parsing, hooks included: Yoga's cache throws a parse error it has seen before from a hook,
+      // and then no onParse hook sees the result.
+      parse: (_payload, parse) => {
+        try {
+          parse();
+        } catch (err) {
+          metrics.countErrors([err]);
+          throw err;
+        }
+      },
+    },
+    onValidate: ({ context, params }) => {
+      const operationType = typeOf(params.documentAST, context);
+      operationTypes.set(context, operationType);
+      return ({ valid, result }) => {
+        if (!valid) metrics.countErrors(result, operationType);
+      };
+    },
+    onExecute: ({ args }) => {
+      const operationType = typeOf(args.document, args.contextValue);
+      return {
+        onExecuteDone: ({ result }) => {
+          if (!isAsyncIterable(result)) return countResult(result, operationType);
+          return { onNext: ({ result }) => countResult(result, operationType) };
+        },
+      };
+    },
+    onSubscribe: ({ args }) => ({
+      onSubscribeResult: ({ result, setResult }) => {
+        if (!isAsyncIterable(result)) return countResult(result, 'subscription');
+        const transport: Transport = (args.contextValue as { ws?: unknown }).ws ? 'ws' : 'http';
+        setResult(metrics.trackSubscription(result, transport));
+        return { onNext: ({ result }) => countResult(result, 'subscription') };
+      },
+      onSubscribeError: ({ error }) => metrics.countErrors([error], 'subscription'),
+    }),
+  };
+}
+
+// The driver checks `instanceof RequestTracker`, a class its typings declare as an interface.
+type RequestTrackerClass = new () => cassandra.tracker.RequestTracker;
+const RequestTrackerBase = (cassandra.tracker as unknown as { RequestTracker: RequestTrackerClass }).RequestTracker;
+
+type CqlRequest = string | Array<{ query: string }>;
+
+/** Times every request the driver sends (once per coordinator tried); labels never carry CQL or values. */
+class CassandraRequestMetrics extends RequestTrackerBase {
+  constructor(
+    private readonly duration: Histogram<'kind' | 'outcome'>,
+    private readonly errors: Counter<'error'>,
+  ) {
+    super();
+  }
+
+  override onSuccess(
+    _host: unknown,
+    query: CqlRequest,
+    _parameters: unknown,
+    _options: unknown,
+    _requestLength: number,
+    _responseLength: number,
+    latency: number[],
+  ): void {
+    this.duration.observe({ kind: requestKind(query), outcome: 'success' }, seconds(latency));
+  }
+
+  override onError(
+    _host: unknown,
+    query: CqlRequest,
+    _parameters: unknown,
+    _options: unknown,
+    _requestLength: number,
+    err: Error,
+    latency: number[],
+  ): void {
+    this.duration.observe({ kind: requestKind(query), outcome: 'error' }, seconds(latency));
+    this.errors.inc({ error: errorClass(err) });
+  }
+}
+
+const requestKind = (query: CqlRequest) => (Array.isArray(query) ? 'batch' : 'query');
+
+/** process.hrtime's [seconds, nanoseconds] in seconds. */
+const seconds = ([s = 0, ns = 0]: number[]) => s + ns / 1e9;
+
+/** OperationTimedOutError, ResponseError, …: the class's name, if it looks like one. */
+function errorClass(err: unknown): string {
+  const name = (err as Error | undefined)?.name;
+  return typeof name === 'string' && /^[A-Za-z]\w{0,63}$/.test(name) ? name : 'Error';
+}
+
+function bearerMatches(authorization: string | null, token: string): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  // Digests have one length, so the comparison takes the same time whatever was presented.
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return presented !== undefined && timingSafeEqual(digest(presented), digest(token));
+}
+
+/** `source`, calling `onEnded` once when it completes, fails or is returned early. */
+function onEnd<T>(source: AsyncIterable<T>, onEnded: () => void): AsyncIterableIterator<T> {
+  const inner = source[Symbol.asyncIterator]();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnded();
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      try {
+        const step = await inner.next();
+        if (step.done) end();
+        return step;
+      } catch (err) {
+        end();
+        throw err;
+      }
+    },
+    async return(value?: unknown) {
+      end();
+      return (await inner.return?.(value)) ?? { done: true, value: undefined };
+    },
+    async throw(err?: unknown) {
+      end();
+      if (inner.throw) return inner.throw(err);
+      throw err;
+    },
+  };
+  return iterator;
+}
