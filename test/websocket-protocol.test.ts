@@ -93,5 +93,7 @@ describe('a client that stops reading', () => {
     await eventually(() => capped.services.pubsub.listeners(roomChannel(room)) === 0, { what: 'the stalled socket to be closed', timeoutMs: 20_000 });
     (socket as unknown as { _socket: { resume(): void } })._socket.resume();
     expect([WS_CLOSE.SLOW_CONSUMER, 1006]).toContain((await closed).code);
+    const metrics = await (await fetch(`${capped.url}/metrics`)).text();
+    expect(metrics).toMatch(/^parley_websocket_slow_consumer_closes_total 1$/m);
   });
 });

@@ -47,6 +47,7 @@ export async function buildServices(
     pubsub = meteredPubSub(new InProcessPubSub(logger), metrics);
     rateLimiter = new MemoryRateLimiter();
   }
+  pubsub.onDeliveryChange((live) => live || metrics.deliveryLost());
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
   const [tokens, decoyPasswordHash] = await Promise.all([

@@ -104,6 +104,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly slowConsumerCloses = new Counter({
+    name: 'parley_websocket_slow_consumer_closes_total',
+    help: 'WebSockets closed (4413) because their unsent bytes passed WS_MAX_BUFFERED_BYTES',
+    registers: [this.registry],
+  });
+  private readonly feedInterruptions = new Counter({
+    name: 'parley_feed_interruptions_total',
+    help: 'Times this instance lost pub/sub delivery (open room feeds are then told to catch up)',
+    registers: [this.registry],
+  });
+
   constructor(readonly config: MetricsConfig) {
     // Series with known labels start at 0, so a rate over them exists before the first event.
     for (const reason of ['unknown_login', 'wrong_password'] as const) this.loginFailures.inc({ reason }, 0);
@@ -118,6 +129,14 @@ export class Metrics {
 
   rateLimited(action: RateLimitedAction): void {
     this.rateLimitedTotal.inc({ action });
+  }
+
+  slowConsumerClosed(): void {
+    this.slowConsumerCloses.inc();
+  }
+
+  deliveryLost(): void {
+    this.feedInterruptions.inc();
   }
 
   purchaseRecovered(): void {

@@ -209,7 +209,7 @@ export function attachWebSockets(
         }
       },
     },
-    { logger: svc.logger, maxBufferedBytes: svc.config.wsMaxBufferedBytes },
+    { logger: svc.logger, maxBufferedBytes: svc.config.wsMaxBufferedBytes, onSlowConsumer: () => svc.metrics.slowConsumerClosed() },
   );
   return {
     async dispose() {

@@ -57,7 +57,7 @@ class RoomSequencer {
         // A failed publish loses one live event, never the message (clients refetch with `before`).
         await this.pubsub
           .publish(roomChannel(roomName), event)
-          .catch((err) => this.logger.error({ err, roomName, kind: event.kind }, 'failed to publish room event'));
+          .catch((err) => this.logger.warn({ err: (err as Error).message, roomName, kind: event.kind }, 'room event not published (subscribers are told to catch up when pub/sub is back)'));
       }
     });
     this.tails.set(roomName, done);
