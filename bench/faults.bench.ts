@@ -123,7 +123,9 @@ async function stalledSocket(): Promise<string[]> {
     const socket = new WebSocket(`${app.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
     const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
     await new Promise((r) => socket.once('open', r));
+    const acknowledged = new Promise((r) => socket.once('message', r));
     socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${reader.token}` } }));
+    await acknowledged;
     const query = `subscription { roomEvents(roomName: "${room}") { ... on MessagePosted { message { id content } } } }`;
     for (let i = 0; i < 60; i++) socket.send(JSON.stringify({ id: String(i), type: 'subscribe', payload: { query } }));
     await until(() => app.services.pubsub.listeners(roomChannel(room)) === 60);

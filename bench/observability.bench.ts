@@ -82,6 +82,12 @@ export default async function run(): Promise<string> {
   try {
     for (const c of contenders) servers.push(await startServerProcess(c.env));
     const token = await register(servers[0]!.url);
+    // Every contender must really answer the operation (a refused token would be a cheap 200 too).
+    for (const s of servers) {
+      const res = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: QUERY });
+      const body = (await res.json()) as { data?: { me?: { login?: string } } };
+      if (!body.data?.me?.login) throw new Error(`contender at ${s.url} did not answer the operation: ${JSON.stringify(body)}`);
+    }
     // Warm-up: JIT, connection pools, prepared statements.
     for (const s of servers) await load(s.url, token, 2);
     const samples: Sample[][] = contenders.map(() => []);

@@ -163,3 +163,37 @@ export function shapeStream<T>(
     rules.skip?.(event) ? { skip: true } : { emit: event, end: rules.endsAfter?.(event) ?? false },
   );
 }
+
+/** `source`, calling `onEnded` once when it completes, fails or is returned early. */
+export function onStreamEnd<T>(source: AsyncIterable<T>, onEnded: () => void): AsyncIterableIterator<T> {
+  const inner = source[Symbol.asyncIterator]();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnded();
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      try {
+        const step = await inner.next();
+        if (step.done) end();
+        return step;
+      } catch (err) {
+        end();
+        throw err;
+      }
+    },
+    async return(value?: unknown) {
+      end();
+      return (await inner.return?.(value)) ?? { done: true, value: undefined };
+    },
+    async throw(err?: unknown) {
+      end();
+      if (inner.throw) return inner.throw(err);
+      throw err;
+    },
+  };
+  return iterator;
+}

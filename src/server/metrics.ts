@@ -17,6 +17,7 @@ import { getOperationAST, type DocumentNode, type ExecutionResult, type Operatio
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { onStreamEnd } from '../pubsub/pubsub.js';
 import type { MetricsConfig } from '../config.js';
 import { maskedCode } from './error-masking.js';
 
@@ -172,7 +173,7 @@ export class Metrics {
   /** Counts a subscription as active until its stream ends, however it ends. */
   trackSubscription<T>(stream: AsyncIterable<T>, transport: Transport): AsyncIterableIterator<T> {
     this.subscriptionsActive.inc({ transport });
-    return onEnd(stream, () => this.subscriptionsActive.dec({ transport }));
+    return onStreamEnd(stream, () => this.subscriptionsActive.dec({ transport }));
   }
 
   /**
@@ -410,38 +411,4 @@ function bearerMatches(authorization: string | null, token: string): boolean {
   // Digests have one length, so the comparison takes the same time whatever was presented.
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return presented !== undefined && timingSafeEqual(digest(presented), digest(token));
-}
-
-/** `source`, calling `onEnded` once when it completes, fails or is returned early. */
-function onEnd<T>(source: AsyncIterable<T>, onEnded: () => void): AsyncIterableIterator<T> {
-  const inner = source[Symbol.asyncIterator]();
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    onEnded();
-  };
-  const iterator: AsyncIterableIterator<T> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      try {
-        const step = await inner.next();
-        if (step.done) end();
-        return step;
-      } catch (err) {
-        end();
-        throw err;
-      }
-    },
-    async return(value?: unknown) {
-      end();
-      return (await inner.return?.(value)) ?? { done: true, value: undefined };
-    },
-    async throw(err?: unknown) {
-      end();
-      if (inner.throw) return inner.throw(err);
-      throw err;
-    },
-  };
-  return iterator;
 }

@@ -161,8 +161,6 @@ export function attachWebSockets(
               }),
             ];
           }
-          // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
-          // authenticates this operation, with the same checks as one given at connect time.
           let session = ctx.extra.wsSession ?? null;
           // A revocation this instance missed (pub/sub down) did not close the socket: check it now.
           if (session && (await svc.revocations.check(session))) {
@@ -172,6 +170,8 @@ export function attachWebSockets(
             setImmediate(() => closeRefused(ctx.extra.socket, refused));
             return [refused];
           }
+          // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
+          // authenticates this operation, with the same checks as one given at connect time.
           const headerToken = operationHeaderToken(payload.extensions);
           if (headerToken) {
             try {

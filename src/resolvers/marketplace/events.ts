@@ -9,7 +9,7 @@ import { refreshLoaders, type Context } from '../../context.js';
 import { BigDecimal } from '../../db/client.js';
 import type { ItemRecord } from '../../db/items.js';
 import { AppError, ErrorCode, notFound } from '../../errors.js';
-import { eventStream, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
+import { eventStream, onStreamEnd, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
 import type { Clock } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { parseId } from './ids.js';
@@ -94,24 +94,7 @@ function newestUntilSoldOut(stream: AsyncIterableIterator<ItemEvent>): AsyncIter
 /** Ends the stream at `end` (by the injectable clock), clearing its timer however it ends. */
 function endsAt<T>(stream: AsyncIterableIterator<T>, end: Date, clock: Clock): AsyncIterableIterator<T> {
   const cancel = atTime(end, () => void stream.return?.(), clock);
-  const iterator: AsyncIterableIterator<T> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      const result = await stream.next();
-      if (result.done) cancel();
-      return result;
-    },
-    async return(value?: unknown) {
-      cancel();
-      return (await stream.return?.(value)) ?? { done: true, value: undefined };
-    },
-    async throw(err?: unknown) {
-      cancel();
-      if (stream.throw) return stream.throw(err);
-      throw err;
-    },
-  };
-  return iterator;
+  return onStreamEnd(stream, cancel);
 }
 
 export function itemFromEvent(ctx: Context, event: ItemEvent): ItemView {
