@@ -4,7 +4,6 @@
  * round, bind retries (lost LWT races retried) and CONFLICTs (bound hit).
  */
 import { benchApp, stats } from './harness.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, CreateItemDocument } from '../test/generated/graphql.js';
 import { codes, gql, gqlOk } from '../test/testkit/http.js';
 import { signUp, signUpMany } from '../test/testkit/users.js';
@@ -18,7 +17,7 @@ export default async function run(): Promise<string> {
   try {
     const seller = await signUp(app);
     const buyers = await signUpMany(app, BUYERS, 'bench');
-    const runtime = marketplace(app.services);
+    const runtime = app.services.marketplace;
     const rows: string[] = [];
     const walls: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {

@@ -15,6 +15,7 @@ import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { createLogger } from './server/logging.js';
+import type { MarketplaceHooks } from './resolvers/marketplace/runtime.js';
 import { withRequestId } from './server/request-id.js';
 import { TrustedDocuments } from './server/trusted-documents.js';
 import { startTracing, type Tracing } from './server/tracing.js';
@@ -25,6 +26,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Spans go to this processor whatever the OTEL_* settings say (tests read them from memory). */
   tracing?: { spanProcessor: SpanProcessor };
+  /** Fault hooks a test uses to interrupt a purchase at a chosen step; never set in production. */
+  hooks?: MarketplaceHooks;
 }
 
 export interface App {
@@ -62,7 +65,7 @@ export function createApp(options: AppOptions = {}): App {
       // Read first: a missing or broken manifest stops the start before anything is connected.
       const trusted = TrustedDocuments.load(config.trustedDocuments);
       tracing = startTracing(config.tracing, config.cassandra.keyspace, options.tracing?.spanProcessor);
-      services = await buildServices(config, logger, options.clock, tracing?.aroundCql);
+      services = await buildServices(config, logger, options.clock, tracing?.aroundCql, options.hooks);
       const yoga = buildYoga(services, trusted, tracing?.plugin);
       server = createServer(withRequestId(yoga, config.trustProxy));
       server.on('connection', (socket) => {

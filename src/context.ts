@@ -3,12 +3,28 @@
  */
 import DataLoader from 'dataloader';
 import type { UserRecord } from './db/users.js';
+import type { ItemRecord } from './db/items.js';
+import type { StoredPurchase } from './db/purchases.js';
 import type { Session } from './auth/tokens.js';
 import type { Services } from './services.js';
 import { isPossibleLogin } from './validation.js';
 
+/** Every per-request DataLoader: one batch per kind of row and request, and nothing cached across requests. */
 export interface Loaders {
   user: DataLoader<string, UserRecord | null>;
+  item: DataLoader<string, ItemRecord | null>;
+  purchase: DataLoader<string, StoredPurchase | null>;
+}
+
+/** A loader that reads rows by key in batches of 100 and answers null for a key with no row. */
+function byKey<K, V>(read: (keys: readonly K[]) => Promise<V[]>, keyOf: (row: V) => K): DataLoader<K, V | null> {
+  return new DataLoader<K, V | null>(
+    async (keys) => {
+      const found = new Map((await read(keys)).map((row) => [keyOf(row), row]));
+      return keys.map((key) => found.get(key) ?? null);
+    },
+    { maxBatchSize: 100 },
+  );
 }
 
 export interface Context {
@@ -22,16 +38,12 @@ export interface Context {
 }
 
 export function createLoaders(services: Services): Loaders {
+  const { users, items, purchases } = services.stores;
   return {
-    user: new DataLoader<string, UserRecord | null>(
-      async (logins) => {
-        // A string that cannot be a login names nobody, and must not reach Cassandra (empty or huge keys fail there).
-        const users = await services.stores.users.byLogins(logins.filter(isPossibleLogin));
-        const byLogin = new Map(users.map((u) => [u.login, u]));
-        return logins.map((login) => byLogin.get(login) ?? null);
-      },
-      { maxBatchSize: 100 },
-    ),
+    // A string that cannot be a login names nobody, and must not reach Cassandra (empty or huge keys fail there).
+    user: byKey((logins: readonly string[]) => users.byLogins(logins.filter(isPossibleLogin)), (u) => u.login),
+    item: byKey((ids: readonly string[]) => items.byIds(ids), (i) => i.id),
+    purchase: byKey((ids: readonly string[]) => purchases.byIds(ids), (p) => p.id),
   };
 }
 

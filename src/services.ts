@@ -9,6 +9,9 @@ import type { PubSub } from './pubsub/pubsub.js';
 import type { TokenService } from './auth/tokens.js';
 import type { RevocationList } from './auth/revocation-list.js';
 import type { RateLimiter } from './auth/rate-limit.js';
+import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
+import type { RoomSequencer } from './resolvers/rooms/feed.js';
+import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';
 import type { Metrics } from './server/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */
@@ -32,4 +35,12 @@ export interface Services {
   metrics: Metrics;
   /** A hash of a random password, verified against when the login is unknown so both paths cost the same. */
   decoyPasswordHash: string;
+  /** Marketplace counters and (in tests) fault hooks. */
+  marketplace: MarketplaceRuntime;
+  rooms: {
+    /** Each room's publish order on this instance. */
+    sequencer: RoomSequencer;
+    /** Room rows shared by this instance's feed re-checks. */
+    recentReads: RecentRoomReads;
+  };
 }

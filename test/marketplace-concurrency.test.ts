@@ -6,7 +6,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk, type GqlResult } from './testkit/http.js';
@@ -77,7 +76,7 @@ describe('concurrent buyers', () => {
       const buyers = await signUpMany(app, 100, 'crowd');
       const tag = `crowd${Date.now().toString(36)}`;
       const item = await createItem(app, seller, { offeredUnits: 30, tags: [tag] });
-      const stats = marketplace(app.services).stats;
+      const stats = app.services.marketplace.stats;
       stats.maxBindAttempts = 0;
       const before = { ...stats };
 

@@ -6,12 +6,12 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import { TimeUuid } from '../src/db/client.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
+import { onceHook } from './testkit/fault-hooks.js';
 
 let app: App;
 let seller: TestUser;
@@ -131,13 +131,12 @@ describe('buyItem with a clientPurchaseId', () => {
   it('a retry after the first attempt died past its bind completes and answers with that purchase', async () => {
     const item = await createItem(app, seller, { offeredUnits: 5 });
     const key = `crash-${Date.now()}`;
-    const hooks = marketplace(app.services).hooks;
+    const hooks = app.services.marketplace.hooks;
     let boundId = '';
-    hooks.afterBind = (id) => {
-      hooks.afterBind = undefined;
+    onceHook(hooks, 'afterBind', (id) => {
       boundId = id;
       throw new Error('the process died after the bind');
-    };
+    });
     expect(codes(await gql(app, BuyItemDocument, { itemId: item.id, quantity: 2, clientPurchaseId: key }, buyer.token))).toEqual([
       'INTERNAL_SERVER_ERROR',
     ]);
@@ -205,12 +204,11 @@ describe('buyItem with a clientPurchaseId', () => {
     const clock = new ManualClock(new Date());
     const clocked = await startApp({ clock });
     const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
-    const hooks = marketplace(clocked.services).hooks;
+    const hooks = clocked.services.marketplace.hooks;
     // The request stalls for 31 s between creating its purchase and binding it.
-    hooks.beforeBind = () => {
-      hooks.beforeBind = undefined;
+    onceHook(hooks, 'beforeBind', () => {
       clock.advance(31_000);
-    };
+    });
     const key = `late-${Date.now()}`;
     expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1, clientPurchaseId: key }, buyer.token))).toEqual(['CONFLICT']);
     expect(await boundPurchases(item.id)).toEqual(new Map());

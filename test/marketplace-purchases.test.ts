@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { schema } from '../src/schema/index.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import {
@@ -17,6 +16,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
+import { onceHook } from './testkit/fault-hooks.js';
 
 let app: App;
 let seller: TestUser;
@@ -279,11 +279,10 @@ describe('buyItem errors', () => {
     const strict = await startApp({ env: { PURCHASE_BIND_ATTEMPTS: '1' } });
     const [s, b, rival] = await signUpMany(strict, 3, 'race');
     const item = await createItem(strict, s!, { offeredUnits: 10 });
-    const runtime = marketplace(strict.services);
-    runtime.hooks.beforeBind = async () => {
-      runtime.hooks.beforeBind = undefined;
+    const runtime = strict.services.marketplace;
+    onceHook(runtime.hooks, 'beforeBind', async () => {
       await gqlOk(strict, BuyItemDocument, { itemId: item.id, quantity: 1 }, rival!.token);
-    };
+    });
     const lost = await gql(strict, BuyItemDocument, { itemId: item.id, quantity: 2 }, b!.token);
     expect(codes(lost)).toEqual(['CONFLICT']);
     expect(runtime.stats.bindConflicts).toBe(1);
@@ -300,15 +299,14 @@ describe('buyItem errors', () => {
     expect(abandoned[0]?.t).toBeGreaterThan(0);
 
     // The default bound retries: the same race now ends in a completed purchase.
-    const retriesBefore = marketplace(app.services).stats.bindRetries;
+    const retriesBefore = app.services.marketplace.stats.bindRetries;
     const item2 = await createItem(app, seller, { offeredUnits: 10 });
-    marketplace(app.services).hooks.beforeBind = async () => {
-      marketplace(app.services).hooks.beforeBind = undefined;
+    onceHook(app.services.marketplace.hooks, 'beforeBind', async () => {
       await gqlOk(app, BuyItemDocument, { itemId: item2.id, quantity: 1 }, other.token);
-    };
+    });
     const won = await gqlOk(app, BuyItemDocument, { itemId: item2.id, quantity: 2 }, buyer.token);
     expect(won.buyItem.status).toBe('COMPLETED');
-    expect(marketplace(app.services).stats.bindRetries).toBe(retriesBefore + 1);
+    expect(app.services.marketplace.stats.bindRetries).toBe(retriesBefore + 1);
     expect((await gqlOk(app, ItemDocument, { id: item2.id }, buyer.token)).item?.availableUnits).toBe(7);
   });
 });

@@ -7,7 +7,6 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
 import { completePurchase, recoverPendingPurchases } from '../src/resolvers/marketplace/completion.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, ItemsByTagDocument, MyPurchasesDocument, PurchaseDocument } from './generated/graphql.js';
 import { ManualClock, startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
@@ -15,6 +14,7 @@ import { createItem, cqlRow, cqlRows, uuid } from './testkit/marketplace.js';
 import { metricValue } from './testkit/metrics.js';
 import { eventually } from './testkit/poll.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
+import { hookUntilRemoved, onceHook } from './testkit/fault-hooks.js';
 
 // Recovery runs at start and then hourly here, so only the runs a test asks for happen; and with no
 // grace period, so it reaches a purchase interrupted a moment ago (the grace has tests of its own).
@@ -27,7 +27,7 @@ beforeAll(async () => {
   app = await startApp({ env: QUIET });
   [seller, buyer] = await signUpMany(app, 2, 'crash');
   // Let the run at start finish, so no recovery run overlaps the interruptions below.
-  await eventually(() => marketplace(app.services).stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
+  await eventually(() => app.services.marketplace.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
 });
 
 class SimulatedCrash extends Error {}
@@ -37,13 +37,12 @@ class SimulatedCrash extends Error {}
  * checked bound to the item and (unless recovery runs often here) still CREATED.
  */
 async function buyAndCrashAfterBind(on: App, itemId: string, quantity: number, expectStatus = ['CREATED']): Promise<string> {
-  const hooks = marketplace(on.services).hooks;
+  const hooks = on.services.marketplace.hooks;
   let purchaseId = '';
-  hooks.afterBind = (id) => {
-    hooks.afterBind = undefined;
+  onceHook(hooks, 'afterBind', (id) => {
     purchaseId = id;
     throw new SimulatedCrash('the process died after the bind');
-  };
+  });
   const res = await gql(on, BuyItemDocument, { itemId, quantity }, buyer.token);
   expect(codes(res)).toEqual(['INTERNAL_SERVER_ERROR']);
   const master = await cqlRow(on, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
@@ -90,7 +89,7 @@ describe('recovery', () => {
 
     // A new instance completes it as it starts.
     const restarted = await startApp({ env: QUIET });
-    await eventually(async () => marketplace(restarted.services).stats.recovered >= 1, { timeoutMs: 30_000, what: 'recovery at start' });
+    await eventually(async () => restarted.services.marketplace.stats.recovered >= 1, { timeoutMs: 30_000, what: 'recovery at start' });
     expect(await metricValue(restarted, 'parley_purchases_recovered_total')).toBeGreaterThanOrEqual(1);
     await assertCompleted(restarted, item.id, purchaseId, tag, 3);
 
@@ -106,7 +105,7 @@ describe('recovery', () => {
     const periodic = await startApp({ env: { PURCHASE_RECOVERY_INTERVAL_MS: '300', PURCHASE_RECOVERY_GRACE_MS: '0' } });
     const tag = `tick${Date.now().toString(36)}`;
     const item = await createItem(periodic, seller, { offeredUnits: 4, tags: [tag] });
-    const stats = marketplace(periodic.services).stats;
+    const stats = periodic.services.marketplace.stats;
     // The run at start is over: whatever completes this purchase is a later, periodic run.
     await eventually(() => stats.recoveryRuns >= 1, { what: 'the first recovery run' });
     const [runsBefore, recoveredBefore] = [stats.recoveryRuns, stats.recovered];
@@ -127,11 +126,10 @@ describe('recovery', () => {
   it('answers with the bound purchase, CREATED, when its completion fails, and recovery completes it', async () => {
     const tag = `incomplete${Date.now().toString(36)}`;
     const item = await createItem(app, seller, { offeredUnits: 5, tags: [tag] });
-    const hooks = marketplace(app.services).hooks;
-    hooks.beforeCompletion = () => {
-      hooks.beforeCompletion = undefined;
+    const hooks = app.services.marketplace.hooks;
+    onceHook(hooks, 'beforeCompletion', () => {
       throw new Error('write timeout while completing');
-    };
+    });
     const res = await gql(app, BuyItemDocument, { itemId: item.id, quantity: 2 }, buyer.token);
     // Not an error: the units are the buyer's, and a retry must not look necessary.
     expect(res.errors).toBeUndefined();
@@ -147,13 +145,12 @@ describe('recovery', () => {
   it('leaves a purchase that never bound to expire, with no trace in listings or history', async () => {
     const tag = `unbound${Date.now().toString(36)}`;
     const item = await createItem(app, seller, { offeredUnits: 5, tags: [tag] });
-    const hooks = marketplace(app.services).hooks;
+    const hooks = app.services.marketplace.hooks;
     let purchaseId = '';
-    hooks.beforeBind = (id) => {
-      hooks.beforeBind = undefined;
+    onceHook(hooks, 'beforeBind', (id) => {
       purchaseId = id;
       throw new SimulatedCrash('the process died before the bind');
-    };
+    });
     expect(codes(await gql(app, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token))).toEqual(['INTERNAL_SERVER_ERROR']);
     expect(purchaseId).not.toBe('');
 
@@ -183,7 +180,7 @@ describe('recovery runs', () => {
     const now = Date.now();
     const clock = new ManualClock(new Date(now - 3 * 3_600_000));
     const clocked = await startApp({ clock, env: QUIET });
-    const runtime = marketplace(clocked.services);
+    const runtime = clocked.services.marketplace;
     await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
     const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
     // Two purchases interrupted after their bind, three hours apart: two hour partitions.
@@ -193,9 +190,9 @@ describe('recovery runs', () => {
     const late = await buyAndCrashAfterBind(clocked, item.id, 2);
 
     // The older hour fails (say, too many tombstones in a busy hour); it is read first.
-    runtime.hooks.beforeRecoveryHour = (hour) => {
+    const stopFailing = hookUntilRemoved(runtime.hooks, 'beforeRecoveryHour', (hour) => {
       if (hour === earlyHour) throw new Error('TombstoneOverwhelmingException');
-    };
+    });
     const failuresBefore = runtime.stats.recoveryHourFailures;
     await recoverPendingPurchases(clocked.services);
     expect(runtime.stats.recoveryHourFailures).toBe(failuresBefore + 1);
@@ -204,7 +201,7 @@ describe('recovery runs', () => {
     expect(await status(early)).toBe('CREATED');
 
     // The next run reads that hour again.
-    runtime.hooks.beforeRecoveryHour = undefined;
+    stopFailing();
     await recoverPendingPurchases(clocked.services);
     expect(await status(early)).toBe('COMPLETED');
     expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(2);
@@ -215,7 +212,7 @@ describe('recovery runs', () => {
     const clock = new ManualClock(new Date());
     // The default grace period (2 minutes), against a clock the test moves.
     const clocked = await startApp({ clock, env: { PURCHASE_RECOVERY_INTERVAL_MS: String(3_600_000) } });
-    const runtime = marketplace(clocked.services);
+    const runtime = clocked.services.marketplace;
     await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
     expect(clocked.services.config.marketplace.recoveryGraceMs).toBe(120_000);
     const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
@@ -225,11 +222,10 @@ describe('recovery runs', () => {
     const boundId = new Promise<string>((resolve) => (bound = resolve));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    runtime.hooks.afterBind = async (id) => {
-      runtime.hooks.afterBind = undefined;
+    onceHook(runtime.hooks, 'afterBind', async (id) => {
       bound(id);
       await held;
-    };
+    });
     const request = gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token);
     const purchaseId = await boundId;
     const serialReads = vi.spyOn(clocked.services.stores.items, 'readBoundSerial');
@@ -263,15 +259,14 @@ describe('recovery runs', () => {
   it('forgets a purchase that never bound once no request can bind it any more', async () => {
     const clock = new ManualClock(new Date());
     const clocked = await startApp({ clock, env: QUIET });
-    const runtime = marketplace(clocked.services);
+    const runtime = clocked.services.marketplace;
     await eventually(() => runtime.stats.recoveryRuns >= 1, { what: 'the recovery run at start' });
     const item = await createItem(clocked, seller, { offeredUnits: 5 }, clock.now());
     let purchaseId = '';
-    runtime.hooks.beforeBind = (id) => {
-      runtime.hooks.beforeBind = undefined;
+    onceHook(runtime.hooks, 'beforeBind', (id) => {
       purchaseId = id;
       throw new SimulatedCrash('the process died before the bind');
-    };
+    });
     expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1 }, buyer.token))).toEqual(['INTERNAL_SERVER_ERROR']);
 
     // A minute on, its request could in principle still bind it: recovery keeps looking.

@@ -6,7 +6,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, print } from 'graphql';
 import type { App } from '../src/app.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { BuyItemDocument, LoginDocument, MeDocument, RoomEventsDocument } from './generated/graphql.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
@@ -16,6 +15,7 @@ import { eventually } from './testkit/poll.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
+import { onceHook } from './testkit/fault-hooks.js';
 
 let app: App;
 beforeAll(async () => {
@@ -94,11 +94,10 @@ describe('GET /metrics', () => {
     // Refused while building the context, before execution.
     expect(codes(await gql(app, MeDocument, {}, 'not-a-jwt'))).toEqual(['UNAUTHENTICATED']);
     // An unexpected failure is counted as what the client gets: the masked code.
-    const hooks = marketplace(app.services).hooks;
-    hooks.beforeBind = () => {
-      hooks.beforeBind = undefined;
+    const hooks = app.services.marketplace.hooks;
+    onceHook(hooks, 'beforeBind', () => {
       throw new Error('a bug');
-    };
+    });
     expect(codes(await gql(app, BuyItemDocument, { itemId: item.id, quantity: 1 }, user.token))).toEqual(['INTERNAL_SERVER_ERROR']);
     const client = wsClient(app, user.token);
     const overWs = await wsRequest(client, parse('{ nope }'));

@@ -8,7 +8,6 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { print } from 'graphql';
 import { BuyItemDocument, MeDocument } from './generated/graphql.js';
-import { marketplace } from '../src/resolvers/marketplace/runtime.js';
 import { createItem } from './testkit/marketplace.js';
 import { startApp } from './testkit/app.js';
 import { gql } from './testkit/http.js';
@@ -16,6 +15,7 @@ import { signUp } from './testkit/users.js';
 import { TcpProxy } from './testkit/tcp-proxy.js';
 import { wsClient, wsRequest } from './testkit/ws.js';
 import { eventually } from './testkit/poll.js';
+import { onceHook } from './testkit/fault-hooks.js';
 
 interface LogLine {
   level: number;
@@ -127,11 +127,10 @@ describe('an unexpected error', () => {
     const [seller, buyer] = await Promise.all([signUp(app), signUp(app)]);
     const item = await createItem(app, seller);
     // A fault hook stands in for a bug: a plain Error thrown inside a use case.
-    const hooks = marketplace(app.services).hooks;
-    hooks.beforeBind = () => {
-      hooks.beforeBind = undefined;
+    const hooks = app.services.marketplace.hooks;
+    onceHook(hooks, 'beforeBind', () => {
       throw new Error('simulated bug in the purchase path');
-    };
+    });
     const res = await fetch(`${app.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer.token}` },

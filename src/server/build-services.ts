@@ -18,6 +18,9 @@ import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../auth/r
 import { hashPassword, scryptParams } from '../auth/passwords.js';
 import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';
+import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
+import { RoomSequencer } from '../resolvers/rooms/feed.js';
+import { RecentRoomReads } from '../resolvers/rooms/feed-access.js';
 import { systemClock, type Clock, type Services } from '../services.js';
 import { Metrics } from './metrics.js';
 
@@ -26,6 +29,8 @@ export async function buildServices(
   logger: Logger,
   clock: Clock = systemClock,
   aroundCql?: AroundRequest,
+  /** Fault hooks of a test (AppOptions.hooks); none in production. */
+  hooks?: MarketplaceHooks,
 ): Promise<Services> {
   let contactPoints = config.cassandra.contactPoints;
   if (contactPoints.length === 0) {
@@ -55,17 +60,20 @@ export async function buildServices(
     hashPassword(randomBytes(16).toString('hex'), scryptParams(config.auth)),
     revocations.start(config.auth.tokenTtlSeconds * 1000),
   ]);
+  const stores = createStores(db);
   return {
     config,
     logger,
     clock,
     db,
-    stores: createStores(db),
+    stores,
     pubsub,
     tokens,
     revocations,
     rateLimiter,
     metrics,
     decoyPasswordHash,
+    marketplace: newMarketplaceRuntime(hooks),
+    rooms: { sequencer: new RoomSequencer(pubsub, logger), recentReads: new RecentRoomReads({ stores, clock }) },
   };
 }

@@ -10,7 +10,6 @@ import { hourBucketsBetween } from '../../buckets.js';
 import type { Services } from '../../services.js';
 import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
 import { publishItem } from './events.js';
-import { marketplace } from './runtime.js';
 
 /** Returns the completed purchase and the item as read after the bind (undefined if it is gone). */
 export async function completePurchase(
@@ -18,7 +17,7 @@ export async function completePurchase(
   purchase: StoredPurchase,
 ): Promise<{ purchase: PurchaseRecord; item: ItemRecord | undefined }> {
   const { stores, pubsub, logger } = services;
-  await marketplace(services).hooks.beforeCompletion?.(purchase.id);
+  await services.marketplace.hooks.beforeCompletion?.(purchase.id);
   // a. permanent (no TTL), COMPLETED, in the buyer's history: one logged batch.
   const completed = await stores.purchases.complete(purchase);
   // b. listings: read the item after the bind, so its stock includes this purchase.
@@ -49,7 +48,7 @@ const HOUR_MS = 3_600_000;
  */
 export async function recoverPendingPurchases(services: Services): Promise<number> {
   const { stores, clock, logger, config } = services;
-  const runtime = marketplace(services);
+  const runtime = services.marketplace;
   const now = clock.now().getTime();
   const graceMs = config.marketplace.recoveryGraceMs;
   let completed = 0;

@@ -14,7 +14,6 @@ import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
 import { existingUser, normalizeLogin } from '../accounts.js';
 import { requireViewer } from '../guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
-import { marketLoaders } from './loaders.js';
 import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './rules.js';
 
 /** An item as the API shows it: from the master row, a listing row (no description) or an event. */
@@ -57,13 +56,13 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
     tags,
     auctionFinished: false,
   });
-  marketLoaders(ctx).item.prime(item.id, item);
+  ctx.loaders.item.prime(item.id, item);
   return item;
 }
 
 export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord | null> {
   requireViewer(ctx);
-  return marketLoaders(ctx).item.load(parseId('id', rawId));
+  return ctx.loaders.item.load(parseId('id', rawId));
 }
 
 const itemConnection = (page: { rows: ItemSummary[]; hasNextPage: boolean }): Connection<ItemView> =>
@@ -106,7 +105,7 @@ export async function itemHistory(ctx: Context, login: string, month: string, fi
 /** Listings do not carry the description (up to 5000 characters); load it from the master row when asked. */
 export async function itemDescription(ctx: Context, item: ItemView): Promise<string> {
   if (item.description !== undefined) return item.description;
-  return (await marketLoaders(ctx).item.load(item.id))?.description ?? '';
+  return (await ctx.loaders.item.load(item.id))?.description ?? '';
 }
 
 /** Finished: sold out, or the sale period is over. */

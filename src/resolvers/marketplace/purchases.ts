@@ -12,11 +12,10 @@ import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import type { ItemView } from './items.js';
-import { marketLoaders } from './loaders.js';
 
 export async function purchaseById(ctx: Context, rawId: string): Promise<PurchaseRecord | null> {
   const viewer = requireViewer(ctx);
-  const purchase = await marketLoaders(ctx).purchase.load(parseId('id', rawId));
+  const purchase = await ctx.loaders.purchase.load(parseId('id', rawId));
   if (!purchase) return null;
   if (viewer.login !== purchase.buyer && viewer.login !== purchase.seller) {
     throw forbidden('Only the buyer and the seller see a purchase');
@@ -49,7 +48,7 @@ export async function itemPurchases(
 }
 
 export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Promise<ItemView> {
-  const item = await marketLoaders(ctx).item.load(purchase.itemId);
+  const item = await ctx.loaders.item.load(purchase.itemId);
   if (!item) throw notFound('Item');
   return item;
 }

@@ -21,8 +21,6 @@ import type { Services } from '../../services.js';
 import { requireViewer } from '../guards.js';
 import { completePurchase } from './completion.js';
 import { BIND_DEADLINE_MS, purchaseAgeMs } from './deadlines.js';
-import { marketLoaders } from './loaders.js';
-import { marketplace } from './runtime.js';
 
 const notEnoughUnits = (available: number, quantity: number) =>
   new AppError(
@@ -85,7 +83,7 @@ export async function runPurchase(
 
   // 3. bind. From here on the purchase is the buyer's: recovery completes it if we die.
   await bind(ctx.services, item, purchase, progress);
-  await marketplace(ctx.services).hooks.afterBind?.(purchase.id);
+  await ctx.services.marketplace.hooks.afterBind?.(purchase.id);
   return finishBound(ctx, purchase);
 }
 
@@ -96,7 +94,7 @@ export async function runPurchase(
  */
 export async function finishBound(ctx: Context, purchase: StoredPurchase): Promise<PurchaseRecord> {
   // The item read before the bind is stale now; completion reads it afresh, so Purchase.item reuses that read.
-  const items = marketLoaders(ctx).item.clear(purchase.itemId);
+  const items = ctx.loaders.item.clear(purchase.itemId);
   try {
     const { purchase: completed, item } = await completePurchase(ctx.services, purchase);
     if (item) items.prime(item.id, item);
@@ -114,7 +112,7 @@ export async function finishBound(ctx: Context, purchase: StoredPurchase): Promi
 const backoffMs = (attempt: number) => Math.random() * Math.min(200, 10 * 2 ** Math.min(attempt, 5));
 
 async function bind(services: Services, item: ItemRecord, purchase: StoredPurchase, progress: PurchaseProgress): Promise<void> {
-  const runtime = marketplace(services);
+  const runtime = services.marketplace;
   const maxAttempts = services.config.marketplace.bindAttempts;
   let available = item.availableUnits;
   for (let attempt = 1; ; attempt++) {

@@ -1,9 +1,9 @@
 /**
  * Per-instance state of the marketplace: counters an operator (or a benchmark)
- * reads, and hooks tests use to interrupt a purchase at a chosen step. Kept per
- * Services object, so two app instances in one process never share it.
+ * reads, and hooks tests use to interrupt a purchase at a chosen step. It lives
+ * in Services (services.marketplace), so two app instances in one process never
+ * share it; the hooks come in through AppOptions.
  */
-import type { Services } from '../../services.js';
 
 export interface MarketplaceStats {
   /** Binds that lost the race (the LWT did not apply) and were tried again. */
@@ -36,13 +36,13 @@ export interface MarketplaceRuntime {
   hooks: MarketplaceHooks;
 }
 
-const runtimes = new WeakMap<Services, MarketplaceRuntime>();
+/** Production's hooks: none, and none can be added. */
+const NO_HOOKS: MarketplaceHooks = Object.freeze({});
 
-export function marketplace(services: Services): MarketplaceRuntime {
-  let runtime = runtimes.get(services);
-  if (!runtime) {
-    runtime = { stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0, recoveryHourFailures: 0 }, hooks: {} };
-    runtimes.set(services, runtime);
-  }
-  return runtime;
+/** A new instance's runtime: counters at zero, and the fault hooks a test passed in (none in production). */
+export function newMarketplaceRuntime(hooks: MarketplaceHooks = NO_HOOKS): MarketplaceRuntime {
+  return {
+    stats: { bindRetries: 0, bindConflicts: 0, maxBindAttempts: 0, recovered: 0, recoveryRuns: 0, recoveryHourFailures: 0 },
+    hooks,
+  };
 }

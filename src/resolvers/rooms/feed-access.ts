@@ -26,7 +26,7 @@ export function accessEnded(followed: RoomRecord, current: RoomRecord | undefine
  * thousand. A read is reused while younger than the window; failed reads are
  * not kept.
  */
-class RecentRoomReads {
+export class RecentRoomReads {
   private readonly reads = new Map<string, { at: number; room: Promise<RoomRecord | undefined> }>();
 
   constructor(private readonly services: Pick<Services, 'stores' | 'clock'>) {}
@@ -46,13 +46,3 @@ class RecentRoomReads {
   }
 }
 
-const perInstance = new WeakMap<Pick<Services, 'stores' | 'clock'>, RecentRoomReads>();
-
-export function recentRoomReads(services: Pick<Services, 'stores' | 'clock'>): RecentRoomReads {
-  let reads = perInstance.get(services);
-  if (!reads) {
-    reads = new RecentRoomReads(services);
-    perInstance.set(services, reads);
-  }
-  return reads;
-}

@@ -40,7 +40,7 @@ export interface Turn {
  * publishes before an earlier one, even when its write commits first. One
  * per pub/sub (that is, per app instance); queues of idle rooms are dropped.
  */
-class RoomSequencer {
+export class RoomSequencer {
   private readonly tails = new Map<string, Promise<void>>();
 
   constructor(
@@ -74,16 +74,6 @@ class RoomSequencer {
   }
 }
 
-const sequencers = new WeakMap<PubSub, RoomSequencer>();
-
-export function takeTurn(services: { pubsub: PubSub; logger: Logger }, roomName: string): Turn {
-  let sequencer = sequencers.get(services.pubsub);
-  if (!sequencer) {
-    sequencer = new RoomSequencer(services.pubsub, services.logger);
-    sequencers.set(services.pubsub, sequencer);
-  }
-  return sequencer.take(roomName);
-}
 
 /**
  * Pub/sub was interrupted: live events published meanwhile were lost to this

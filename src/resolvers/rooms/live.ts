@@ -3,7 +3,7 @@ import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
-import { accessEnded, recentRoomReads } from './feed-access.js';
+import { accessEnded } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './rooms.js';
 import { validRoomName } from './validation.js';
 
@@ -18,7 +18,7 @@ export async function subscribeRoomEvents(ctx: Context, rawName: string): Promis
   const { stores } = ctx.services;
   return roomEventStream(ctx.services, name, viewer.login, {
     now: async () => accessEnded(followed, await stores.rooms.byName(name), viewer.login),
-    recent: async () => accessEnded(followed, await recentRoomReads(ctx.services).get(name), viewer.login),
+    recent: async () => accessEnded(followed, await ctx.services.rooms.recentReads.get(name), viewer.login),
   });
 }
 

@@ -15,7 +15,7 @@ import { Limits } from '../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
 import { pageSize, validClientId } from '../../validation.js';
 import { requireViewer } from '../guards.js';
-import { takeTurn, type RoomEvent } from './feed.js';
+import { type RoomEvent } from './feed.js';
 import { decodeMessageId } from './ids.js';
 import { isParticipant, requireParticipation, viewerPerson } from './rooms.js';
 import { validContent, validRoomName } from './validation.js';
@@ -52,13 +52,13 @@ export async function postSystemMessage(
   before: RoomEvent,
 ): Promise<void> {
   const at = postTime(ctx, room);
-  const turn = takeTurn(ctx.services, room.name);
+  const turn = ctx.services.rooms.sequencer.take(room.name);
   const message = newMessage(room, at, person, text, true);
   try {
     await ctx.services.stores.roomMessages.insert(room, message);
   } catch (err) {
     turn.cancel();
-    await takeTurn(ctx.services, room.name).publish([before]);
+    await ctx.services.rooms.sequencer.take(room.name).publish([before]);
     throw err;
   }
   await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
@@ -78,7 +78,7 @@ export async function postMessage(
   const { stores } = ctx.services;
   const at = postTime(ctx, room);
 
-  const turn = takeTurn(ctx.services, name);
+  const turn = ctx.services.rooms.sequencer.take(name);
   const message = newMessage(room, at, author, content, false);
   try {
     if (clientId) {
@@ -229,7 +229,7 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   }
   if (!message.visible) return message;
   const hidden: MessageRecord = { ...message, visible: false };
-  const turn = takeTurn(ctx.services, room.name);
+  const turn = ctx.services.rooms.sequencer.take(room.name);
   try {
     await stores.roomMessages.hide(message);
   } catch (err) {

@@ -13,7 +13,7 @@ import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
-import { takeTurn } from './feed.js';
+import {} from './feed.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { postSystemMessage } from './messages.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
@@ -142,7 +142,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
 
   const person = await viewerPerson(ctx);
-  await takeTurn(ctx.services, name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
+  await ctx.services.rooms.sequencer.take(name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
   // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
   // erases the deleted room only, never what a new room of that name wrote since.
