@@ -1,17 +1,87 @@
-import { readdirSync, readFileSync } from 'node:fs';
+/**
+ * Where code may reach: the layers' rules, checked on the source text, so a
+ * change that breaks one fails here rather than in review.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const dir = new URL('../src/schema/', import.meta.url);
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
-describe('the schema layer', () => {
-  it('imports nothing from src/db but types: storage is reached through src/resolvers', () => {
-    const offending: string[] = [];
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-      const source = readFileSync(new URL(file, dir), 'utf8');
-      for (const m of source.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'(\.\.\/db\/[^']+)'/gms)) {
-        if (!m[1]) offending.push(`${file}: ${m[2]}`);
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+interface Import {
+  target: string;
+  typeOnly: boolean;
+}
+
+/** The relative imports (and re-exports) of a file, resolved to source paths. */
+function importsOf(file: string): Import[] {
+  const source = readFileSync(file, 'utf8');
+  return [...source.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^;]*?\s+from\s+)?'(\.{1,2}\/[^']+)'/gms)].map((m) => ({
+    target: resolve(dirname(file), m[2]!.replace(/\.js$/, '.ts')),
+    typeOnly: Boolean(m[1]),
+  }));
+}
+
+const files = sourceFiles(SRC);
+const rel = (path: string) => relative(SRC, path);
+const inLayer = (path: string, layer: string) => rel(path).startsWith(`${layer}/`);
+
+describe('the layers', () => {
+  it('schema imports nothing from src/db but types: storage is reached through src/resolvers', () => {
+    const offending = files
+      .filter((f) => inLayer(f, 'schema'))
+      .flatMap((f) => importsOf(f).filter((i) => !i.typeOnly && inLayer(i.target, 'db')).map((i) => `${rel(f)} → ${rel(i.target)}`));
+    expect(offending).toEqual([]);
+  });
+
+  it('storage imports nothing from src/resolvers or src/schema, not even types', () => {
+    const offending = files
+      .filter((f) => inLayer(f, 'db'))
+      .flatMap((f) => importsOf(f).filter((i) => inLayer(i.target, 'resolvers') || inLayer(i.target, 'schema')).map((i) => `${rel(f)} → ${rel(i.target)}`));
+    expect(offending).toEqual([]);
+  });
+
+  it('has no import cycle in src/ (type-only imports aside)', () => {
+    const graph = new Map(files.map((f) => [f, importsOf(f).filter((i) => !i.typeOnly).map((i) => i.target)]));
+    const cycles: string[] = [];
+    const done = new Set<string>();
+    const path: string[] = [];
+    const visit = (file: string) => {
+      if (done.has(file)) return;
+      const at = path.indexOf(file);
+      if (at >= 0) {
+        cycles.push([...path.slice(at), file].map(rel).join(' → '));
+        return;
       }
-    }
+      path.push(file);
+      for (const next of graph.get(file) ?? []) visit(next);
+      path.pop();
+      done.add(file);
+    };
+    for (const file of files) visit(file);
+    expect(cycles).toEqual([]);
+  });
+
+  it('keeps no module-level mutable state in src/resolvers: per-instance state lives in Services, per-request in Context', () => {
+    const MUTABLE = /^(?:export\s+)?(?:let|var)\s|^(?:export\s+)?const\s+\w+(?:\s*:[^=]+)?\s*=\s*(?:new\s+(?:Map|Set|WeakMap|WeakSet|Array)\b|\[|\{)/;
+    const offending = files
+      .filter((f) => inLayer(f, 'resolvers'))
+      .flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .map((line, i) => [line, i + 1] as const)
+          .filter(([line]) => MUTABLE.test(line))
+          .map(([line, n]) => `${rel(f)}:${n}: ${line.trim()}`),
+      );
     expect(offending).toEqual([]);
   });
 });

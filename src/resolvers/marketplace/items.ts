@@ -68,7 +68,8 @@ export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord 
 const itemConnection = (page: { rows: ItemSummary[]; hasNextPage: boolean }): Connection<ItemView> =>
   connection<ItemView>(page.rows, (i) => idCursor(i.id), { hasNextPage: page.hasNextPage });
 
-const NO_ITEMS = { rows: [], hasNextPage: false };
+/** An empty page (a new one each time: connection() keeps its rows). */
+const noItems = () => ({ rows: [], hasNextPage: false });
 
 /** The seller's listings of the last 30 days, newest first. */
 export async function itemsBySeller(ctx: Context, login: string, first?: number | null, after?: string | null) {
@@ -77,7 +78,7 @@ export async function itemsBySeller(ctx: Context, login: string, first?: number 
   const limit = pageSize('first', first);
   const before = afterId('after', after);
   // A string that cannot be a login names nobody: no items, and no key Cassandra would refuse (empty, over 64 KiB).
-  if (!isPossibleLogin(seller)) return itemConnection(NO_ITEMS);
+  if (!isPossibleLogin(seller)) return itemConnection(noItems());
   return itemConnection(await ctx.services.stores.items.bySeller(seller, limit, before));
 }
 
@@ -98,7 +99,7 @@ export async function itemHistory(ctx: Context, login: string, month: string, fi
   const seller = normalizeLogin(login);
   const limit = pageSize('first', first);
   const before = afterId('after', after);
-  if (!isPossibleLogin(seller)) return itemConnection(NO_ITEMS);
+  if (!isPossibleLogin(seller)) return itemConnection(noItems());
   return itemConnection(await ctx.services.stores.items.history(seller, yearMonth, limit, before));
 }
 

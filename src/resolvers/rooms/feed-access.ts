@@ -10,7 +10,7 @@ import type { RoomRecord } from '../../db/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../errors.js';
 import { isFresh } from './feed.js';
-import { isParticipant } from './rooms.js';
+import { isParticipant } from './access.js';
 
 /** Why `login` may no longer follow the room `followed` (as it was when subscribing), or null while they may. */
 export function accessEnded(followed: RoomRecord, current: RoomRecord | undefined, login: string): AppError | null {

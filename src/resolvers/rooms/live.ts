@@ -4,7 +4,7 @@ import { Limits } from '../../limits.js';
 import { requireViewer } from '../guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
 import { accessEnded } from './feed-access.js';
-import { requireParticipation, viewerPerson } from './rooms.js';
+import { requireParticipation, viewerPerson } from './access.js';
 import { validRoomName } from './validation.js';
 
 /**

@@ -17,7 +17,7 @@ import { pageSize, validClientId } from '../../validation.js';
 import { requireViewer } from '../guards.js';
 import { type RoomEvent } from './feed.js';
 import { decodeMessageId } from './ids.js';
-import { isParticipant, requireParticipation, viewerPerson } from './rooms.js';
+import { isParticipant, requireParticipation, viewerPerson } from './access.js';
 import { validContent, validRoomName } from './validation.js';
 
 /**

@@ -4,48 +4,22 @@
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
 import type { Context } from '../../context.js';
-import { chatUser, type ChatUser } from '../../db/chat-user.js';
 import type { RoomRecord } from '../../db/rooms.js';
 import type { WriteTimestamp } from '../../db/write-timestamp.js';
 import type { UserRecord } from '../../db/users.js';
-import { AppError, ErrorCode, conflict, forbidden, notFound, unauthenticated } from '../../errors.js';
+import { AppError, ErrorCode, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../guards.js';
-import {} from './feed.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
+import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './messages.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
   name: string;
   banner?: string | null;
-}
-
-export const isParticipant = (room: RoomRecord, login: string) => room.participants.some((p) => p.login === login);
-
-/** The logged-in user as stored in rooms and messages. */
-export async function viewerPerson(ctx: Context): Promise<ChatUser> {
-  const viewer = requireViewer(ctx);
-  const user = await ctx.loaders.user.load(viewer.login);
-  if (!user) throw unauthenticated();
-  return chatUser(user);
-}
-
-/** The room, or NOT_FOUND. */
-export async function requireRoom(ctx: Context, name: string): Promise<RoomRecord> {
-  const room = await ctx.services.stores.rooms.byName(name);
-  if (!room) throw notFound('Room');
-  return room;
-}
-
-/** The room, when the logged-in user takes part in it; NOT_FOUND or FORBIDDEN otherwise. */
-export async function requireParticipation(ctx: Context, name: string): Promise<RoomRecord> {
-  const viewer = requireViewer(ctx);
-  const room = await requireRoom(ctx, name);
-  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
-  return room;
 }
 
 export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<RoomRecord> {

@@ -1,0 +1,35 @@
+/**
+ * Who takes part in a room, and the checks every room use case starts with.
+ * Below both rooms.ts and messages.ts, which each need them, so neither
+ * imports the other for them.
+ */
+import type { Context } from '../../context.js';
+import { chatUser, type ChatUser } from '../../db/chat-user.js';
+import type { RoomRecord } from '../../db/rooms.js';
+import { forbidden, notFound, unauthenticated } from '../../errors.js';
+import { requireViewer } from '../guards.js';
+
+export const isParticipant = (room: RoomRecord, login: string) => room.participants.some((p) => p.login === login);
+
+/** The logged-in user as stored in rooms and messages. */
+export async function viewerPerson(ctx: Context): Promise<ChatUser> {
+  const viewer = requireViewer(ctx);
+  const user = await ctx.loaders.user.load(viewer.login);
+  if (!user) throw unauthenticated();
+  return chatUser(user);
+}
+
+/** The room, or NOT_FOUND. */
+export async function requireRoom(ctx: Context, name: string): Promise<RoomRecord> {
+  const room = await ctx.services.stores.rooms.byName(name);
+  if (!room) throw notFound('Room');
+  return room;
+}
+
+/** The room, when the logged-in user takes part in it; NOT_FOUND or FORBIDDEN otherwise. */
+export async function requireParticipation(ctx: Context, name: string): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const room = await requireRoom(ctx, name);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
+  return room;
+}
