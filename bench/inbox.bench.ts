@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { App } from '../src/app.js';
-import type { Statement } from '../src/db/client.js';
-import { directMessage } from '../src/db/direct-message.js';
-import { newTimeUuid } from '../src/db/timeuuids.js';
+import type { Statement } from '../src/db/cassandra/client.js';
+import { directMessage } from '../src/db/messenger/direct-message.js';
+import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
 import {
   InboxSummaryDocument,
   MarkConversationReadDocument,

@@ -4,7 +4,7 @@
  */
 
 export interface CassandraConfig {
-  /** Empty: start or reuse the local node (see src/db/local-node.ts). */
+  /** Empty: start or reuse the local node (see src/local-node/launcher.ts). */
   contactPoints: string[];
   localDataCenter: string;
   keyspace: string;

@@ -2,9 +2,9 @@
  * The GraphQL context, built in one typed function for HTTP and WebSocket alike.
  */
 import DataLoader from 'dataloader';
-import type { UserRecord } from './db/users.js';
-import type { ItemRecord } from './db/items.js';
-import type { StoredPurchase } from './db/purchases.js';
+import type { UserRecord } from './db/accounts/users.js';
+import type { ItemRecord } from './db/marketplace/items.js';
+import type { StoredPurchase } from './db/marketplace/purchases.js';
 import type { Session } from './auth/tokens.js';
 import type { Services } from './services.js';
 import { isPossibleLogin } from './validation.js';

@@ -1,6 +1,6 @@
 /** `npm start`: one Parley instance, stopped gracefully on SIGTERM/SIGINT. */
 import { createApp } from './app.js';
-import { LocalNodeError } from './db/local-node.js';
+import { LocalNodeError } from './local-node/launcher.js';
 
 const app = createApp();
 

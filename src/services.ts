@@ -3,7 +3,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Database } from './db/client.js';
+import type { Database } from './db/cassandra/client.js';
 import type { Stores } from './db/stores.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import type { TokenService } from './auth/tokens.js';

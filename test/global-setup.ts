@@ -7,8 +7,8 @@ import type { TestProject } from 'vitest/node';
 import { pino } from 'pino';
 import cassandra from 'cassandra-driver';
 import { loadConfig } from '../src/config.js';
-import { nodeForThrowawayWork } from '../src/db/local-node.js';
-import { migrate } from '../src/db/migrate.js';
+import { nodeForThrowawayWork } from '../src/local-node/launcher.js';
+import { migrate } from '../src/db/cassandra/migrate.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

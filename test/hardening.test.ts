@@ -8,7 +8,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient } from './testkit/ws.js';
-import { profileChannel } from '../src/resolvers/accounts.js';
+import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 import { MAX_OPERATIONS_PER_SOCKET } from '../src/server/websocket.js';
 
 let app: App;

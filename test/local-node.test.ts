@@ -1,7 +1,7 @@
 /** The launcher keeps real data off a throwaway node. */
 import { describe, expect, it, inject } from 'vitest';
 import cassandra from 'cassandra-driver';
-import { defaultLocalNodeOptions, ensureLocalNode, LocalNodeError } from '../src/db/local-node.js';
+import { defaultLocalNodeOptions, ensureLocalNode, LocalNodeError } from '../src/local-node/launcher.js';
 
 describe('local node launcher', () => {
   it('reuses a node on the port, except a throwaway one for kept data', async () => {

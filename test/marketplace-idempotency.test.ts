@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
 import { hourBucketsBetween } from '../src/buckets.js';
-import { TimeUuid } from '../src/db/client.js';
+import { TimeUuid } from '../src/db/cassandra/client.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';

@@ -4,8 +4,8 @@
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
-import { directMessage } from '../src/db/direct-message.js';
-import { newTimeUuid } from '../src/db/timeuuids.js';
+import { directMessage } from '../src/db/messenger/direct-message.js';
+import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';

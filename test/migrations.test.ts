@@ -2,7 +2,7 @@ import { describe, expect, it, inject } from 'vitest';
 import cassandra from 'cassandra-driver';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { loadMigrations, migrate } from '../src/db/migrate.js';
+import { loadMigrations, migrate } from '../src/db/cassandra/migrate.js';
 
 describe('migrations', () => {
   it('lets two instances migrate one new keyspace at once without corrupting it', async () => {

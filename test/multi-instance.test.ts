@@ -10,7 +10,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
-import { profileChannel } from '../src/resolvers/accounts.js';
+import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 import { WS_CLOSE } from '../src/server/websocket.js';
 
 let a: App;

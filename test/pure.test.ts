@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dayBucket, monthBucket, nextMonth, parseMonth, previousMonth } from '../src/buckets.js';
 import { decodeCursor, encodeCursor } from '../src/pagination.js';
-import { parseCql } from '../src/db/migrate.js';
+import { parseCql } from '../src/db/cassandra/migrate.js';
 import { parseReplication } from '../src/config.js';
 
 describe('buckets', () => {

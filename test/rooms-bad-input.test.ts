@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TimeUuid } from '../src/db/client.js';
+import { TimeUuid } from '../src/db/cassandra/client.js';
 import { stringParamsSentDuring } from './testkit/cql-spy.js';
 import {
   DeleteRoomDocument,

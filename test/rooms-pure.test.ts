@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket, monthBucket, monthOfDay } from '../src/buckets.js';
-import { RecentBuckets } from '../src/db/recent-buckets.js';
-import { newTimeUuid, timeUuidDate } from '../src/db/timeuuids.js';
+import { RecentBuckets } from '../src/db/cassandra/recent-buckets.js';
+import { newTimeUuid, timeUuidDate } from '../src/db/cassandra/timeuuids.js';
 import { decodeMessageId, encodeMessageId } from '../src/resolvers/rooms/ids.js';
 import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
 import { validBanner, validRoomName } from '../src/resolvers/rooms/validation.js';
 import { validClientId } from '../src/validation.js';
-import { TimeUuid } from '../src/db/client.js';
+import { TimeUuid } from '../src/db/cassandra/client.js';
 
 describe('day buckets', () => {
   it('round-trips a bucket to its UTC midnight and rejects days that do not exist', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TimeUuid } from '../src/db/client.js';
-import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks } from '../src/db/timeuuids.js';
+import { TimeUuid } from '../src/db/cassandra/client.js';
+import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks } from '../src/db/cassandra/timeuuids.js';
 
 const order = (ids: InstanceType<typeof TimeUuid>[]) => ids.map((id) => BigInt(timeTicks(id).toString()));
 

@@ -17,7 +17,7 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { send } from './testkit/messenger.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
 import { MeDocument, ProfileUpdatedDocument, UpdateProfileDocument, UserByLoginDocument } from './generated/graphql.js';
-import { profileChannel } from '../src/resolvers/accounts.js';
+import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 
 const exporter = new InMemorySpanExporter();
 const logs: string[] = [];

@@ -15,7 +15,7 @@ import { eventually } from './testkit/poll.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { signUp } from './testkit/users.js';
 import { subscribe, wsClient } from './testkit/ws.js';
-import { profileChannel } from '../src/resolvers/accounts.js';
+import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 
 let app: App;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { gql, gqlOk } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient, wsRequest, type WsClient } from './testkit/ws.js';
-import { profileChannel } from '../src/resolvers/accounts.js';
+import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 
 let app: App;
 beforeAll(async () => {

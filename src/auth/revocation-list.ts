@@ -11,7 +11,7 @@
  * retry (SERVICE_UNAVAILABLE) rather than let through.
  */
 import type { PubSub, Unsubscribe } from '../pubsub/pubsub.js';
-import type { RevocationStore } from '../db/revocations.js';
+import type { RevocationStore } from '../db/accounts/revocations.js';
 import { CLOCK_TOLERANCE_SECONDS } from './tokens.js';
 import type { Logger } from 'pino';
 

@@ -1,13 +1,13 @@
 /** Every store, built on one Database. Add a domain's store here. */
-import type { Database } from './client.js';
-import { UserStore } from './users.js';
-import { DirectMessageStore } from './conversations.js';
-import { InboxStore } from './inbox.js';
-import { ItemStore } from './items.js';
-import { PurchaseStore } from './purchases.js';
-import { PurchaseClaimStore } from './purchase-claims.js';
-import { RoomStore } from './rooms.js';
-import { RoomMessageStore } from './room-messages.js';
+import type { Database } from './cassandra/client.js';
+import { UserStore } from './accounts/users.js';
+import { DirectMessageStore } from './messenger/direct-messages.js';
+import { InboxStore } from './messenger/inbox.js';
+import { ItemStore } from './marketplace/items.js';
+import { PurchaseStore } from './marketplace/purchases.js';
+import { PurchaseClaimStore } from './marketplace/purchase-claims.js';
+import { RoomStore } from './rooms/rooms.js';
+import { RoomMessageStore } from './rooms/room-messages.js';
 
 export function createStores(db: Database) {
   return {

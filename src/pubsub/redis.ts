@@ -1,7 +1,7 @@
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createRedis } from '../redis.js';
+import { createRedis } from './redis-connection.js';
 import type { PubSub, Unsubscribe } from './pubsub.js';
 
 

@@ -1,8 +1,16 @@
-import { builder } from './builder.js';
-import './user.js';
-import './session.js';
-import './inbox-event.js';
-import './purchase.js';
-import './room.js';
+/** The whole schema: the builder and every entity file, each imported by name. */
+import { builder } from './shared/builder.js';
+import './shared/date-time.js';
+import './accounts/user.js';
+import './accounts/session.js';
+import './rooms/room.js';
+import './rooms/message.js';
+import './rooms/room-events.js';
+import './messenger/conversation.js';
+import './messenger/direct-message.js';
+import './messenger/inbox-event.js';
+import './marketplace/money.js';
+import './marketplace/item.js';
+import './marketplace/purchase.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { Database, type AroundRequest } from '../db/client.js';
-import { defaultLocalNodeOptions, ensureLocalNode } from '../db/local-node.js';
-import { migrate } from '../db/migrate.js';
+import { Database, type AroundRequest } from '../db/cassandra/client.js';
+import { defaultLocalNodeOptions, ensureLocalNode } from '../local-node/launcher.js';
+import { migrate } from '../db/cassandra/migrate.js';
 import { createStores } from '../db/stores.js';
-import { RevocationStore } from '../db/revocations.js';
+import { RevocationStore } from '../db/accounts/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
 import { meteredPubSub } from '../pubsub/metered.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';

@@ -7,8 +7,8 @@ import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import type { Logger } from 'pino';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import { ErrorCode, unavailable } from '../errors.js';
-import { isStorageUnavailable } from '../db/client.js';
-import { isRedisUnavailable } from '../redis.js';
+import { isStorageUnavailable } from '../db/cassandra/client.js';
+import { isRedisUnavailable } from '../pubsub/redis-connection.js';
 
 /**
  * Also the one place errors are logged, each once: a client's mistake at info

@@ -53,7 +53,7 @@ import {
 } from 'graphql';
 import { isAsyncIterable, type Plugin as YogaPlugin, type PromiseOrValue } from 'graphql-yoga';
 import type { TracingConfig } from '../config.js';
-import type { AroundRequest } from '../db/client.js';
+import type { AroundRequest } from '../db/cassandra/client.js';
 import { errorCode } from './error-masking.js';
 
 export interface Tracing {

@@ -4,7 +4,7 @@
  * wraps the instance's Database methods and passes every call through.
  */
 import type { App } from '../../src/app.js';
-import type { Statement } from '../../src/db/client.js';
+import type { Statement } from '../../src/db/cassandra/client.js';
 
 export interface CqlRecord {
   kind: 'execute' | 'batch' | 'lwt';

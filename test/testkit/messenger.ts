@@ -1,6 +1,6 @@
 /** Helpers shared by the messenger tests: sending, reading whole histories, comparing message times. */
 import type { App } from '../../src/app.js';
-import { TimeUuid } from '../../src/db/client.js';
+import { TimeUuid } from '../../src/db/cassandra/client.js';
 import {
   ConversationMessagesDocument,
   SendDirectMessageDocument,

@@ -4,8 +4,8 @@
  * 10,000 messages over HTTP would only measure HTTP. Reading is left to the API.
  */
 import type { App } from '../../src/app.js';
-import type { ChatUser } from '../../src/db/chat-user.js';
-import { newMessage, type MessageRecord, type RoomIncarnation } from '../../src/db/room-messages.js';
+import type { ChatUser } from '../../src/db/rooms/chat-user.js';
+import { newMessage, type MessageRecord, type RoomIncarnation } from '../../src/db/rooms/room-messages.js';
 
 export async function seedHistory(
   app: App,

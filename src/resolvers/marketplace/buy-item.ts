@@ -3,10 +3,10 @@
  * clientPurchaseId, one that a retry can never make twice (idempotent-buying.ts).
  */
 import type { Context } from '../../context.js';
-import type { PurchaseRecord } from '../../db/purchases.js';
+import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { buyOnce } from './idempotent-buying.js';
 import { parseId } from './ids.js';
 import { newPurchaseId, runPurchase } from './purchasing.js';

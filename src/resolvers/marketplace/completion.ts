@@ -4,8 +4,8 @@
  * it sets the same values again, so running it twice (request and recovery at
  * once, or recovery after a partial completion) is harmless.
  */
-import type { ItemRecord } from '../../db/items.js';
-import type { PurchaseRecord, StoredPurchase } from '../../db/purchases.js';
+import type { ItemRecord } from '../../db/marketplace/items.js';
+import type { PurchaseRecord, StoredPurchase } from '../../db/marketplace/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
 import type { Services } from '../../services.js';
 import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';

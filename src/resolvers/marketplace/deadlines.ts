@@ -2,7 +2,7 @@
  * How long a purchase can stay in flight: one rule that the request, recovery
  * and idempotent retries all rely on.
  */
-import { timeUuidDate } from '../../db/timeuuids.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import type { Services } from '../../services.js';
 
 /**

@@ -6,12 +6,12 @@
  * or its end date has come.
  */
 import { refreshLoaders, type Context } from '../../context.js';
-import { BigDecimal } from '../../db/client.js';
-import type { ItemRecord } from '../../db/items.js';
+import { BigDecimal } from '../../db/cassandra/client.js';
+import type { ItemRecord } from '../../db/marketplace/items.js';
 import { AppError, ErrorCode, notFound } from '../../errors.js';
 import { eventStream, onStreamEnd, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
 import type { Clock } from '../../services.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { parseId } from './ids.js';
 import { isFinished, type ItemView } from './items.js';
 import { atTime } from '../../at-time.js';

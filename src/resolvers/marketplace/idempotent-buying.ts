@@ -19,8 +19,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Context } from '../../context.js';
-import type { PurchaseClaim } from '../../db/purchase-claims.js';
-import type { PurchaseRecord } from '../../db/purchases.js';
+import type { PurchaseClaim } from '../../db/marketplace/purchase-claims.js';
+import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { badInput, conflict } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { DUPLICATE_WAIT_MS, purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';

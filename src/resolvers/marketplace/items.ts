@@ -3,16 +3,16 @@
  * id, by seller, by tag and from a seller's monthly history.
  */
 import type { Context } from '../../context.js';
-import type { ItemRecord, ItemSummary } from '../../db/items.js';
-import { newTimeUuid } from '../../db/timeuuids.js';
-import type { UserRecord } from '../../db/users.js';
+import type { ItemRecord, ItemSummary } from '../../db/marketplace/items.js';
+import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { parseMonth } from '../../buckets.js';
 import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
-import { existingUser, normalizeLogin } from '../accounts.js';
-import { requireViewer } from '../guards.js';
+import { existingUser, normalizeLogin } from '../accounts/accounts.js';
+import { requireViewer } from '../shared/guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './rules.js';
 

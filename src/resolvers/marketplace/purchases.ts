@@ -3,13 +3,13 @@
  * viewer's own history, and an item's purchases (its seller only).
  */
 import type { Context } from '../../context.js';
-import type { PurchaseRecord } from '../../db/purchases.js';
-import type { UserRecord } from '../../db/users.js';
+import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
+import type { UserRecord } from '../../db/accounts/users.js';
 import { forbidden, notFound } from '../../errors.js';
-import { existingUser } from '../accounts.js';
+import { existingUser } from '../accounts/accounts.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import type { ItemView } from './items.js';
 

@@ -2,7 +2,7 @@
  * Input rules of the marketplace. Each check throws BAD_USER_INPUT naming the
  * field, like the shared rules in src/validation.ts.
  */
-import { BigDecimal } from '../../db/client.js';
+import { BigDecimal } from '../../db/cassandra/client.js';
 import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireLength } from '../../validation.js';

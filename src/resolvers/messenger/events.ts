@@ -4,11 +4,11 @@
  * argument). Payloads are JSON: dates travel as strings.
  */
 import { refreshLoaders, type Context } from '../../context.js';
-import type { DirectMessageRecord } from '../../db/direct-message.js';
-import type { ConversationRecord } from '../../db/inbox.js';
+import type { DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import type { ConversationRecord } from '../../db/messenger/inbox.js';
 import { forbidden } from '../../errors.js';
 import { eventStream } from '../../pubsub/pubsub.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 
 export const inboxChannel = (login: string) => `inbox.${login}`;
 

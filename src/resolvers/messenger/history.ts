@@ -1,11 +1,11 @@
 /** A conversation's messages, newest first, across month buckets. */
 import type { Context } from '../../context.js';
-import { conversationKey, type DirectMessageRecord } from '../../db/direct-message.js';
-import type { ConversationRecord } from '../../db/inbox.js';
+import { conversationKey, type DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import type { ConversationRecord } from '../../db/messenger/inbox.js';
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 
 // The conversation key rides in the cursor: a cursor only pages the conversation it came from.
 const cursorOf = (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: m.conversation });

@@ -1,11 +1,11 @@
 /** The inbox (conversations) and one conversation, as the logged-in user sees them. */
 import type { Context } from '../../context.js';
-import { conversationKey } from '../../db/direct-message.js';
-import type { ConversationRecord } from '../../db/inbox.js';
+import { conversationKey } from '../../db/messenger/direct-message.js';
+import type { ConversationRecord } from '../../db/messenger/inbox.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { requirePartner } from './participants.js';
 
 interface InboxPosition extends Record<string, unknown> {

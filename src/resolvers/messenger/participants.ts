@@ -5,10 +5,10 @@
  */
 import type { Context } from '../../context.js';
 import type { Session } from '../../auth/tokens.js';
-import type { UserRecord } from '../../db/users.js';
+import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput, notFound } from '../../errors.js';
-import { existingUser, normalizeLogin } from '../accounts.js';
-import { requireViewer } from '../guards.js';
+import { existingUser, normalizeLogin } from '../accounts/accounts.js';
+import { requireViewer } from '../shared/guards.js';
 
 export interface Participants {
   viewer: Session;

@@ -1,10 +1,10 @@
 /** sendDirectMessage: validation, the one-batch write, the live event. */
 import type { Context } from '../../context.js';
-import { directMessage, type DirectMessageRecord } from '../../db/direct-message.js';
-import { newTimeUuid } from '../../db/timeuuids.js';
+import { directMessage, type DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { Limits } from '../../limits.js';
 import { requireLength } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { publishInboxEvent } from './events.js';
 import { requirePartner } from './participants.js';
 

@@ -4,10 +4,10 @@
  * imports the other for them.
  */
 import type { Context } from '../../context.js';
-import { chatUser, type ChatUser } from '../../db/chat-user.js';
-import type { RoomRecord } from '../../db/rooms.js';
+import { chatUser, type ChatUser } from '../../db/rooms/chat-user.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { forbidden, notFound, unauthenticated } from '../../errors.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 
 export const isParticipant = (room: RoomRecord, login: string) => room.participants.some((p) => p.login === login);
 

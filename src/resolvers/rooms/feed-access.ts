@@ -6,7 +6,7 @@
  * can be lost, and a subscription must not outlive its subscriber's place in
  * the room because of that.
  */
-import type { RoomRecord } from '../../db/rooms.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../errors.js';
 import { isFresh } from './feed.js';

@@ -5,9 +5,9 @@
  * feed's order is the history's order).
  */
 import type { Logger } from 'pino';
-import type { ChatUser } from '../../db/chat-user.js';
-import { catchUpSettleMs, type MessageRecord } from '../../db/room-messages.js';
-import { maxTimeUuid } from '../../db/timeuuids.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
+import { catchUpSettleMs, type MessageRecord } from '../../db/rooms/room-messages.js';
+import { maxTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { encodeHistoryCursor } from '../../pagination.js';
 import type { Config } from '../../config.js';

@@ -1,7 +1,7 @@
 /** The live side of a room: subscribing to its events and announcing typing. */
 import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
 import { accessEnded } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './access.js';

@@ -4,17 +4,17 @@
  * messages across rooms.
  */
 import type { Context } from '../../context.js';
-import { chatUser, type ChatUser } from '../../db/chat-user.js';
-import { catchUpSettleMs, newMessage, type MessageRecord, type RoomIncarnation } from '../../db/room-messages.js';
-import type { RoomRecord } from '../../db/rooms.js';
-import type { UserRecord } from '../../db/users.js';
-import { maxTimeUuid, timeUuidDate } from '../../db/timeuuids.js';
+import { chatUser, type ChatUser } from '../../db/rooms/chat-user.js';
+import { catchUpSettleMs, newMessage, type MessageRecord, type RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { UserRecord } from '../../db/accounts/users.js';
+import { maxTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
 import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
 import { pageSize, validClientId } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { type RoomEvent } from './feed.js';
 import { decodeMessageId } from './ids.js';
 import { isParticipant, requireParticipation, viewerPerson } from './access.js';

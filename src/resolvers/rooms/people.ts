@@ -7,8 +7,8 @@
  * people on a page, and only when a client asks for them.
  */
 import type { Context } from '../../context.js';
-import type { UserRecord } from '../../db/users.js';
-import type { ChatUser } from '../../db/chat-user.js';
+import type { UserRecord } from '../../db/accounts/users.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
 
 export function personAsUser(ctx: Context, person: ChatUser): UserRecord {
   const load = <K extends keyof UserRecord>(key: K) =>

@@ -1,17 +1,17 @@
 /**
  * Chat rooms: create, join, leave, delete, read and list. The rules that keep
- * rooms whole under concurrency live in the LWTs of src/db/rooms.ts; the
+ * rooms whole under concurrency live in the LWTs of src/db/rooms/rooms.ts; the
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
 import type { Context } from '../../context.js';
-import type { RoomRecord } from '../../db/rooms.js';
-import type { WriteTimestamp } from '../../db/write-timestamp.js';
-import type { UserRecord } from '../../db/users.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
+import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, ErrorCode, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
-import { requireViewer } from '../guards.js';
+import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './messages.js';

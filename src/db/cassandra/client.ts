@@ -1,0 +1,239 @@
+/**
+ * The Cassandra client and the rules every query follows: prepared, at the
+ * configured consistency, marked idempotent when it is safe to repeat, and, for
+ * lightweight transactions, never retried blindly after an unknown outcome.
+ */
+import cassandra from 'cassandra-driver';
+import type { Logger } from 'pino';
+import type { CassandraConfig } from '../../config.js';
+
+const { Client, types, errors, policies } = cassandra;
+export type Row = cassandra.types.Row;
+export type ResultSet = cassandra.types.ResultSet;
+export const { TimeUuid, Uuid, BigDecimal, Long } = types;
+export type TimeUuid = cassandra.types.TimeUuid;
+export type BigDecimal = cassandra.types.BigDecimal;
+
+/**
+ * One CQL query. Define each once (as a module-level constant in a store) and
+ * the driver prepares it once per connection pool.
+ */
+export interface Statement {
+  readonly cql: string;
+  /** Safe to run twice with the same values: the driver may then retry it on another node or after a timeout. */
+  readonly idempotent: boolean;
+}
+
+export const cql = (query: string, opts: { idempotent: boolean }): Statement => ({ cql: query, idempotent: opts.idempotent });
+
+export interface LwtOutcome {
+  applied: boolean;
+  /** The row returned by Cassandra (current values when not applied); absent when a SERIAL read found none. */
+  row?: Row;
+}
+
+/**
+ * Wraps each request sent to Cassandra: one statement's CQL, or a batch's
+ * (an array). How tracing sees storage without src/db knowing about it.
+ */
+export type AroundRequest = <T>(cql: string | readonly string[], send: () => Promise<T>) => Promise<T>;
+
+export interface ExecuteOptions {
+  fetchSize?: number;
+  pageState?: string;
+  consistency?: number;
+  readTimeout?: number;
+}
+
+export class Database {
+  readonly client: cassandra.Client;
+  private readonly consistency: number;
+  readonly serialConsistency: number;
+  /**
+   * Requests sent to Cassandra by this instance (queries, batches, LWTs). A
+   * benchmark or test reads it before and after one operation to show what
+   * the operation costs.
+   */
+  queryCount = 0;
+
+  constructor(
+    readonly config: CassandraConfig,
+    private readonly logger: Logger,
+    contactPoints: string[],
+    private readonly aroundRequest: AroundRequest = (_cql, send) => send(),
+    /** Told of every request the driver sends, with its latency and outcome (the instance's metrics). */
+    requestTracker?: cassandra.tracker.RequestTracker,
+  ) {
+    this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
+    this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
+    this.client = new Client(
+      clientOptions(config, contactPoints, {
+        keyspace: config.keyspace,
+        encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
+        socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
+        queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
+        // The driver refuses an undefined tracker (it wants an instance or nothing).
+        ...(requestTracker ? { requestTracker } : {}),
+      }),
+    );
+  }
+
+  async connect(): Promise<void> {
+    await this.client.connect();
+  }
+
+  async execute(stmt: Statement, params: unknown[] = [], opts: ExecuteOptions = {}): Promise<ResultSet> {
+    this.queryCount += 1;
+    return this.aroundRequest(stmt.cql, () =>
+      this.client.execute(stmt.cql, params, {
+        prepare: true,
+        isIdempotent: stmt.idempotent,
+        consistency: opts.consistency ?? this.consistency,
+        fetchSize: opts.fetchSize,
+        pageState: opts.pageState,
+        readTimeout: opts.readTimeout,
+      }),
+    );
+  }
+
+  async first(stmt: Statement, params: unknown[] = []): Promise<Row | undefined> {
+    return (await this.execute(stmt, params)).first() ?? undefined;
+  }
+
+  /** Reads at SERIAL consistency: sees the outcome of every LWT on the partition, finishing one in flight. */
+  async readSerial(stmt: Statement, params: unknown[]): Promise<Row | undefined> {
+    return (await this.execute(stmt, params, { consistency: this.serialConsistency })).first() ?? undefined;
+  }
+
+  /** A logged batch: all of its statements apply or, after a timeout, eventually all do. */
+  async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
+    if (queries.length === 0) return;
+    this.queryCount += 1;
+    await this.aroundRequest(
+      queries.map((q) => q.stmt.cql),
+      () =>
+        this.client.batch(
+          queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
+          {
+            prepare: true,
+            logged: opts.logged ?? true,
+            isIdempotent: queries.every((q) => q.stmt.idempotent),
+            consistency: this.consistency,
+          },
+        ),
+    );
+  }
+
+  /**
+   * Runs a lightweight transaction. When it times out its outcome is unknown:
+   * it may have applied. The one rule, kept here: never retry it blindly;
+   * ask `learnOutcome` (which reads back at SERIAL through readSerial) whether
+   * it applied, and return that.
+   */
+  async lwt(
+    stmt: Statement,
+    params: unknown[],
+    learnOutcome: () => Promise<LwtOutcome>,
+  ): Promise<LwtOutcome> {
+    let result: ResultSet;
+    this.queryCount += 1;
+    try {
+      result = await this.aroundRequest(stmt.cql, () =>
+        this.client.execute(stmt.cql, params, {
+          prepare: true,
+          isIdempotent: false,
+          consistency: this.consistency,
+          serialConsistency: this.serialConsistency,
+        }),
+      );
+    } catch (err) {
+      if (!isUnknownOutcome(err)) throw err;
+      this.logger.warn({ err: describe(err), cql: stmt.cql }, 'LWT outcome unknown; reading back at SERIAL');
+      return learnOutcome();
+    }
+    const row = result.first();
+    return { applied: Boolean(row?.['[applied]']), row };
+  }
+
+  async ping(timeoutMs = 2000): Promise<void> {
+    await this.client.execute('SELECT release_version FROM system.local', [], {
+      prepare: false,
+      isIdempotent: true,
+      readTimeout: timeoutMs,
+      consistency: types.consistencies.localOne,
+    });
+  }
+
+  async shutdown(): Promise<void> {
+    await this.client.shutdown();
+  }
+}
+
+/**
+ * The one place the driver's client options are built, for the app and the
+ * migrator alike: contact points, data center, credentials, and how fast a
+ * lost node is tried again. The driver's default reconnection policy backs off
+ * to 10 minutes; after an outage that kept every request failing for tens of
+ * seconds after the node was back. Here a lost node is tried every second at
+ * most, so the app is ready again within about a second of CQL answering.
+ */
+export function clientOptions(
+  config: CassandraConfig,
+  contactPoints: string[],
+  extra: Omit<cassandra.ClientOptions, 'contactPoints' | 'localDataCenter' | 'credentials'> = {},
+): cassandra.ClientOptions {
+  return {
+    contactPoints,
+    localDataCenter: config.localDataCenter,
+    credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
+    ...extra,
+    policies: { reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false), ...extra.policies },
+  };
+}
+
+export function toConsistencyKey(name: string): keyof typeof types.consistencies {
+  const key = name.toLowerCase().replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+  if (!(key in types.consistencies)) throw new Error(`unknown consistency level ${name}`);
+  return key as keyof typeof types.consistencies;
+}
+
+const CAS_WRITE_UNKNOWN = 0x1700; // protocol v5's explicit "LWT outcome unknown"
+
+/** Errors after which a write may or may not have been applied. */
+export function isUnknownOutcome(err: unknown): boolean {
+  if (err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.NoHostAvailableError) {
+    return Object.values(err.innerErrors ?? {}).some((inner) => isUnknownOutcome(inner));
+  }
+  if (err instanceof errors.ResponseError) {
+    return (
+      err.code === types.responseErrorCodes.writeTimeout ||
+      err.code === types.responseErrorCodes.writeFailure ||
+      err.code === CAS_WRITE_UNKNOWN
+    );
+  }
+  return false;
+}
+
+/** Response codes by which a node says it cannot serve now (not that the request is wrong). */
+const UNAVAILABLE_RESPONSES: ReadonlySet<number> = new Set([
+  types.responseErrorCodes.unavailableException,
+  types.responseErrorCodes.overloaded,
+  types.responseErrorCodes.isBootstrapping,
+  types.responseErrorCodes.readTimeout,
+  types.responseErrorCodes.writeTimeout,
+  types.responseErrorCodes.readFailure,
+  types.responseErrorCodes.writeFailure,
+]);
+
+/** Errors that mean Cassandra could not be reached or could not answer in time: retry later, not a bug. */
+export function isStorageUnavailable(err: unknown): boolean {
+  if (err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.BusyConnectionError) return true;
+  if (err instanceof errors.ResponseError) return UNAVAILABLE_RESPONSES.has(err.code);
+  return false;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

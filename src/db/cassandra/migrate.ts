@@ -1,0 +1,170 @@
+/**
+ * Applies the numbered cql/*.cql files not yet applied, records each in
+ * schema_migrations, and waits for schema agreement after every DDL statement.
+ * A lease row taken with an LWT makes concurrent starts take turns, so two
+ * instances never race on the same CREATE TABLE.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import cassandra from 'cassandra-driver';
+import type { Logger } from 'pino';
+import type { CassandraConfig } from '../../config.js';
+import { clientOptions, toConsistencyKey } from './client.js';
+
+export const CQL_DIR = fileURLToPath(new URL('../../../cql/', import.meta.url));
+
+export interface Migration {
+  version: string;
+  statements: string[];
+  checksum: string;
+}
+
+/** Splits a .cql file into statements, dropping comments. */
+export function parseCql(text: string): string[] {
+  const withoutComments = text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((line) => line.replace(/(--|\/\/).*$/, ''))
+    .join('\n');
+  return withoutComments
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function loadMigrations(dir = CQL_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d+_.*\.cql$/.test(f))
+    .sort()
+    .map((file) => {
+      const text = readFileSync(`${dir}/${file}`, 'utf8');
+      return {
+        version: file.replace(/\.cql$/, ''),
+        statements: parseCql(text),
+        checksum: createHash('sha256').update(text).digest('hex').slice(0, 16),
+      };
+    });
+}
+
+function replicationCql(config: CassandraConfig): string {
+  const dcs = Object.entries(config.replication);
+  if (dcs.length === 0) return "{'class': 'SimpleStrategy', 'replication_factor': 1}";
+  return `{'class': 'NetworkTopologyStrategy', ${dcs.map(([dc, n]) => `'${dc}': ${n}`).join(', ')}}`;
+}
+
+const LEASE_SECONDS = 120;
+
+/**
+ * The driver already waits (up to 10 s) for agreement after a DDL statement;
+ * check again, for up to 30 s more, so the next statement never races it on a
+ * cluster. (checkSchemaAgreement is public in the driver but missing from its typings.)
+ */
+async function schemaAgreement(client: cassandra.Client): Promise<void> {
+  const metadata = client.metadata as unknown as { checkSchemaAgreement(): Promise<boolean> };
+  for (let i = 0; i < 150; i++) {
+    if (await metadata.checkSchemaAgreement()) return;
+    await delay(200);
+  }
+  throw new Error('the cluster did not reach schema agreement within 30 s');
+}
+
+export async function migrate(
+  config: CassandraConfig,
+  contactPoints: string[],
+  logger: Logger,
+  migrations: Migration[] = loadMigrations(),
+): Promise<string[]> {
+  const ks = config.keyspace;
+  if (!/^[a-z][a-z0-9_]{0,47}$/.test(ks)) throw new Error(`invalid keyspace name "${ks}"`);
+  const makeClient = (keyspace?: string) =>
+    new cassandra.Client(
+      clientOptions(config, contactPoints, {
+        keyspace,
+        socketOptions: { readTimeout: 60_000 },
+        queryOptions: {
+          consistency: cassandra.types.consistencies[toConsistencyKey(config.consistency)],
+          serialConsistency: cassandra.types.consistencies[toConsistencyKey(config.serialConsistency)],
+        },
+      }),
+    );
+  // Create the keyspace first, then work inside it so cql/ files stay unqualified.
+  const bootstrap = makeClient();
+  try {
+    await bootstrap.connect();
+    await bootstrap.execute(`CREATE KEYSPACE IF NOT EXISTS ${ks} WITH replication = ${replicationCql(config)}`);
+    await schemaAgreement(bootstrap);
+  } finally {
+    await bootstrap.shutdown();
+  }
+  const client = makeClient(ks);
+  const ddl = async (query: string) => {
+    await client.execute(query);
+    await schemaAgreement(client);
+  };
+  const owner = randomUUID();
+  const applied: string[] = [];
+  try {
+    await client.connect();
+    await ddl(
+      `CREATE TABLE IF NOT EXISTS ${ks}.schema_migrations (version text PRIMARY KEY, checksum text, applied_at timestamp)`,
+    );
+    await ddl(`CREATE TABLE IF NOT EXISTS ${ks}.schema_migration_lease (id text PRIMARY KEY, owner text)`);
+
+    const done = new Map(
+      (await client.execute(`SELECT version, checksum FROM ${ks}.schema_migrations`)).rows.map((r) => [
+        r.version as string,
+        r.checksum as string,
+      ]),
+    );
+    const pending = migrations.filter((m) => !done.has(m.version));
+    for (const m of migrations) {
+      const sum = done.get(m.version);
+      if (sum && sum !== m.checksum) {
+        throw new Error(`migration ${m.version} was changed after it was applied; add a new numbered file instead`);
+      }
+    }
+    if (pending.length === 0) return applied;
+
+    // Take the lease (it expires by itself if its holder dies).
+    const deadline = Date.now() + 5 * 60_000;
+    for (;;) {
+      const rs = await client.execute(
+        `INSERT INTO ${ks}.schema_migration_lease (id, owner) VALUES ('lease', ?) IF NOT EXISTS USING TTL ${LEASE_SECONDS}`,
+        [owner],
+        { prepare: true },
+      );
+      if (rs.first()['[applied]']) break;
+      if (Date.now() > deadline) throw new Error('timed out waiting for another instance to finish migrating');
+      logger.info('another instance is migrating; waiting');
+      await delay(500 + Math.random() * 500);
+    }
+    try {
+      // Re-read under the lease: the other instance may have applied some meanwhile.
+      const now = new Set(
+        (await client.execute(`SELECT version FROM ${ks}.schema_migrations`)).rows.map((r) => r.version as string),
+      );
+      for (const m of migrations) {
+        if (now.has(m.version)) continue;
+        for (const statement of m.statements) {
+          await ddl(statement);
+        }
+        await client.execute(
+          `INSERT INTO ${ks}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
+          [m.version, m.checksum],
+          { prepare: true },
+        );
+        applied.push(m.version);
+        logger.info({ version: m.version }, 'applied migration');
+      }
+    } finally {
+      await client.execute(`DELETE FROM ${ks}.schema_migration_lease WHERE id = 'lease' IF owner = ?`, [owner], {
+        prepare: true,
+      });
+    }
+    return applied;
+  } finally {
+    await client.shutdown();
+  }
+}

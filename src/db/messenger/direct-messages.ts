@@ -1,0 +1,75 @@
+/**
+ * Storage of direct messages: the direct_messages table (one partition per
+ * conversation and month) and the send, which writes the message and both
+ * inbox rows in one logged batch. See cql/003_messenger.cql for the design.
+ */
+import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
+import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
+import { directMessage, type DirectMessageRecord } from './direct-message.js';
+import { inboxWritesForSend } from './inbox.js';
+
+const INSERT = cql(
+  'INSERT INTO direct_messages (conversation, month, id, sender, recipient, content) VALUES (?, ?, ?, ?, ?, ?)',
+  { idempotent: true },
+);
+const SELECT_NEWEST = cql(
+  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? LIMIT ?',
+  { idempotent: true },
+);
+const SELECT_OLDER_THAN = cql(
+  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? AND id < ? LIMIT ?',
+  { idempotent: true },
+);
+
+const toMessage = (row: Row): DirectMessageRecord =>
+  directMessage(row.id as TimeUuid, row.sender, row.recipient, row.content);
+
+export class DirectMessageStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * One logged batch of 3 statements and no read: the message, the sender's
+   * inbox row and the recipient's. Every statement is idempotent (explicit
+   * write timestamps, set additions), so the driver may retry the batch.
+   */
+  async send(message: DirectMessageRecord): Promise<void> {
+    const id = TimeUuid.fromString(message.id);
+    await this.db.batch([
+      {
+        stmt: INSERT,
+        params: [message.conversation, message.month, id, message.sender, message.recipient, message.content],
+      },
+      ...inboxWritesForSend(id, message),
+    ]);
+  }
+
+  /** Up to `limit` messages of one month bucket, newest first, older than `before` when given. */
+  async page(conversation: string, month: number, limit: number, before?: TimeUuid): Promise<DirectMessageRecord[]> {
+    const rs = before
+      ? await this.db.execute(SELECT_OLDER_THAN, [conversation, month, before, limit])
+      : await this.db.execute(SELECT_NEWEST, [conversation, month, limit]);
+    return rs.rows.map(toMessage);
+  }
+
+  /**
+   * Up to `want` messages of a conversation, newest first, strictly older than
+   * `from` when given, across `months`, newest first (the month buckets its
+   * inbox row lists, as ConversationRecord.months gives them: months without
+   * messages cost nothing).
+   */
+  async history(
+    conversation: string,
+    months: readonly number[],
+    from: { bucket: number; id: string } | null,
+    want: number,
+  ): Promise<DirectMessageRecord[]> {
+    const source: BucketedSource<DirectMessageRecord> = {
+      buckets: async (lo, hi, _dir, limit) => months.filter((m) => m >= lo && m <= hi).slice(0, limit),
+      read: async (month, _dir, after, limit) => {
+        const rows = await this.page(conversation, month, limit, after === null ? undefined : TimeUuid.fromString(after));
+        return { rows, fetched: rows.length, lastId: rows.at(-1)?.id ?? null };
+      },
+    };
+    return walkBuckets(source, { dir: 'older', from, lo: 0, hi: Number.MAX_SAFE_INTEGER, want });
+  }
+}

@@ -1,0 +1,443 @@
+/**
+ * Storage of chat messages: a room's day-bucketed history, the bucket table
+ * that lets history skip empty days, the by-author copy (month buckets) and
+ * the clientMessageId claims that make a retried post idempotent.
+ */
+import { cql, type Database, type Row } from '../cassandra/client.js';
+import { fromUdt, type ChatUser } from './chat-user.js';
+import { RecentBuckets } from '../cassandra/recent-buckets.js';
+import { maxTimeUuid, minTimeUuid, newTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
+import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
+import { dayBucket, monthOfDay } from '../../buckets.js';
+import { Limits } from '../../limits.js';
+import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
+
+/** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
+export interface MessageRecord {
+  roomName: string;
+  /** Day bucket (yyyyMMdd) of the room partition holding it. */
+  bucket: number;
+  messageId: string;
+  author: ChatUser;
+  /** As stored; the API shows null when the message is hidden. */
+  content: string | null;
+  systemMessage: boolean;
+  visible: boolean;
+}
+
+/** What a post needs to know about the room: its name and which incarnation of that name it is. */
+export interface RoomIncarnation {
+  name: string;
+  createdAt: Date;
+}
+
+const MESSAGE_COLUMNS = 'room_name, time_bucket, message_id, content, author, system_message, visible';
+
+// visible is left out on purpose: null means visible, and re-writing a message never un-hides it.
+const INSERT_MESSAGE = cql(
+  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message)
+   VALUES (?, ?, ?, ?, ?, ?)`,
+  { idempotent: true },
+);
+const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
+const INSERT_BY_AUTHOR = cql(
+  `INSERT INTO messages_by_author (author_login, time_bucket, message_id, room_name, content)
+   VALUES (?, ?, ?, ?, ?)`,
+  { idempotent: true },
+);
+const INSERT_AUTHOR_BUCKET = cql('INSERT INTO messages_by_author_bucket (author_login, time_bucket) VALUES (?, ?)', {
+  idempotent: true,
+});
+
+const SELECT_MESSAGE = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?`,
+  { idempotent: true },
+);
+// History reads. The floor (message_id >= the room's creation) keeps a re-created
+// room from showing leftovers of an earlier room of the same name.
+const ROOM_NEWEST = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
+   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? LIMIT ?`,
+  { idempotent: true },
+);
+const ROOM_OLDER_THAN = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
+   WHERE room_name = ? AND time_bucket = ? AND message_id < ? AND message_id >= ? LIMIT ?`,
+  { idempotent: true },
+);
+// Catch-up reads (oldest first) stop at a ceiling (now, plus clock skew).
+const ROOM_OLDEST = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
+   WHERE room_name = ? AND time_bucket = ? AND message_id >= ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
+  { idempotent: true },
+);
+const ROOM_NEWER_THAN = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
+   WHERE room_name = ? AND time_bucket = ? AND message_id > ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
+  { idempotent: true },
+);
+const ROOM_BUCKETS_DESC = cql(
+  'SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ? LIMIT ?',
+  { idempotent: true },
+);
+const ROOM_BUCKETS_ASC = cql(
+  `SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ?
+   ORDER BY time_bucket ASC LIMIT ?`,
+  { idempotent: true },
+);
+
+const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible';
+const AUTHOR_NEWEST = cql(
+  `SELECT ${AUTHOR_COLUMNS} FROM messages_by_author WHERE author_login = ? AND time_bucket = ? LIMIT ?`,
+  { idempotent: true },
+);
+const AUTHOR_OLDER_THAN = cql(
+  `SELECT ${AUTHOR_COLUMNS} FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id < ? LIMIT ?`,
+  { idempotent: true },
+);
+const AUTHOR_BUCKETS_DESC = cql(
+  `SELECT time_bucket FROM messages_by_author_bucket WHERE author_login = ? AND time_bucket >= ? AND time_bucket <= ?
+   LIMIT ?`,
+  { idempotent: true },
+);
+
+const HIDE_MESSAGE = cql(
+  'UPDATE chat_room_messages SET visible = false WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
+const HIDE_BY_AUTHOR = cql(
+  'UPDATE messages_by_author SET visible = false WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
+
+const SELECT_ALL_ROOM_BUCKETS = cql('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', { idempotent: true });
+const SELECT_AUTHORS_IN_BUCKET = cql(
+  'SELECT message_id, author, system_message FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
+  { idempotent: true },
+);
+// A deleted room's cleanup. Every delete carries the deletion's timestamp, so
+// the messages, bucket rows and author copies of a room of the same name
+// created since (written later) survive it.
+const DELETE_BY_AUTHOR = cql(
+  'DELETE FROM messages_by_author USING TIMESTAMP ? WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
+const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ?', {
+  idempotent: true,
+});
+const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
+
+const CLAIM_CLIENT_ID = cql(
+  `INSERT INTO message_client_ids (room_name, author_login, client_message_id, message_id, content)
+   VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?`,
+  { idempotent: false },
+);
+// A claim left by an earlier room of the same name is taken over, by one attempt only.
+const RECLAIM_CLIENT_ID = cql(
+  `UPDATE message_client_ids USING TTL ? SET message_id = ?, content = ?
+   WHERE room_name = ? AND author_login = ? AND client_message_id = ? IF message_id = ?`,
+  { idempotent: false },
+);
+const SELECT_CLIENT_ID = cql(
+  `SELECT message_id, content FROM message_client_ids
+   WHERE room_name = ? AND author_login = ? AND client_message_id = ?`,
+  { idempotent: true },
+);
+
+const MAX_BUCKET = 99_999_999;
+
+/**
+ * A new message with a fresh id at `at`. Make it right after taking the room's
+ * turn (see rooms/feed.ts): the id fixes its place in history and in the feed.
+ */
+export function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
+  const id = newTimeUuid(at);
+  return {
+    roomName: room.name,
+    bucket: dayBucket(id.getDate()),
+    messageId: id.toString(),
+    author,
+    content,
+    systemMessage,
+    visible: true,
+  };
+}
+
+/**
+ * How long after its id's time a message can still commit: its write is sent
+ * only while the id is younger than the write window (Limits.room), and ends,
+ * applied or failed, within one Cassandra request timeout after that.
+ */
+export function commitHorizonMs(requestTimeoutMs: number): number {
+  return Limits.room.messageWriteWindowMs + requestTimeoutMs;
+}
+
+/**
+ * How old a message must be before it has settled: the commit horizon, plus
+ * the clock skew between the instance that made an id and the one reading. By
+ * then every message with an earlier id has committed or never will. Catch-up
+ * shows newer messages too, but a cursor at an unsettled message resumes from
+ * this horizon, so a client stepping past it never leaves an older one behind.
+ * Derived from the request timeout so it stays above it when
+ * CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
+ */
+export function catchUpSettleMs(requestTimeoutMs: number): number {
+  return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
+}
+
+function toMessage(row: Row): MessageRecord | undefined {
+  // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
+  if (!row.author) return undefined;
+  return {
+    roomName: row.room_name,
+    bucket: row.time_bucket,
+    messageId: row.message_id.toString(),
+    author: fromUdt(row.author),
+    content: row.content ?? null,
+    systemMessage: Boolean(row.system_message),
+    visible: row.visible !== false,
+  };
+}
+
+export interface ClientIdClaim {
+  /** True when this attempt claimed the id (it is the original post). */
+  claimed: boolean;
+  messageId: string;
+  content: string;
+}
+
+export interface HistoryPage {
+  messages: MessageRecord[];
+  /** More messages exist beyond the page in the walk's direction. */
+  more: boolean;
+}
+
+export class RoomMessageStore {
+  /**
+   * Per instance, like the seed's buffered map. Keyed by room incarnation
+   * (name and createdAt), never by name alone: a deleted room's cleanup drops
+   * the bucket rows, and a room of the same name created since is a new key on
+   * every instance (its createdAt follows the deletion, which follows the old
+   * room's), so its first post anywhere writes its own bucket row, after the
+   * deletion's timestamp, where the cleanup cannot reach it. No instance needs
+   * to hear of the deletion for that.
+   */
+  private readonly recorded = new RecentBuckets();
+
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Writes a message, its by-author copy (not for system messages) and, the
+   * first time this instance sees its bucket, the bucket rows: one logged
+   * batch, so a message is never stored without the bucket row that finds it.
+   * Idempotent: writing the same message twice stores it once.
+   */
+  async insert(room: RoomIncarnation, message: MessageRecord): Promise<void> {
+    const id = message.messageId;
+    const roomBucketKey = `r\u0000${room.name}\u0000${room.createdAt.getTime()}\u0000${message.bucket}`;
+    const month = monthOfDay(message.bucket);
+    const authorBucketKey = `a\u0000${message.author.login}\u0000${month}`;
+    const queries = [
+      {
+        stmt: INSERT_MESSAGE,
+        params: [room.name, message.bucket, id, message.content, message.author, message.systemMessage],
+      },
+    ];
+    const roomBucketNew = !this.recorded.has(roomBucketKey);
+    if (roomBucketNew) queries.push({ stmt: INSERT_ROOM_BUCKET, params: [room.name, message.bucket] });
+    const authorBucketNew = !message.systemMessage && !this.recorded.has(authorBucketKey);
+    if (!message.systemMessage) {
+      queries.push({ stmt: INSERT_BY_AUTHOR, params: [message.author.login, month, id, room.name, message.content] });
+      if (authorBucketNew) queries.push({ stmt: INSERT_AUTHOR_BUCKET, params: [message.author.login, month] });
+    }
+    if (queries.length === 1) await this.db.execute(queries[0]!.stmt, queries[0]!.params);
+    else await this.db.batch(queries);
+    // Remember only after the write succeeded: a failed batch must be retried with its bucket rows.
+    if (roomBucketNew) this.recorded.add(roomBucketKey);
+    if (authorBucketNew) this.recorded.add(authorBucketKey);
+  }
+
+  async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRecord | undefined> {
+    const row = await this.db.first(SELECT_MESSAGE, [roomName, bucket, messageId]);
+    return row ? toMessage(row) : undefined;
+  }
+
+  /**
+   * One page of a room's history. Walks newest to oldest ('older') or oldest
+   * to newest ('newer') from `from` (exclusive), never below `room.createdAt`;
+   * walking newer, never above `readUpTo`.
+   */
+  async page(
+    room: RoomIncarnation,
+    dir: Direction,
+    from: { bucket: number; id: string } | null,
+    size: number,
+    readUpTo: Date,
+  ): Promise<HistoryPage> {
+    const floor = minTimeUuid(room.createdAt);
+    const ceiling = maxTimeUuid(readUpTo);
+    // Nothing can be newer than the cursor (or in the room) yet: no need to ask.
+    const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
+    if (dir === 'newer' && readUpTo < readFrom) return { messages: [], more: false };
+    const source: BucketedSource<MessageRecord> = {
+      buckets: async (lo, hi, direction, limit) => {
+        const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
+        const rs = await this.db.execute(stmt, [room.name, lo, hi, limit]);
+        return rs.rows.map((r) => r.time_bucket as number);
+      },
+      read: async (bucket, direction, after, limit) => {
+        const rs =
+          direction === 'older'
+            ? after
+              ? await this.db.execute(ROOM_OLDER_THAN, [room.name, bucket, after, floor, limit])
+              : await this.db.execute(ROOM_NEWEST, [room.name, bucket, floor, limit])
+            : after
+              ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, ceiling, limit])
+              : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, ceiling, limit]);
+        return {
+          rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined),
+          fetched: rs.rows.length,
+          lastId: rs.rows.at(-1)?.message_id.toString() ?? null,
+        };
+      },
+    };
+    const hi = dir === 'newer' ? dayBucket(readUpTo) : MAX_BUCKET;
+    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: size + 1 });
+    return { messages: rows.slice(0, size), more: rows.length > size };
+  }
+
+  /** One page of an author's own messages across rooms, newest first. */
+  async pageByAuthor(author: ChatUser, from: { bucket: number; id: string } | null, size: number): Promise<HistoryPage> {
+    const { login } = author;
+    const source: BucketedSource<MessageRecord> = {
+      buckets: async (lo, hi, _dir, limit) => {
+        const rs = await this.db.execute(AUTHOR_BUCKETS_DESC, [login, lo, hi, limit]);
+        return rs.rows.map((r) => r.time_bucket as number);
+      },
+      read: async (bucket, _dir, after, limit) => {
+        const rs = after
+          ? await this.db.execute(AUTHOR_OLDER_THAN, [login, bucket, after, limit])
+          : await this.db.execute(AUTHOR_NEWEST, [login, bucket, limit]);
+        const rows: MessageRecord[] = [];
+        for (const row of rs.rows) {
+          if (!row.room_name) continue; // a hide racing a room deletion: nothing left to show
+          const id = row.message_id.toString();
+          rows.push({
+            roomName: row.room_name,
+            bucket: dayBucket(row.message_id.getDate()),
+            messageId: id,
+            author,
+            content: row.content ?? null,
+            systemMessage: false,
+            visible: row.visible !== false,
+          });
+        }
+        return { rows, fetched: rs.rows.length, lastId: rs.rows.at(-1)?.message_id.toString() ?? null };
+      },
+    };
+    const rows = await walkBuckets(source, { dir: 'older', from, lo: 0, hi: MAX_BUCKET, want: size + 1 });
+    return { messages: rows.slice(0, size), more: rows.length > size };
+  }
+
+  /** Hides a message in the room's history and in its author's copy, in one logged batch. */
+  async hide(message: MessageRecord): Promise<void> {
+    const queries = [{ stmt: HIDE_MESSAGE, params: [message.roomName, message.bucket, message.messageId] }];
+    if (!message.systemMessage) {
+      const month = monthOfDay(message.bucket);
+      queries.push({ stmt: HIDE_BY_AUTHOR, params: [message.author.login, month, message.messageId] });
+    }
+    await this.db.batch(queries);
+  }
+
+  /**
+   * Claims a clientMessageId for a post: the first attempt wins and fixes the
+   * message id and content; later attempts learn them. The claim expires
+   * after `ttlSeconds`. A dead claim is taken over (compare-and-set on its
+   * message id, so one attempt wins that too): one made in an earlier room of
+   * the same name, or one whose message was never written and no longer can
+   * be (see isDeadClaim).
+   */
+  async claimClientId(
+    room: RoomIncarnation,
+    login: string,
+    clientId: string,
+    proposal: { messageId: string; content: string },
+    opts: { ttlSeconds: number; now: Date },
+  ): Promise<ClientIdClaim> {
+    const key = [room.name, login, clientId];
+    const ours = async () => {
+      const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
+      return { applied: row?.message_id?.toString() === proposal.messageId, row: row! };
+    };
+    // A round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
+    for (let round = 0; round < 3; round++) {
+      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, opts.ttlSeconds], ours);
+      if (inserted.applied) return { claimed: true, ...proposal };
+      // Not applied: the row that won (returned by the LWT, or read back after a timeout).
+      const current = inserted.row?.message_id ? inserted.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
+      if (!current?.message_id) continue; // expired meanwhile: claim it afresh
+      const claimed = current.message_id.toString() as string;
+      if (!(await this.isDeadClaim(room, claimed, opts.now))) return { claimed: false, messageId: claimed, content: current.content };
+      const replaced = await this.db.lwt(
+        RECLAIM_CLIENT_ID,
+        [opts.ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
+        ours,
+      );
+      if (replaced.applied) return { claimed: true, ...proposal };
+      // Another attempt took it over first (or it expired): the next round finds out which.
+    }
+    throw new Error('clientMessageId claim kept changing');
+  }
+
+  /**
+   * A claim is dead when its message belongs to an earlier room of the same
+   * name, or was never written and can no longer be: its id is past the
+   * commit horizon (the original attempt's write has landed or failed by then)
+   * and the message is not there. Writing it now would put it below messages
+   * that catch-up has already served.
+   */
+  private async isDeadClaim(room: RoomIncarnation, messageId: string, now: Date): Promise<boolean> {
+    const at = timeUuidDate(messageId);
+    if (at < room.createdAt) return true;
+    if (now.getTime() - at.getTime() <= commitHorizonMs(this.db.config.requestTimeoutMs)) return false;
+    return !(await this.byKey(room.name, dayBucket(at), messageId));
+  }
+
+  /**
+   * Drops a deleted room's history as of `at` (the deletion): every day
+   * partition listed in its bucket table, the by-author copies of its
+   * messages, then the bucket rows. What a room of the same name wrote after
+   * `at` is newer than these deletes and stays.
+   */
+  async dropRoom(roomName: string, at: WriteTimestamp): Promise<void> {
+    const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
+    for (const bucket of buckets) {
+      let pageState: string | undefined;
+      do {
+        const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: Limits.room.cleanupFetchSize, pageState });
+        const deletes = rs.rows
+          .filter((r) => r.author && !r.system_message)
+          .map((r) => ({
+            stmt: DELETE_BY_AUTHOR,
+            params: [at, fromUdt(r.author).login, monthOfDay(bucket), r.message_id],
+          }));
+        // Unlogged batches, each within one author partition: cheap, and every delete is idempotent.
+        const byPartition = new Map<string, typeof deletes>();
+        for (const d of deletes) {
+          const key = `${d.params[1]}\u0000${d.params[2]}`;
+          const group = byPartition.get(key);
+          if (group) group.push(d);
+          else byPartition.set(key, [d]);
+        }
+        for (const group of byPartition.values()) {
+          for (let i = 0; i < group.length; i += Limits.room.cleanupBatch) {
+            await this.db.batch(group.slice(i, i + Limits.room.cleanupBatch), { logged: false });
+          }
+        }
+        pageState = rs.pageState ?? undefined;
+      } while (pageState);
+      await this.db.execute(DELETE_ROOM_PARTITION, [at, roomName, bucket]);
+    }
+    await this.db.execute(DELETE_ROOM_BUCKETS, [at, roomName]);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Storage of chat rooms: the chat_rooms table and the rooms side of
+ * users.chat_rooms. Every change of a room row that could race a deletion is
+ * a lightweight transaction (see cql/002_chat_rooms.cql).
+ */
+import { cql, type Database, type Row } from '../cassandra/client.js';
+import { fromUdt, type ChatUser } from './chat-user.js';
+import { Limits } from '../../limits.js';
+import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
+
+export interface RoomRecord {
+  name: string;
+  createdAt: Date;
+  banner: string | null;
+  creator: ChatUser;
+  creatorLogin: string;
+  /** The stored set, element for element: a conditional delete compares against exactly this. */
+  participants: ChatUser[];
+}
+
+const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
+
+const INSERT_IF_NOT_EXISTS = cql(
+  `INSERT INTO chat_rooms (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+  { idempotent: false },
+);
+const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
+const SELECT_MANY = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
+// Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
+const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+  idempotent: true,
+});
+// IF EXISTS: a join that loses the race with a deletion must not leave a row holding only participants.
+const JOIN_IF_EXISTS = cql('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF EXISTS', {
+  idempotent: false,
+});
+// No LWT: removing is a tombstone, harmless in any order with a deletion.
+const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ? WHERE room_name = ?', {
+  idempotent: true,
+});
+// Only the creator deletes, and only the participants just read: a joiner in between makes it fail and re-read.
+const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_login = ? AND participants = ?', {
+  idempotent: false,
+});
+const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
+const REMOVE_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms - ? WHERE login = ?', { idempotent: true });
+// A deleted room's cleanup: stamped with the deletion's time, so a room of the same name joined since keeps its entry.
+const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms - ? WHERE login = ?', {
+  idempotent: true,
+});
+
+function toRoom(row: Row): RoomRecord {
+  return {
+    name: row.room_name,
+    createdAt: row.creation_date,
+    banner: row.banner ?? null,
+    creator: fromUdt(row.creator),
+    creatorLogin: row.creator_login,
+    participants: [...((row.participants as Set<unknown> | null) ?? [])].map(fromUdt),
+  };
+}
+
+/** A row is a room only with its creation columns: anything else is debris of a lost race. */
+function isComplete(row: Row | undefined): row is Row {
+  return Boolean(row?.creation_date && row.creator_login);
+}
+
+export type DeleteOutcome =
+  /** `at`: a write timestamp taken once the delete applied; the cleanup's deletes carry it. */
+  | { status: 'deleted'; at: WriteTimestamp }
+  | { status: 'gone' }
+  | { status: 'changed'; room: RoomRecord };
+
+export class RoomStore {
+  constructor(private readonly db: Database) {}
+
+  /** Returns false when the name is taken. */
+  async insertIfNotExists(room: RoomRecord): Promise<boolean> {
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants)];
+    const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+      const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();
+      return { applied: ours, row: row! };
+    });
+    return outcome.applied;
+  }
+
+  async byName(name: string): Promise<RoomRecord | undefined> {
+    const row = await this.db.first(SELECT_ONE, [name]);
+    return isComplete(row) ? toRoom(row) : undefined;
+  }
+
+  /** Batch lookup for the DataLoader: one multi-partition read. */
+  async byNames(names: readonly string[]): Promise<RoomRecord[]> {
+    if (names.length === 0) return [];
+    const rs = await this.db.execute(SELECT_MANY, [[...new Set(names)]]);
+    return rs.rows.filter(isComplete).map(toRoom);
+  }
+
+  /**
+   * Up to `limit` rooms in token order after the room named `after` (from
+   * the start without it). Debris rows are skipped and the read continues
+   * past them, so a page is short only at the end of the table.
+   */
+  async pageAfter(after: string | null, limit: number): Promise<RoomRecord[]> {
+    const rooms: RoomRecord[] = [];
+    let position = after;
+    for (;;) {
+      const asked = limit - rooms.length;
+      const rs = position
+        ? await this.db.execute(SELECT_ROOMS_AFTER, [position, asked])
+        : await this.db.execute(SELECT_FIRST_ROOMS, [asked]);
+      for (const row of rs.rows) if (isComplete(row)) rooms.push(toRoom(row));
+      if (rs.rows.length < asked || rooms.length >= limit) return rooms;
+      position = rs.rows.at(-1)!.room_name as string;
+    }
+  }
+
+  /** Adds a participant unless the room is gone; false when it is. */
+  async addParticipantIfExists(name: string, user: ChatUser): Promise<boolean> {
+    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), name], async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [name]);
+      const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
+      return { applied: joined, row: row! };
+    });
+    return outcome.applied;
+  }
+
+  /** Leaves: the room's participant entries and the user's chat_rooms entry, in one logged batch. */
+  async leave(name: string, login: string, entries: ChatUser[]): Promise<void> {
+    const queries: Array<{ stmt: typeof REMOVE_USER_ROOM; params: unknown[] }> = [
+      { stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] },
+    ];
+    if (entries.length > 0) queries.push({ stmt: REMOVE_PARTICIPANTS, params: [new Set(entries), name] });
+    await this.db.batch(queries);
+  }
+
+  /**
+   * DELETE ... IF creator_login = ? AND participants = ?: applies only when
+   * the participants are still exactly `room.participants`. When they changed,
+   * returns the current row so the caller can retry with it.
+   */
+  async deleteIfUnchanged(room: RoomRecord, creatorLogin: string): Promise<DeleteOutcome> {
+    const outcome = await this.db.lwt(DELETE_IF, [room.name, creatorLogin, new Set(room.participants)], async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+      // Gone either way: ours or an earlier attempt's; the result is the same.
+      return { applied: !isComplete(row), row: row! };
+    });
+    // Taken after the delete applied: any write made after this moment (a new room of the same name) outranks the cleanup.
+    if (outcome.applied) return { status: 'deleted', at: nextWriteTimestamp(this.db) };
+    const current = await this.db.readSerial(SELECT_ONE, [room.name]);
+    return isComplete(current) ? { status: 'changed', room: toRoom(current) } : { status: 'gone' };
+  }
+
+  async addToUser(login: string, name: string): Promise<void> {
+    await this.db.execute(ADD_USER_ROOM, [new Set([name]), login]);
+  }
+
+  async removeFromUser(login: string, name: string): Promise<void> {
+    await this.db.execute(REMOVE_USER_ROOM, [new Set([name]), login]);
+  }
+
+  /**
+   * Removes a deleted room from its former participants' chat_rooms, at most
+   * 100 users per logged batch, as of `at` (the deletion): a user who joined a
+   * room of the same name since keeps it.
+   */
+  async removeFromUsers(logins: Iterable<string>, name: string, at: WriteTimestamp): Promise<void> {
+    const all = [...new Set(logins)];
+    for (let i = 0; i < all.length; i += Limits.room.cleanupBatch) {
+      const chunk = all.slice(i, i + Limits.room.cleanupBatch);
+      await this.db.batch(chunk.map((login) => ({ stmt: REMOVE_USER_ROOM_AT, params: [at, new Set([name]), login] })));
+    }
+  }
+}

@@ -1,9 +1,0 @@
-import type { Context } from '../context.js';
-import type { Session } from '../auth/tokens.js';
-import { unauthenticated } from '../errors.js';
-
-/** The authenticated session; every use case that needs a user starts here. */
-export function requireViewer(ctx: Context): Session {
-  if (!ctx.viewer) throw unauthenticated();
-  return ctx.viewer;
-}

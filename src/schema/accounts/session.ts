@@ -1,0 +1,40 @@
+import type { AuthPayload } from '../../resolvers/accounts/accounts.js';
+import * as accounts from '../../resolvers/accounts/accounts.js';
+import { builder } from '../shared/builder.js';
+import { UserRef } from './user.js';
+
+const AuthPayloadRef = builder.objectRef<AuthPayload>('AuthPayload').implement({
+  fields: (t) => ({
+    token: t.exposeString('token', { description: 'A JWT: send it as "Authorization: Bearer <token>"' }),
+    user: t.field({ type: UserRef, resolve: (p) => p.user }),
+  }),
+});
+
+const RegisterInput = builder.inputType('RegisterInput', {
+  fields: (t) => ({
+    login: t.string({ required: true, description: "3–32 characters of a–z, 0–9, '.', '_', '-'" }),
+    password: t.string({ required: true, description: '8–128 characters' }),
+    firstname: t.string({ required: true }),
+    lastname: t.string({ required: true }),
+    email: t.string({ required: true }),
+    bio: t.string(),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  register: t.field({
+    type: AuthPayloadRef,
+    args: { input: t.arg({ type: RegisterInput, required: true }) },
+    resolve: (_root, args, ctx) => accounts.register(ctx, args.input),
+  }),
+  login: t.field({
+    type: AuthPayloadRef,
+    args: { login: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => accounts.login(ctx, args.login, args.password),
+  }),
+  logout: t.boolean({
+    description: 'Revokes the presented token on every server until it expires',
+    authScopes: { authenticated: true },
+    resolve: (_root, _args, ctx) => accounts.logout(ctx),
+  }),
+}));

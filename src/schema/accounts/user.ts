@@ -1,0 +1,66 @@
+import type { UserRecord } from '../../db/accounts/users.js';
+import * as accounts from '../../resolvers/accounts/accounts.js';
+import { builder } from '../shared/builder.js';
+
+export const UserRef = builder.objectRef<UserRecord>('User').implement({
+  description: 'A registered person',
+  fields: (t) => ({
+    login: t.exposeString('login'),
+    firstname: t.exposeString('firstname'),
+    lastname: t.exposeString('lastname'),
+    displayName: t.string({ resolve: (u) => `${u.firstname} ${u.lastname}` }),
+    email: t.string({
+      nullable: true,
+      description: 'Visible to its owner only; null for everyone else',
+      resolve: (u, _args, ctx) => accounts.visibleEmail(ctx, u),
+    }),
+    bio: t.exposeString('bio', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
+  }),
+});
+
+const UpdateProfileInput = builder.inputType('UpdateProfileInput', {
+  description: 'Each field is optional: what is left out stays as it is. The login cannot change.',
+  fields: (t) => ({
+    firstname: t.string(),
+    lastname: t.string(),
+    email: t.string(),
+    bio: t.string(),
+  }),
+});
+
+builder.queryFields((t) => ({
+  me: t.field({
+    type: UserRef,
+    nullable: true,
+    description: 'The logged-in user, or null when anonymous',
+    resolve: (_root, _args, ctx) => accounts.me(ctx),
+  }),
+  user: t.field({
+    type: UserRef,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { login: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => accounts.userByLogin(ctx, args.login),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  updateProfile: t.field({
+    type: UserRef,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: UpdateProfileInput, required: true }) },
+    resolve: (_root, args, ctx) => accounts.updateProfile(ctx, args.input),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  profileUpdated: t.field({
+    type: UserRef,
+    description: "A user's profile after each change",
+    authScopes: { authenticated: true },
+    args: { login: t.arg.string({ required: true }) },
+    subscribe: (_root, args, ctx) => accounts.subscribeProfile(ctx, args.login),
+    resolve: (event: { login: string }, _args, ctx) => accounts.profileEventUser(ctx, event),
+  }),
+}));

@@ -1,0 +1,77 @@
+import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import * as inbox from '../../resolvers/messenger/inbox.js';
+import { conversationMessages } from '../../resolvers/messenger/history.js';
+import { participant } from '../../resolvers/messenger/participants.js';
+import { markConversationRead } from '../../resolvers/messenger/read.js';
+import { Limits } from '../../limits.js';
+import { builder } from '../shared/builder.js';
+import { DirectMessageConnection, DirectMessageRef } from './direct-message.js';
+import { UserRef } from '../accounts/user.js';
+
+export const ConversationRef = builder.objectRef<ConversationRecord>('Conversation').implement({
+  description: 'A direct conversation, as the logged-in user sees it (one row of their inbox)',
+  fields: (t) => ({
+    id: t.id({ description: 'The two logins in sorted order, "smaller:bigger"', resolve: (c) => inbox.conversationId(c) }),
+    partner: t.field({ type: UserRef, description: 'The other participant', resolve: (c, _args, ctx) => participant(ctx, c.partner) }),
+    lastMessage: t.field({ type: DirectMessageRef, nullable: true, resolve: (c) => c.lastMessage }),
+    lastMessageAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.lastMessage?.createdAt ?? null }),
+    unreadCount: t.int({ description: "The partner's messages I have not read", resolve: (c) => c.unreadCount }),
+    firstUnreadAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.firstUnreadAt }),
+    readUpTo: t.id({
+      nullable: true,
+      description: 'My read point: the newest message my last markConversationRead covered; every message sent at or before it is read',
+      resolve: (c) => c.readUpTo,
+    }),
+    readAt: t.field({ type: 'DateTime', nullable: true, description: 'When I last marked it read', resolve: (c) => c.readAt }),
+    partnerReadUpTo: t.id({
+      nullable: true,
+      description: "The partner's read point (read receipt): my messages sent at or before it are read",
+      resolve: (c) => c.partnerReadUpTo,
+    }),
+    partnerReadAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the partner last marked it read',
+      resolve: (c) => c.partnerReadAt,
+    }),
+    messages: t.field({
+      type: DirectMessageConnection,
+      description: 'Newest first, across months',
+      args: { first: t.arg.int(), after: t.arg.string() },
+      resolve: (c, args, ctx) => conversationMessages(ctx, c, args),
+    }),
+  }),
+});
+
+export const ConversationConnection = builder.connectionObject({
+  type: ConversationRef,
+  name: 'ConversationConnection',
+});
+
+builder.queryFields((t) => ({
+  conversations: t.field({
+    type: ConversationConnection,
+    description: `My inbox, most recent conversation first (up to ${Limits.messenger.inboxPage.max} per page)`,
+    authScopes: { authenticated: true },
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: (_root, args, ctx) => inbox.conversations(ctx, args),
+  }),
+  conversation: t.field({
+    type: ConversationRef,
+    nullable: true,
+    description: 'My conversation with another user; empty (no messages) when we never wrote to each other',
+    authScopes: { authenticated: true },
+    args: { with: t.arg.string({ required: true, description: "The other participant's login" }) },
+    resolve: (_root, args, ctx) => inbox.conversation(ctx, args.with),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  markConversationRead: t.field({
+    type: ConversationRef,
+    description: "Marks the partner's messages read up to the newest unread one; the partner sees it as partnerReadUpTo",
+    authScopes: { authenticated: true },
+    args: { with: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => markConversationRead(ctx, args.with),
+  }),
+}));

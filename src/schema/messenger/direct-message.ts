@@ -1,0 +1,35 @@
+import type { DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import { participant } from '../../resolvers/messenger/participants.js';
+import { sendDirectMessage } from '../../resolvers/messenger/send.js';
+import { Limits } from '../../limits.js';
+import { builder } from '../shared/builder.js';
+import { UserRef } from '../accounts/user.js';
+
+export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMessage').implement({
+  description: 'A message between two users',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'A time-based UUID; ids sort by send time' }),
+    from: t.field({ type: UserRef, resolve: (m, _args, ctx) => participant(ctx, m.sender) }),
+    to: t.field({ type: UserRef, resolve: (m, _args, ctx) => participant(ctx, m.recipient) }),
+    content: t.exposeString('content'),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
+  }),
+});
+
+export const DirectMessageConnection = builder.connectionObject({
+  type: DirectMessageRef,
+  name: 'DirectMessageConnection',
+});
+
+builder.mutationFields((t) => ({
+  sendDirectMessage: t.field({
+    type: DirectMessageRef,
+    description: `Sends a message to another user: ${Limits.messenger.content.min}–${Limits.messenger.content.max} characters after trimming`,
+    authScopes: { authenticated: true },
+    args: {
+      to: t.arg.string({ required: true, description: "The recipient's login" }),
+      content: t.arg.string({ required: true }),
+    },
+    resolve: (_root, args, ctx) => sendDirectMessage(ctx, args.to, args.content),
+  }),
+}));

@@ -1,0 +1,49 @@
+import {
+  eventConversation,
+  inboxEvent,
+  subscribeInbox,
+  type ConversationReadEvent,
+  type InboxEvent,
+  type MessageReceivedEvent,
+} from '../../resolvers/messenger/events.js';
+import { participant } from '../../resolvers/messenger/participants.js';
+import { builder } from '../shared/builder.js';
+import { ConversationRef } from './conversation.js';
+import { DirectMessageRef } from './direct-message.js';
+import { UserRef } from '../accounts/user.js';
+
+const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMessageReceived').implement({
+  fields: (t) => ({
+    message: t.field({ type: DirectMessageRef, resolve: (e) => e.message }),
+    conversation: t.field({
+      type: ConversationRef,
+      description: 'The conversation as it is now (unread count included)',
+      resolve: (e, _args, ctx) => eventConversation(ctx, e),
+    }),
+  }),
+});
+
+const ConversationRead = builder.objectRef<ConversationReadEvent>('ConversationRead').implement({
+  description: 'A read receipt: the partner read my messages (or I read theirs on another device)',
+  fields: (t) => ({
+    partner: t.field({ type: UserRef, description: 'The other participant', resolve: (e, _args, ctx) => participant(ctx, e.partner) }),
+    reader: t.field({ type: UserRef, description: 'Who read', resolve: (e, _args, ctx) => participant(ctx, e.reader) }),
+    readAt: t.field({ type: 'DateTime', resolve: (e) => e.readAt }),
+    readUpTo: t.id({ description: 'Every message sent at or before this one is read', resolve: (e) => e.readUpTo }),
+  }),
+});
+
+const InboxEventRef = builder.unionType('InboxEvent', {
+  types: [DirectMessageReceived, ConversationRead],
+  resolveType: (e: InboxEvent) => e.type,
+});
+
+builder.subscriptionFields((t) => ({
+  inboxEvents: t.field({
+    type: InboxEventRef,
+    description: 'Messages to me and read receipts, live, for the logged-in user only',
+    authScopes: { authenticated: true },
+    subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
+    resolve: (event: InboxEvent, _args, ctx) => inboxEvent(ctx, event),
+  }),
+}));

@@ -1,0 +1,80 @@
+import type { MessageRecord } from '../../db/rooms/room-messages.js';
+import { encodeMessageId } from '../../resolvers/rooms/ids.js';
+import * as messages from '../../resolvers/rooms/messages.js';
+import { personAsUser } from '../../resolvers/rooms/people.js';
+import { Limits } from '../../limits.js';
+import { builder } from '../shared/builder.js';
+import { UserRef } from '../accounts/user.js';
+
+export const MessageRef = builder.objectRef<MessageRecord>('Message').implement({
+  description: 'A message in a chat room',
+  fields: (t) => ({
+    id: t.id({
+      description: 'Opaque; enough to read the message again with message(id:)',
+      resolve: (m) => encodeMessageId(m),
+    }),
+    roomName: t.exposeString('roomName'),
+    author: t.field({
+      type: UserRef,
+      description: 'For a system message, the user it is about',
+      resolve: (m, _args, ctx) => personAsUser(ctx, m.author),
+    }),
+    content: t.string({
+      nullable: true,
+      description: 'Null once the message is hidden',
+      resolve: (m) => messages.visibleContent(m),
+    }),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => messages.messageCreatedAt(m) }),
+    systemMessage: t.exposeBoolean('systemMessage', { description: 'Posted by the server, e.g. "… joins the room"' }),
+    visible: t.exposeBoolean('visible'),
+  }),
+});
+
+export const MessageConnection = builder.connectionObject({
+  type: MessageRef,
+  name: 'MessageConnection',
+});
+
+builder.objectFields(UserRef, (t) => ({
+  messages: t.field({
+    type: MessageConnection,
+    nullable: true,
+    description: "The user's own messages across rooms, newest first. Visible to the user only; null for everyone else.",
+    authScopes: { authenticated: true },
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
+  }),
+}));
+
+builder.queryFields((t) => ({
+  message: t.field({
+    type: MessageRef,
+    nullable: true,
+    description: "A message by id, for its room's participants and its author; null when it no longer exists",
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => messages.messageById(ctx, args.id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  postMessage: t.field({
+    type: MessageRef,
+    description:
+      `Participants only. A retry carrying the same clientMessageId within ${Limits.room.clientMessageIdTtlSeconds / 3600} hours returns the original message and posts nothing new.`,
+    authScopes: { authenticated: true },
+    args: {
+      roomName: t.arg.string({ required: true }),
+      content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
+      clientMessageId: t.arg.string({ description: `${Limits.clientId.min}–${Limits.clientId.max} characters, chosen by the client per message` }),
+    },
+    resolve: (_root, args, ctx) => messages.postMessage(ctx, args.roomName, args.content, args.clientMessageId),
+  }),
+  hideMessage: t.field({
+    type: MessageRef,
+    description: "The author or the room's creator hides a message; its content is then null for everyone",
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.id),
+  }),
+}));

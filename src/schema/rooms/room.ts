@@ -1,0 +1,113 @@
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import * as rooms from '../../resolvers/rooms/rooms.js';
+import * as messages from '../../resolvers/rooms/messages.js';
+import { distinctPeople, personAsUser } from '../../resolvers/rooms/people.js';
+import { Limits } from '../../limits.js';
+import { builder } from '../shared/builder.js';
+import { UserRef } from '../accounts/user.js';
+import { MessageConnection } from './message.js';
+import './room-events.js';
+
+export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
+  description: 'A chat room',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Unique, case-insensitive (stored lowercase)' }),
+    banner: t.exposeString('banner', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+    creator: t.field({ type: UserRef, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
+    participants: t.field({
+      type: [UserRef],
+      description: `From the room row itself: no query per participant. At most ${Limits.room.maxParticipants}.`,
+      // Priced at the longest it can be (the default assumes 10), so what is selected on each participant counts in full.
+      complexity: { field: 1, multiplier: Limits.room.maxParticipants },
+      resolve: (r, _args, ctx) => distinctPeople(r.participants).map((p) => personAsUser(ctx, p)),
+    }),
+    participantCount: t.int({ resolve: (r) => distinctPeople(r.participants).length }),
+    messages: t.field({
+      type: MessageConnection,
+      description:
+        'Participants only. first/after: newest first, back in time. last/before: the messages newer than `before` ' +
+        '(the oldest of the room without it), oldest first; continue with before: pageInfo.endCursor while ' +
+        'pageInfo.hasPreviousPage. Catch-up shows messages up to now, but from the cursor of a message that had ' +
+        'not settled when served (the last half minute, when a write with an earlier id may still land), it resumes ' +
+        'from before that: it may repeat messages you have (key them by id) and never skips one. ' +
+        `Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+      args: { ...t.arg.connectionArgs() },
+      resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),
+    }),
+  }),
+});
+
+export const RoomConnection = builder.connectionObject({
+  type: RoomRef,
+  name: 'RoomConnection',
+});
+
+const CreateRoomInput = builder.inputType('CreateRoomInput', {
+  fields: (t) => ({
+    name: t.string({
+      required: true,
+      description: "3–31 characters: a letter or digit, then letters, digits, '_', '.', '-'",
+    }),
+    banner: t.string({ description: 'At most 280 characters' }),
+  }),
+});
+
+builder.objectFields(UserRef, (t) => ({
+  chatRooms: t.field({
+    type: [RoomRef],
+    nullable: true,
+    description: 'The rooms the user takes part in. Visible to the user only; null for everyone else.',
+    authScopes: { authenticated: true },
+    resolve: (user, _args, ctx) => rooms.chatRoomsOf(ctx, user),
+  }),
+}));
+
+builder.queryFields((t) => ({
+  room: t.field({
+    type: RoomRef,
+    nullable: true,
+    description: 'Null when no room has that name (a name no room could have included)',
+    authScopes: { authenticated: true },
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.name),
+  }),
+  rooms: t.field({
+    type: RoomConnection,
+    description: 'Every room, in storage order',
+    authScopes: { authenticated: true },
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: (_root, args, ctx) => rooms.listRooms(ctx, args.first, args.after),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createRoom: t.field({
+    type: RoomRef,
+    description: 'The creator becomes its first participant. A taken name gives ROOM_EXISTS.',
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateRoomInput, required: true }) },
+    resolve: (_root, args, ctx) => rooms.createRoom(ctx, args.input),
+  }),
+  joinRoom: t.field({
+    type: RoomRef,
+    description:
+      'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted); ' +
+      `ROOM_FULL when it has ${Limits.room.maxParticipants} participants.`,
+    authScopes: { authenticated: true },
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.name),
+  }),
+  leaveRoom: t.boolean({
+    description: 'False when the user was not a participant',
+    authScopes: { authenticated: true },
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.leaveRoom(ctx, args.name),
+  }),
+  deleteRoom: t.boolean({
+    description: 'Creator only. CONFLICT when participants kept changing during the deletion.',
+    authScopes: { authenticated: true },
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.deleteRoom(ctx, args.name),
+  }),
+}));
