@@ -13,15 +13,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import cassandra from 'cassandra-driver';
-import { getOperationAST, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
-import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
-import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { onStreamEnd } from '../pubsub/pubsub.js';
 import type { MetricsConfig } from '../config.js';
 import { maskedCode } from './error-masking.js';
 
-const METRICS_PATH = '/metrics';
+export const METRICS_PATH = '/metrics';
 
 export type LoginFailureReason = 'unknown_login' | 'wrong_password';
 /** Operations refused with RATE_LIMITED. */
@@ -210,151 +208,14 @@ export class Metrics {
   }
 }
 
-/**
- * The Yoga plugins behind the metrics: none when they are off (then /metrics
- * is an unknown path, 404). /metrics is answered in onRequest, before any
- * GraphQL processing. The same hooks see WebSocket operations, which run
- * through yoga.getEnveloped.
- */
-export function useMetrics(metrics: Metrics): YogaPlugin[] {
-  if (!metrics.config.enabled) return [];
-  return [usePrometheus(prometheusOptions(metrics)), useErrorAndSubscriptionMetrics(metrics)];
-}
-
-/** @graphql-yoga/plugin-prometheus with our registry, and our labels (bounded, see operationLabels). */
-function prometheusOptions(metrics: Metrics): Parameters<typeof usePrometheus>[0] {
-  const { registry } = metrics;
-  const labelNames = ['operationName', 'operationType'] as const;
-  const byOperation = <Phase>(name: string, help: string, phases: [Phase, ...Phase[]]) =>
-    createHistogram<Phase, (typeof labelNames)[number]>({
-      registry,
-      histogram: { name, help, labelNames },
-      fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
-      phases,
-    });
-  return {
-    registry,
-    endpoint: false, // served by useErrorAndSubscriptionMetrics, behind METRICS_TOKEN
-    metrics: {
-      graphql_envelop_request: createCounter({
-        registry,
-        counter: {
-          name: 'graphql_envelop_request',
-          help: 'GraphQL operations run (HTTP and WebSocket); a subscription once it ends',
-          labelNames,
-        },
-        fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
-        phases: ['execute', 'subscribe'],
-      }),
-      graphql_envelop_request_duration: byOperation(
-        'graphql_envelop_request_duration',
-        'Time spent on a GraphQL operation (a subscription: its whole life)',
-        ['execute', 'subscribe'],
-      ),
-      graphql_envelop_phase_parse: byOperation('graphql_envelop_phase_parse', 'Time spent parsing', ['parse']),
-      graphql_envelop_phase_validate: byOperation('graphql_envelop_phase_validate', 'Time spent validating', ['validate']),
-      graphql_envelop_phase_context: byOperation('graphql_envelop_phase_context', 'Time spent on the context', ['context']),
-      graphql_envelop_phase_execute: byOperation('graphql_envelop_phase_execute', 'Time spent executing', ['execute']),
-      graphql_envelop_phase_subscribe: byOperation(
-        'graphql_envelop_phase_subscribe',
-        'A subscription, from subscribing to its end',
-        ['subscribe'],
-      ),
-      graphql_envelop_error_result: createCounter({
-        registry,
-        counter: {
-          name: 'graphql_envelop_error_result',
-          help: 'Errors by operation and phase (by code: parley_graphql_errors_total)',
-          labelNames: [...labelNames, 'phase'],
-        },
-        fillLabelsFn: (params, context) => ({
-          ...metrics.operationLabels(params.document, context),
-          phase: params.errorPhase ?? 'execute',
-        }),
-      }),
-      graphql_yoga_http_duration: createHistogram({
-        registry,
-        histogram: {
-          name: 'graphql_yoga_http_duration',
-          help: 'Time spent on an HTTP request carrying a GraphQL operation',
-          labelNames: [...labelNames, 'method', 'statusCode'],
-        },
-        fillLabelsFn: (params, context) => ({
-          ...metrics.operationLabels(params.document, context),
-          method: params.request.method,
-          statusCode: params.response.status,
-        }),
-        phases: ['request'],
-      }),
-      // Same numbers as graphql_envelop_request_duration, at a summary's cost on every scrape.
-      graphql_envelop_request_time_summary: false,
-      // The schema deprecates nothing: this would walk every document for nothing.
-      graphql_envelop_deprecated_field: false,
-    },
-  };
-}
 
 /** The operation a request runs: the one its operationName parameter picks, or the only one. */
-function operationOf(document: DocumentNode | undefined, context: unknown): OperationDefinitionNode | null {
+export function operationOf(document: DocumentNode | undefined, context: unknown): OperationDefinitionNode | null {
   const requested = (context as { params?: { operationName?: unknown } } | undefined)?.params?.operationName;
   return document ? (getOperationAST(document, typeof requested === 'string' ? requested : undefined) ?? null) : null;
 }
 
-function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
-  // Known once the document is validated; read when building the context fails.
-  const operationTypes = new WeakMap<object, string>();
-  const typeOf = (document: DocumentNode, context: unknown) => operationOf(document, context)?.operation ?? 'unknown';
-  const countResult = (result: unknown, operationType: string) =>
-    metrics.countErrors((result as ExecutionResult | undefined)?.errors, operationType);
-  return {
-    onRequest({ url, request, fetchAPI, endResponse }) {
-      if (url.pathname !== METRICS_PATH) return undefined;
-      return metrics.scrape(request, fetchAPI).then(endResponse);
-    },
-    onPluginInit({ registerContextErrorHandler }) {
-      registerContextErrorHandler(({ context, error }) => metrics.countErrors([error], operationTypes.get(context)));
-    },
-    instrumentation: {
-      // Around parsing, hooks included: Yoga's cache throws a parse error it has seen before from a hook,
-      // and then no onParse hook sees the result.
-      parse: (_payload, parse) => {
-        try {
-          parse();
-        } catch (err) {
-          metrics.countErrors([err]);
-          throw err;
-        }
-      },
-    },
-    onValidate: ({ context, params }) => {
-      const operationType = typeOf(params.documentAST, context);
-      operationTypes.set(context, operationType);
-      return ({ valid, result }) => {
-        if (!valid) metrics.countErrors(result, operationType);
-      };
-    },
-    onExecute: ({ args }) => {
-      const operationType = typeOf(args.document, args.contextValue);
-      return {
-        onExecuteDone: ({ result }) => {
-          if (!isAsyncIterable(result)) return countResult(result, operationType);
-          return { onNext: ({ result }) => countResult(result, operationType) };
-        },
-      };
-    },
-    onSubscribe: ({ args }) => ({
-      onSubscribeResult: ({ result, setResult }) => {
-        if (!isAsyncIterable(result)) return countResult(result, 'subscription');
-        const transport: Transport = (args.contextValue as { ws?: unknown }).ws ? 'ws' : 'http';
-        setResult(metrics.trackSubscription(result, transport));
-        return { onNext: ({ result }) => countResult(result, 'subscription') };
-      },
-      onSubscribeError: ({ error }) => metrics.countErrors([error], 'subscription'),
-    }),
-  };
-}
 
-// The driver checks `instanceof RequestTracker`, a class its typings declare as an interface.
 type RequestTrackerClass = new () => cassandra.tracker.RequestTracker;
 const RequestTrackerBase = (cassandra.tracker as unknown as { RequestTracker: RequestTrackerClass }).RequestTracker;
 

@@ -19,7 +19,7 @@ import { corsFor, originPolicy } from './cors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
-import { useMetrics } from './metrics.js';
+import { useMetrics } from './metrics-plugins.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
