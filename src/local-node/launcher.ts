@@ -7,60 +7,18 @@
  * The jars and generated config live in a cache folder outside the work tree;
  * the node's data lives in a (git-ignored) data folder of the project.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
+import { CASSANDRA_VERSION, defaultLocalNodeOptions, LocalNodeError, type LocalNodeOptions } from './options.js';
+import { checkJava, fetchJars } from './jars.js';
+import { CLUSTER_NAME, cassandraYaml, JAVA17_MODULE_FLAGS, LOGBACK } from './node-config.js';
 
-export const CASSANDRA_VERSION = '5.0.9';
-
-/** Ports of the throwaway test node. */
-export const EPHEMERAL_PORTS = { cql: 9043, storage: 7002, jmx: 7299 } as const;
-
-export interface LocalNodeOptions {
-  /** Where the jars and generated config live; shared by every checkout. */
-  cacheDir: string;
-  /** Where data, commit log and the pid file live. */
-  dataDir: string;
-  host: string;
-  port: number;
-  storagePort: number;
-  jmxPort: number;
-  /** JVM heap, e.g. "1G". */
-  heap: string;
-  /**
-   * A throwaway node for tests: its data folder is wiped at each start and it
-   * runs with -Dcassandra.unsafesystem=true (3x faster DDL, but a kill -9
-   * loses everything, so never for a node that keeps data).
-   */
-  ephemeral: boolean;
-  startTimeoutMs: number;
-  log: (line: string) => void;
-}
-
-export function defaultLocalNodeOptions(overrides: Partial<LocalNodeOptions> = {}): LocalNodeOptions {
-  const ephemeral = overrides.ephemeral ?? process.env.CASSANDRA_EPHEMERAL === '1';
-  return {
-    cacheDir: process.env.CASSANDRA_CACHE_DIR ?? join(homedir(), '.cache', 'parley', `cassandra-${CASSANDRA_VERSION}`),
-    dataDir: resolve(process.env.CASSANDRA_DATA_DIR ?? (ephemeral ? '.cassandra/ephemeral' : '.cassandra/data')),
-    host: '127.0.0.1',
-    // The throwaway node has ports of its own, so it can run beside a kept-data node on 9042
-    // (`npm test` leaves it running; a later `npm start` must still work).
-    port: ephemeral ? EPHEMERAL_PORTS.cql : Number(process.env.CASSANDRA_PORT ?? 9042),
-    storagePort: ephemeral ? EPHEMERAL_PORTS.storage : 7000,
-    jmxPort: ephemeral ? EPHEMERAL_PORTS.jmx : 7199,
-    heap: process.env.CASSANDRA_HEAP ?? '1G',
-    ephemeral,
-    startTimeoutMs: 180_000,
-    log: (line) => process.stderr.write(`[cassandra] ${line}\n`),
-    ...overrides,
-  };
-}
-
-export class LocalNodeError extends Error {}
+export { CASSANDRA_VERSION, defaultLocalNodeOptions, EPHEMERAL_PORTS, LocalNodeError, type LocalNodeOptions } from './options.js';
+export { fetchJars } from './jars.js';
 
 /** True when something accepts TCP connections and answers a CQL OPTIONS frame. */
 export async function cqlAnswers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
@@ -93,143 +51,6 @@ async function clusterName(host: string, port: number): Promise<string | undefin
     await client.shutdown().catch(() => undefined);
   }
 }
-
-function requireTool(cmd: string, args: string[], what: string): string {
-  const out = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (out.error || out.status !== 0) {
-    throw new LocalNodeError(
-      `${what} is required to run the local Cassandra node but \`${cmd}\` was not found or failed. ` +
-        `Install it (Debian: apt-get install ${cmd === 'java' ? 'openjdk-17-jre-headless' : 'maven'}), ` +
-        'or point the server at a cluster with CASSANDRA_CONTACT_POINTS.',
-    );
-  }
-  return `${out.stdout}${out.stderr}`;
-}
-
-function checkJava(): void {
-  const version = requireTool('java', ['-version'], 'Java 17 or newer');
-  const match = /version "(\d+)(?:\.(\d+))?/.exec(version);
-  const major = match ? Number(match[1] === '1' ? match[2] : match[1]) : 0;
-  if (major < 17) {
-    throw new LocalNodeError(`Java 17 or newer is required for Cassandra ${CASSANDRA_VERSION}; found: ${version.split('\n')[0]}`);
-  }
-}
-
-const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>parley.local</groupId>
-  <artifactId>cassandra-node</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.cassandra</groupId>
-      <artifactId>cassandra-all</artifactId>
-      <version>${CASSANDRA_VERSION}</version>
-    </dependency>
-  </dependencies>
-</project>
-`;
-
-/** Fetches cassandra-all and its runtime jars once; later calls are no-ops. */
-export function fetchJars(opts: LocalNodeOptions): string {
-  const libDir = join(opts.cacheDir, 'lib');
-  const marker = join(opts.cacheDir, 'jars.complete');
-  if (existsSync(marker)) return libDir;
-  requireTool('mvn', ['-v'], 'Apache Maven');
-  mkdirSync(opts.cacheDir, { recursive: true });
-  writeFileSync(join(opts.cacheDir, 'pom.xml'), POM);
-  opts.log(`fetching cassandra-all ${CASSANDRA_VERSION} and its runtime jars into ${libDir}`);
-  const out = spawnSync(
-    'mvn',
-    ['-B', '-q', 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${libDir}`],
-    { cwd: opts.cacheDir, stdio: 'inherit' },
-  );
-  if (out.status !== 0) throw new LocalNodeError(`mvn failed to fetch the Cassandra jars (exit ${out.status})`);
-  writeFileSync(marker, new Date().toISOString());
-  return libDir;
-}
-
-/** A throwaway node names itself so a kept-data server never mistakes it for a real one. */
-const CLUSTER_NAME = { kept: 'parley-local', ephemeral: 'parley-ephemeral' } as const;
-
-function cassandraYaml(opts: LocalNodeOptions): string {
-  const d = opts.dataDir;
-  return `cluster_name: ${opts.ephemeral ? CLUSTER_NAME.ephemeral : CLUSTER_NAME.kept}
-num_tokens: 16
-allocate_tokens_for_local_replication_factor: 1
-partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-commitlog_sync: periodic
-commitlog_sync_period: 10000ms
-seed_provider:
-  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
-    parameters:
-      - seeds: "${opts.host}:${opts.storagePort}"
-listen_address: ${opts.host}
-rpc_address: ${opts.host}
-storage_port: ${opts.storagePort}
-native_transport_port: ${opts.port}
-endpoint_snitch: SimpleSnitch
-data_file_directories:
-  - ${d}/data
-commitlog_directory: ${d}/commitlog
-saved_caches_directory: ${d}/saved_caches
-hints_directory: ${d}/hints
-cdc_raw_directory: ${d}/cdc_raw
-auto_snapshot: false
-# Measured: paxos v2 halves the wall time of 200 concurrent LWTs on one key.
-paxos_variant: v2
-# A laptop or CI box with 2 cores is slow under bursts of LWTs; give them room.
-cas_contention_timeout: 5000ms
-write_request_timeout: 5000ms
-read_request_timeout: 5000ms
-range_request_timeout: 10000ms
-truncate_request_timeout: 60000ms
-`;
-}
-
-const LOGBACK = `<configuration>
-  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
-    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>
-  </appender>
-  <root level="WARN"><appender-ref ref="STDOUT"/></root>
-  <logger name="org.apache.cassandra.service.CassandraDaemon" level="INFO"/>
-  <logger name="org.apache.cassandra.transport.Server" level="INFO"/>
-</configuration>
-`;
-
-// From Cassandra's conf/jvm17-server.options.
-const JAVA17_MODULE_FLAGS = [
-  ...[
-    'java.base/jdk.internal.misc',
-    'java.base/jdk.internal.ref',
-    'java.base/sun.nio.ch',
-    'java.management.rmi/com.sun.jmx.remote.internal.rmi',
-    'java.rmi/sun.rmi.registry',
-    'java.rmi/sun.rmi.server',
-    'java.sql/java.sql',
-  ].map((m) => `--add-exports=${m}=ALL-UNNAMED`),
-  ...[
-    'java.base/java.lang.module',
-    'java.base/jdk.internal.loader',
-    'java.base/jdk.internal.ref',
-    'java.base/jdk.internal.reflect',
-    'java.base/jdk.internal.math',
-    'java.base/jdk.internal.module',
-    'java.base/jdk.internal.util.jar',
-    'java.base/sun.nio.ch',
-    'java.base/java.io',
-    'java.base/java.nio',
-    'java.base/java.util.concurrent',
-    'java.base/java.util',
-    'java.base/java.util.concurrent.atomic',
-    'java.base/java.lang',
-    'java.base/java.math',
-    'java.base/java.lang.reflect',
-    'java.base/java.net',
-    'jdk.management/com.sun.management.internal',
-  ].map((m) => `--add-opens=${m}=ALL-UNNAMED`),
-];
 
 function pidFile(opts: LocalNodeOptions): string {
   return join(opts.dataDir, 'cassandra.pid');
@@ -382,3 +203,4 @@ export async function nodeForThrowawayWork(log?: (line: string) => void): Promis
   const node = await ensureLocalNode(defaultLocalNodeOptions({ ephemeral: true, ...(log ? { log } : {}) }));
   return { host: node.host, port: node.port };
 }
+

@@ -208,13 +208,11 @@ export class Metrics {
   }
 }
 
-
 /** The operation a request runs: the one its operationName parameter picks, or the only one. */
 export function operationOf(document: DocumentNode | undefined, context: unknown): OperationDefinitionNode | null {
   const requested = (context as { params?: { operationName?: unknown } } | undefined)?.params?.operationName;
   return document ? (getOperationAST(document, typeof requested === 'string' ? requested : undefined) ?? null) : null;
 }
-
 
 type RequestTrackerClass = new () => cassandra.tracker.RequestTracker;
 const RequestTrackerBase = (cassandra.tracker as unknown as { RequestTracker: RequestTrackerClass }).RequestTracker;
