@@ -40,7 +40,7 @@ export const Limits = {
      * writes can commit out of id order. A post sends its message's write only
      * while the id is younger than this; a post slower than that (a stalled
      * clientMessageId claim) fails and its retry takes a new id. Catch-up pages
-     * rely on it: see catchUpSettleMs in src/db/rooms/room-messages.ts.
+     * rely on it: see catchUpSettleMs in src/resolvers/rooms/model.ts.
      */
     messageWriteWindowMs: 10_000,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */

@@ -102,10 +102,15 @@ describe('Redis restarted in the middle of a room feed', () => {
     // Catch-up lists the outage's messages in order, whatever was delivered live meanwhile.
     expect(caughtUp.filter((id) => during.includes(id))).toEqual(during);
 
-    // And the feed goes on live.
+    // And the feed goes on live (a late delivery of an outage post, retried by the publisher, may come first).
     const after = await post(a, poster, room, 'after the outage');
-    const next = await feed.next(15_000);
-    expect(next.data?.roomEvents).toMatchObject({ __typename: 'MessagePosted', message: { id: after.id } });
+    for (;;) {
+      const event = (await feed.next(15_000)).data?.roomEvents;
+      expect(event?.__typename).toBe('MessagePosted');
+      const id = (event as { message: { id: string } }).message.id;
+      if (id === after.id) break;
+      expect(during).toContain(id);
+    }
     feed.unsubscribe();
     await client.dispose();
   });

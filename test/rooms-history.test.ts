@@ -9,7 +9,7 @@ import { HistoryDocument, PostMessageDocument, RoomDocument } from './generated/
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { Limits } from '../src/limits.js';
-import { catchUpSettleMs } from '../src/db/rooms/room-messages.js';
+import { catchUpSettleMs } from '../src/resolvers/rooms/model.js';
 import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { roomWith } from './testkit/rooms.js';

@@ -8,8 +8,11 @@ import { PurchaseStore } from './marketplace/purchases.js';
 import { PurchaseClaimStore } from './marketplace/purchase-claims.js';
 import { RoomStore } from './rooms/rooms.js';
 import { RoomMessageStore } from './rooms/room-messages.js';
+import { MessageClientIdStore } from './rooms/message-client-ids.js';
+import { MessagesByAuthorStore } from './rooms/messages-by-author.js';
 
 export function createStores(db: Database) {
+  const roomMessages = new RoomMessageStore(db);
   return {
     users: new UserStore(db),
     directMessages: new DirectMessageStore(db),
@@ -18,7 +21,9 @@ export function createStores(db: Database) {
     purchases: new PurchaseStore(db),
     purchaseClaims: new PurchaseClaimStore(db),
     rooms: new RoomStore(db),
-    roomMessages: new RoomMessageStore(db),
+    roomMessages,
+    messageClientIds: new MessageClientIdStore(db, roomMessages),
+    messagesByAuthor: new MessagesByAuthorStore(db),
   };
 }
 

@@ -5,7 +5,8 @@
  */
 import type { App } from '../../src/app.js';
 import type { ChatUser } from '../../src/db/rooms/chat-user.js';
-import { newMessage, type MessageRecord, type RoomIncarnation } from '../../src/db/rooms/room-messages.js';
+import {type MessageRecord, type RoomIncarnation} from '../../src/db/rooms/room-messages.js';
+import { newMessage } from '../../src/resolvers/rooms/model.js';
 
 export async function seedHistory(
   app: App,

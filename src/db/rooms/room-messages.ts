@@ -6,7 +6,7 @@
 import { cql, type Database, type Row } from '../cassandra/client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
-import { maxTimeUuid, minTimeUuid, newTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
 import { Limits } from '../../limits.js';
@@ -86,21 +86,6 @@ const ROOM_BUCKETS_ASC = cql(
   { idempotent: true },
 );
 
-const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible';
-const AUTHOR_NEWEST = cql(
-  `SELECT ${AUTHOR_COLUMNS} FROM messages_by_author WHERE author_login = ? AND time_bucket = ? LIMIT ?`,
-  { idempotent: true },
-);
-const AUTHOR_OLDER_THAN = cql(
-  `SELECT ${AUTHOR_COLUMNS} FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id < ? LIMIT ?`,
-  { idempotent: true },
-);
-const AUTHOR_BUCKETS_DESC = cql(
-  `SELECT time_bucket FROM messages_by_author_bucket WHERE author_login = ? AND time_bucket >= ? AND time_bucket <= ?
-   LIMIT ?`,
-  { idempotent: true },
-);
-
 const HIDE_MESSAGE = cql(
   'UPDATE chat_room_messages SET visible = false WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
@@ -127,63 +112,8 @@ const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAM
 });
 const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
 
-const CLAIM_CLIENT_ID = cql(
-  `INSERT INTO message_client_ids (room_name, author_login, client_message_id, message_id, content)
-   VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?`,
-  { idempotent: false },
-);
-// A claim left by an earlier room of the same name is taken over, by one attempt only.
-const RECLAIM_CLIENT_ID = cql(
-  `UPDATE message_client_ids USING TTL ? SET message_id = ?, content = ?
-   WHERE room_name = ? AND author_login = ? AND client_message_id = ? IF message_id = ?`,
-  { idempotent: false },
-);
-const SELECT_CLIENT_ID = cql(
-  `SELECT message_id, content FROM message_client_ids
-   WHERE room_name = ? AND author_login = ? AND client_message_id = ?`,
-  { idempotent: true },
-);
-
-const MAX_BUCKET = 99_999_999;
-
-/**
- * A new message with a fresh id at `at`. Make it right after taking the room's
- * turn (see rooms/feed.ts): the id fixes its place in history and in the feed.
- */
-export function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
-  const id = newTimeUuid(at);
-  return {
-    roomName: room.name,
-    bucket: dayBucket(id.getDate()),
-    messageId: id.toString(),
-    author,
-    content,
-    systemMessage,
-    visible: true,
-  };
-}
-
-/**
- * How long after its id's time a message can still commit: its write is sent
- * only while the id is younger than the write window (Limits.room), and ends,
- * applied or failed, within one Cassandra request timeout after that.
- */
-export function commitHorizonMs(requestTimeoutMs: number): number {
-  return Limits.room.messageWriteWindowMs + requestTimeoutMs;
-}
-
-/**
- * How old a message must be before it has settled: the commit horizon, plus
- * the clock skew between the instance that made an id and the one reading. By
- * then every message with an earlier id has committed or never will. Catch-up
- * shows newer messages too, but a cursor at an unsettled message resumes from
- * this horizon, so a client stepping past it never leaves an older one behind.
- * Derived from the request timeout so it stays above it when
- * CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
- */
-export function catchUpSettleMs(requestTimeoutMs: number): number {
-  return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
-}
+/** Above every day bucket (yyyyMMdd): a walk back in time starts below it. */
+export const MAX_BUCKET = 99_999_999;
 
 function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
@@ -197,13 +127,6 @@ function toMessage(row: Row): MessageRecord | undefined {
     systemMessage: Boolean(row.system_message),
     visible: row.visible !== false,
   };
-}
-
-export interface ClientIdClaim {
-  /** True when this attempt claimed the id (it is the original post). */
-  claimed: boolean;
-  messageId: string;
-  content: string;
 }
 
 export interface HistoryPage {
@@ -306,39 +229,6 @@ export class RoomMessageStore {
     return { messages: rows.slice(0, size), more: rows.length > size };
   }
 
-  /** One page of an author's own messages across rooms, newest first. */
-  async pageByAuthor(author: ChatUser, from: { bucket: number; id: string } | null, size: number): Promise<HistoryPage> {
-    const { login } = author;
-    const source: BucketedSource<MessageRecord> = {
-      buckets: async (lo, hi, _dir, limit) => {
-        const rs = await this.db.execute(AUTHOR_BUCKETS_DESC, [login, lo, hi, limit]);
-        return rs.rows.map((r) => r.time_bucket as number);
-      },
-      read: async (bucket, _dir, after, limit) => {
-        const rs = after
-          ? await this.db.execute(AUTHOR_OLDER_THAN, [login, bucket, after, limit])
-          : await this.db.execute(AUTHOR_NEWEST, [login, bucket, limit]);
-        const rows: MessageRecord[] = [];
-        for (const row of rs.rows) {
-          if (!row.room_name) continue; // a hide racing a room deletion: nothing left to show
-          const id = row.message_id.toString();
-          rows.push({
-            roomName: row.room_name,
-            bucket: dayBucket(row.message_id.getDate()),
-            messageId: id,
-            author,
-            content: row.content ?? null,
-            systemMessage: false,
-            visible: row.visible !== false,
-          });
-        }
-        return { rows, fetched: rs.rows.length, lastId: rs.rows.at(-1)?.message_id.toString() ?? null };
-      },
-    };
-    const rows = await walkBuckets(source, { dir: 'older', from, lo: 0, hi: MAX_BUCKET, want: size + 1 });
-    return { messages: rows.slice(0, size), more: rows.length > size };
-  }
-
   /** Hides a message in the room's history and in its author's copy, in one logged batch. */
   async hide(message: MessageRecord): Promise<void> {
     const queries = [{ stmt: HIDE_MESSAGE, params: [message.roomName, message.bucket, message.messageId] }];
@@ -347,60 +237,6 @@ export class RoomMessageStore {
       queries.push({ stmt: HIDE_BY_AUTHOR, params: [message.author.login, month, message.messageId] });
     }
     await this.db.batch(queries);
-  }
-
-  /**
-   * Claims a clientMessageId for a post: the first attempt wins and fixes the
-   * message id and content; later attempts learn them. The claim expires
-   * after `ttlSeconds`. A dead claim is taken over (compare-and-set on its
-   * message id, so one attempt wins that too): one made in an earlier room of
-   * the same name, or one whose message was never written and no longer can
-   * be (see isDeadClaim).
-   */
-  async claimClientId(
-    room: RoomIncarnation,
-    login: string,
-    clientId: string,
-    proposal: { messageId: string; content: string },
-    opts: { ttlSeconds: number; now: Date },
-  ): Promise<ClientIdClaim> {
-    const key = [room.name, login, clientId];
-    const ours = async () => {
-      const row = await this.db.readSerial(SELECT_CLIENT_ID, key);
-      return { applied: row?.message_id?.toString() === proposal.messageId, row: row! };
-    };
-    // A round ends unless the claim expired or was taken over between two statements: a few rounds are plenty.
-    for (let round = 0; round < 3; round++) {
-      const inserted = await this.db.lwt(CLAIM_CLIENT_ID, [...key, proposal.messageId, proposal.content, opts.ttlSeconds], ours);
-      if (inserted.applied) return { claimed: true, ...proposal };
-      // Not applied: the row that won (returned by the LWT, or read back after a timeout).
-      const current = inserted.row?.message_id ? inserted.row : await this.db.readSerial(SELECT_CLIENT_ID, key);
-      if (!current?.message_id) continue; // expired meanwhile: claim it afresh
-      const claimed = current.message_id.toString() as string;
-      if (!(await this.isDeadClaim(room, claimed, opts.now))) return { claimed: false, messageId: claimed, content: current.content };
-      const replaced = await this.db.lwt(
-        RECLAIM_CLIENT_ID,
-        [opts.ttlSeconds, proposal.messageId, proposal.content, ...key, current.message_id],
-        ours,
-      );
-      if (replaced.applied) return { claimed: true, ...proposal };
-      // Another attempt took it over first (or it expired): the next round finds out which.
-    }
-    throw new Error('clientMessageId claim kept changing');
-  }
-
-  /**
-   * A claim is dead when its message belongs to an earlier room of the same
-   * name, or was never written and can no longer be: its id is past the
-   * commit horizon (the original attempt's write has landed or failed by then)
-   * and the message is not there. Writing it now would put it below messages
-   * that catch-up has already served.
-   */
-  private async isDeadClaim(room: RoomIncarnation, messageId: string, now: Date): Promise<boolean> {
-    const at = timeUuidDate(messageId);
-    if (at < room.createdAt) return true;
-    if (now.getTime() - at.getTime() <= commitHorizonMs(this.db.config.requestTimeoutMs)) return false;
-    return !(await this.byKey(room.name, dayBucket(at), messageId));
   }
 
   /**

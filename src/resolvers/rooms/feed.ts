@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { ChatUser } from '../../db/rooms/chat-user.js';
-import { catchUpSettleMs, type MessageRecord } from '../../db/rooms/room-messages.js';
+import type { MessageRecord } from '../../db/rooms/room-messages.js';
+import { catchUpSettleMs } from './model.js';
 import { maxTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { encodeHistoryCursor } from '../../pagination.js';

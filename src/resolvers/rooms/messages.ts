@@ -5,7 +5,8 @@
  */
 import type { Context } from '../../context.js';
 import { chatUser, type ChatUser } from '../../db/rooms/chat-user.js';
-import { catchUpSettleMs, newMessage, type MessageRecord, type RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { MessageRecord, RoomIncarnation } from '../../db/rooms/room-messages.js';
+import { catchUpSettleMs, commitHorizonMs, newMessage } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { maxTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
@@ -82,12 +83,16 @@ export async function postMessage(
   const message = newMessage(room, at, author, content, false);
   try {
     if (clientId) {
-      const claim = await stores.roomMessages.claimClientId(
+      const claim = await stores.messageClientIds.claim(
         room,
         author.login,
         clientId,
         { messageId: message.messageId, content },
-        { ttlSeconds: Limits.room.clientMessageIdTtlSeconds, now: ctx.services.clock.now() },
+        {
+          ttlSeconds: Limits.room.clientMessageIdTtlSeconds,
+          now: ctx.services.clock.now(),
+          commitHorizonMs: commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs),
+        },
       );
       if (!claim.claimed) {
         turn.cancel();
@@ -254,7 +259,7 @@ export async function messagesOf(
   const from = after ? decodeHistoryCursor('after', after, 'month') : null;
   const me = await ctx.loaders.user.load(viewer.login);
   const author = chatUser(me ?? { login: viewer.login, firstname: '', lastname: '' });
-  const page = await ctx.services.stores.roomMessages.pageByAuthor(author, from, size);
+  const page = await ctx.services.stores.messagesByAuthor.page(author, from, size);
   const cursorOf = (m: MessageRecord) =>
     encodeHistoryCursor({ bucket: monthOfDay(m.bucket), id: m.messageId });
   return connection(page.messages, cursorOf, { hasNextPage: page.more });

@@ -1,0 +1,49 @@
+/**
+ * The rules of a room message: how one is made (its id fixes its place in
+ * history and in the feed), and how long after its id's time it may still
+ * commit, which catch-up and clientMessageId claims both rely on.
+ */
+import type { ChatUser } from '../../db/rooms/chat-user.js';
+import type { MessageRecord, RoomIncarnation } from '../../db/rooms/room-messages.js';
+import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import { dayBucket } from '../../buckets.js';
+import { Limits } from '../../limits.js';
+
+/**
+ * A new message with a fresh id at `at`. Make it right after taking the room's
+ * turn (see rooms/feed.ts): the id fixes its place in history and in the feed.
+ */
+export function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
+  const id = newTimeUuid(at);
+  return {
+    roomName: room.name,
+    bucket: dayBucket(id.getDate()),
+    messageId: id.toString(),
+    author,
+    content,
+    systemMessage,
+    visible: true,
+  };
+}
+
+/**
+ * How long after its id's time a message can still commit: its write is sent
+ * only while the id is younger than the write window (Limits.room), and ends,
+ * applied or failed, within one Cassandra request timeout after that.
+ */
+export function commitHorizonMs(requestTimeoutMs: number): number {
+  return Limits.room.messageWriteWindowMs + requestTimeoutMs;
+}
+
+/**
+ * How old a message must be before it has settled: the commit horizon, plus
+ * the clock skew between the instance that made an id and the one reading. By
+ * then every message with an earlier id has committed or never will. Catch-up
+ * shows newer messages too, but a cursor at an unsettled message resumes from
+ * this horizon, so a client stepping past it never leaves an older one behind.
+ * Derived from the request timeout so it stays above it when
+ * CASSANDRA_REQUEST_TIMEOUT_MS changes (27 s by default).
+ */
+export function catchUpSettleMs(requestTimeoutMs: number): number {
+  return commitHorizonMs(requestTimeoutMs) + Limits.room.clockSkewMs;
+}
