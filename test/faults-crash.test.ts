@@ -21,25 +21,24 @@ beforeAll(async () => {
 });
 
 /**
- * Sends `requests` at once to the doomed server, kills it once `killAfter` of them
- * were answered, and returns each one's answer (or undefined: the connection died).
+ * Sends `requests` to the doomed server, `concurrency` at a time, and kills it once
+ * `killAfter` of them were answered: the ones in flight then die with it, the later
+ * ones find no server. Returns each one's answer (undefined: not acknowledged).
  */
-async function crashDuring<T>(requests: Array<(target: App) => Promise<GqlResult<T>>>, killAfter: number) {
+async function crashDuring<T>(requests: Array<(target: App) => Promise<GqlResult<T>>>, killAfter: number, concurrency = 8) {
   const doomed = await startAppProcess();
+  const results: Array<GqlResult<T> | undefined> = new Array(requests.length);
   let answered = 0;
+  let next = 0;
   let killing: Promise<void> | undefined;
-  const results = await Promise.all(
-    requests.map((send) =>
-      send(doomed.app).then(
-        (r) => {
-          answered += 1;
-          if (answered >= killAfter) killing ??= doomed.kill();
-          return r;
-        },
-        () => undefined,
-      ),
-    ),
-  );
+  const worker = async () => {
+    while (next < requests.length) {
+      const i = next++;
+      results[i] = await requests[i]!(doomed.app).catch(() => undefined);
+      if (results[i] && ++answered >= killAfter) killing ??= doomed.kill();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
   await (killing ?? doomed.kill());
   return results;
 }
@@ -48,7 +47,7 @@ describe('SIGKILL in the middle of posts', () => {
   it('keeps every acknowledged message, and retries with the same clientMessageId add no duplicate', async () => {
     const author = await signUp(survivor);
     const room = await roomWith(survivor, author);
-    const N = 40;
+    const N = 150;
     const send = (i: number) => (target: App) =>
       gql(target, PostMessageDocument, { roomName: room, content: `crash test ${i}`, clientMessageId: `post-${i}` }, author.token);
     const first = await crashDuring(Array.from({ length: N }, (_, i) => send(i)), 5);

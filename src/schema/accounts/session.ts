@@ -1,6 +1,7 @@
 import type { AuthPayload } from '../../resolvers/accounts/accounts.js';
 import * as accounts from '../../resolvers/accounts/accounts.js';
 import { builder } from '../shared/builder.js';
+import { Limits } from '../../limits.js';
 import { UserRef } from './user.js';
 
 const AuthPayloadRef = builder.objectRef<AuthPayload>('AuthPayload').implement({
@@ -13,7 +14,7 @@ const AuthPayloadRef = builder.objectRef<AuthPayload>('AuthPayload').implement({
 const RegisterInput = builder.inputType('RegisterInput', {
   fields: (t) => ({
     login: t.string({ required: true, description: "3–32 characters of a–z, 0–9, '.', '_', '-'" }),
-    password: t.string({ required: true, description: '8–128 characters' }),
+    password: t.string({ required: true, description: `${Limits.password.min}–${Limits.password.max} characters` }),
     firstname: t.string({ required: true }),
     lastname: t.string({ required: true }),
     email: t.string({ required: true }),
@@ -34,7 +35,6 @@ builder.mutationFields((t) => ({
   }),
   logout: t.boolean({
     description: 'Revokes the presented token on every server until it expires',
-    authScopes: { authenticated: true },
     resolve: (_root, _args, ctx) => accounts.logout(ctx),
   }),
 }));

@@ -39,7 +39,6 @@ builder.queryFields((t) => ({
   user: t.field({
     type: UserRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => accounts.userByLogin(ctx, args.login),
   }),
@@ -48,7 +47,6 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   updateProfile: t.field({
     type: UserRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: UpdateProfileInput, required: true }) },
     resolve: (_root, args, ctx) => accounts.updateProfile(ctx, args.input),
   }),
@@ -58,7 +56,6 @@ builder.subscriptionFields((t) => ({
   profileUpdated: t.field({
     type: UserRef,
     description: "A user's profile after each change",
-    authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => accounts.subscribeProfile(ctx, args.login),
     resolve: (event: { login: string }, _args, ctx) => accounts.profileEventUser(ctx, event),

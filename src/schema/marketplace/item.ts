@@ -3,6 +3,7 @@ import * as items from '../../resolvers/marketplace/items.js';
 import * as events from '../../resolvers/marketplace/events.js';
 import type { ItemEvent } from '../../resolvers/marketplace/events.js';
 import { builder } from '../shared/builder.js';
+import { Limits } from '../../limits.js';
 import { DecimalRef } from './money.js';
 import { UserRef } from '../accounts/user.js';
 
@@ -30,13 +31,13 @@ export const ItemConnectionRef = builder.connectionObject({ type: ItemRef, name:
 
 const CreateItemInput = builder.inputType('CreateItemInput', {
   fields: (t) => ({
-    name: t.string({ required: true, description: '1–200 characters' }),
-    description: t.string({ description: 'At most 5000 characters' }),
+    name: t.string({ required: true, description: `${Limits.item.name.min}–${Limits.item.name.max} characters` }),
+    description: t.string({ description: `At most ${Limits.item.description.max} characters` }),
     unitPrice: t.field({ type: DecimalRef, required: true, description: 'Greater than 0, at most 2 decimals, e.g. "19.99"' }),
-    offeredUnits: t.int({ required: true, description: '1–1,000,000' }),
+    offeredUnits: t.int({ required: true, description: `${Limits.item.offeredUnits.min}–${Limits.item.offeredUnits.max.toLocaleString('en')}` }),
     startDate: t.field({ type: 'DateTime', required: true }),
     endDate: t.field({ type: 'DateTime', required: true, description: 'After startDate, and in the future' }),
-    tags: t.stringList({ description: 'At most 10, each 1–40 characters; stored lower-case' }),
+    tags: t.stringList({ description: `At most ${Limits.item.tags.max}, each ${Limits.item.tag.min}–${Limits.item.tag.max} characters; stored lower-case` }),
   }),
 });
 
@@ -44,21 +45,18 @@ builder.queryFields((t) => ({
   item: t.field({
     type: ItemRef,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => items.itemById(ctx, args.id),
   }),
   itemsBySeller: t.field({
     type: ItemConnectionRef,
     description: "A seller's items listed in the last 30 days, newest first; none for a login that names nobody",
-    authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemsBySeller(ctx, args.login, args.first, args.after),
   }),
   itemsByTag: t.field({
     type: ItemConnectionRef,
-    description: 'Items listed under a tag in the last 30 days, newest first. BAD_USER_INPUT (tag) unless the tag is 1–40 characters',
-    authScopes: { authenticated: true },
+    description: `Items listed under a tag in the last 30 days, newest first. BAD_USER_INPUT (tag) unless the tag is ${Limits.item.tag.min}–${Limits.item.tag.max} characters`,
     args: { tag: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemsByTag(ctx, args.tag, args.first, args.after),
   }),
@@ -66,7 +64,6 @@ builder.queryFields((t) => ({
     type: ItemConnectionRef,
     description:
       'Every item a seller listed in one UTC month ("2026-11"), newest first; kept after the 30-day listings expire. None for a login that names nobody; BAD_USER_INPUT (month) for a month that does not exist.',
-    authScopes: { authenticated: true },
     args: { login: t.arg.string({ required: true }), month: t.arg.string({ required: true }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => items.itemHistory(ctx, args.login, args.month, args.first, args.after),
   }),
@@ -75,7 +72,6 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createItem: t.field({
     type: ItemRef,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateItemInput, required: true }) },
     resolve: (_root, args, ctx) => items.createItem(ctx, args.input),
   }),
@@ -86,7 +82,6 @@ builder.subscriptionFields((t) => ({
     type: ItemRef,
     description:
       'The item after each completed purchase (its live stock, never older than the last one sent). Completes after the purchase that sells it out, or at its end date. Errors: NOT_FOUND; AUCTION_FINISHED when the item is already sold out or past its end date.',
-    authScopes: { authenticated: true },
     args: { itemId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => events.subscribeItem(ctx, args.itemId),
     resolve: (event: ItemEvent, _args, ctx) => events.itemFromEvent(ctx, event),

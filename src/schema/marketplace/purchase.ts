@@ -51,14 +51,12 @@ builder.queryFields((t) => ({
     type: PurchaseRef,
     nullable: true,
     description: 'A purchase: its buyer and its seller only',
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => purchases.purchaseById(ctx, args.id),
   }),
   myPurchases: t.field({
     type: PurchaseConnectionRef,
     description: "The viewer's completed purchases, newest first",
-    authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => purchases.myPurchases(ctx, args.first, args.after),
   }),
@@ -79,7 +77,6 @@ builder.mutationFields((t) => ({
       '- NOT_ENOUGH_UNITS: quantity is more than the units left, including a sold-out item (0 left) during its sale period, and stock running out while the purchase retries a lost race; extensions.availableUnits says how many are left.',
       `- CONFLICT: nothing was bought; try again. The purchase lost the race for the stock PURCHASE_BIND_ATTEMPTS times (default ${DEFAULT_BIND_ATTEMPTS}), or took over ${seconds(BIND_DEADLINE_MS)} to bind; or, with a clientPurchaseId, an earlier attempt with it was still in progress after ${seconds(DUPLICATE_WAIT_MS)} (retry with the same clientPurchaseId to learn its outcome).`,
     ].join('\n'),
-    authScopes: { authenticated: true },
     args: {
       itemId: t.arg.id({ required: true }),
       quantity: t.arg.int({ required: true }),

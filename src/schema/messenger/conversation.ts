@@ -52,7 +52,6 @@ builder.queryFields((t) => ({
   conversations: t.field({
     type: ConversationConnection,
     description: `My inbox, most recent conversation first (up to ${Limits.messenger.inboxPage.max} per page)`,
-    authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => inbox.conversations(ctx, args),
   }),
@@ -60,7 +59,6 @@ builder.queryFields((t) => ({
     type: ConversationRef,
     nullable: true,
     description: 'My conversation with another user; empty (no messages) when we never wrote to each other',
-    authScopes: { authenticated: true },
     args: { with: t.arg.string({ required: true, description: "The other participant's login" }) },
     resolve: (_root, args, ctx) => inbox.conversation(ctx, args.with),
   }),
@@ -70,7 +68,6 @@ builder.mutationFields((t) => ({
   markConversationRead: t.field({
     type: ConversationRef,
     description: "Marks the partner's messages read up to the newest unread one; the partner sees it as partnerReadUpTo",
-    authScopes: { authenticated: true },
     args: { with: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => markConversationRead(ctx, args.with),
   }),

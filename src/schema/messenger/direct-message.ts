@@ -25,7 +25,6 @@ builder.mutationFields((t) => ({
   sendDirectMessage: t.field({
     type: DirectMessageRef,
     description: `Sends a message to another user: ${Limits.messenger.content.min}–${Limits.messenger.content.max} characters after trimming`,
-    authScopes: { authenticated: true },
     args: {
       to: t.arg.string({ required: true, description: "The recipient's login" }),
       content: t.arg.string({ required: true }),

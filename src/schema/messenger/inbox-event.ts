@@ -42,7 +42,6 @@ builder.subscriptionFields((t) => ({
   inboxEvents: t.field({
     type: InboxEventRef,
     description: 'Messages to me and read receipts, live, for the logged-in user only',
-    authScopes: { authenticated: true },
     subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
     resolve: (event: InboxEvent, _args, ctx) => inboxEvent(ctx, event),
   }),

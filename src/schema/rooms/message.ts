@@ -40,7 +40,6 @@ builder.objectFields(UserRef, (t) => ({
     type: MessageConnection,
     nullable: true,
     description: "The user's own messages across rooms, newest first. Visible to the user only; null for everyone else.",
-    authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
   }),
@@ -51,7 +50,6 @@ builder.queryFields((t) => ({
     type: MessageRef,
     nullable: true,
     description: "A message by id, for its room's participants and its author; null when it no longer exists",
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => messages.messageById(ctx, args.id),
   }),
@@ -62,7 +60,6 @@ builder.mutationFields((t) => ({
     type: MessageRef,
     description:
       `Participants only. A retry carrying the same clientMessageId within ${Limits.room.clientMessageIdTtlSeconds / 3600} hours returns the original message and posts nothing new.`,
-    authScopes: { authenticated: true },
     args: {
       roomName: t.arg.string({ required: true }),
       content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
@@ -73,7 +70,6 @@ builder.mutationFields((t) => ({
   hideMessage: t.field({
     type: MessageRef,
     description: "The author or the room's creator hides a message; its content is then null for everyone",
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.id),
   }),

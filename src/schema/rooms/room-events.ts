@@ -48,7 +48,7 @@ const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implemen
 const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted').implement({
   description:
     'The event bus was interrupted and live events of this room may have been lost; the feed goes on live. ' +
-    'Fetch what you missed with room(name) { messages(last: 200, before: resumeCursor) } (continue with ' +
+    `Fetch what you missed with room(name) { messages(last: ${Limits.page.max}, before: resumeCursor) } (continue with ` +
     'before: pageInfo.endCursor while hasPreviousPage; it may repeat messages you have: key them by id), and ' +
     're-read the participants, whose join and leave events may be lost too.',
   fields: (t) => ({
@@ -70,7 +70,6 @@ builder.subscriptionFields((t) => ({
       'and after the subscriber leaves the room (its own ParticipantLeft is the last event). Access is also ' +
       're-checked as events are delivered (every few seconds at most): a subscriber who no longer takes part ' +
       'gets a FORBIDDEN error (NOT_FOUND when the room is gone) and the stream ends.',
-    authScopes: { authenticated: true },
     args: { roomName: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
     resolve: (item: FeedItem, _args, ctx) => live.resolveRoomEvent(ctx, item),
@@ -82,7 +81,6 @@ builder.mutationFields((t) => ({
     description:
       `Tells the room's other subscribers that you are typing. At most once per ${Limits.room.typingIntervalSeconds} seconds per user and room: ` +
       'false when this call fell inside that window and nothing was sent.',
-    authScopes: { authenticated: true },
     args: { roomName: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => live.sendTyping(ctx, args.roomName),
   }),

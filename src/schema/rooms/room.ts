@@ -49,7 +49,7 @@ const CreateRoomInput = builder.inputType('CreateRoomInput', {
       required: true,
       description: "3–31 characters: a letter or digit, then letters, digits, '_', '.', '-'",
     }),
-    banner: t.string({ description: 'At most 280 characters' }),
+    banner: t.string({ description: `At most ${Limits.room.banner.max} characters` }),
   }),
 });
 
@@ -58,7 +58,6 @@ builder.objectFields(UserRef, (t) => ({
     type: [RoomRef],
     nullable: true,
     description: 'The rooms the user takes part in. Visible to the user only; null for everyone else.',
-    authScopes: { authenticated: true },
     resolve: (user, _args, ctx) => rooms.chatRoomsOf(ctx, user),
   }),
 }));
@@ -68,14 +67,12 @@ builder.queryFields((t) => ({
     type: RoomRef,
     nullable: true,
     description: 'Null when no room has that name (a name no room could have included)',
-    authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.name),
   }),
   rooms: t.field({
     type: RoomConnection,
     description: 'Every room, in storage order',
-    authScopes: { authenticated: true },
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => rooms.listRooms(ctx, args.first, args.after),
   }),
@@ -85,7 +82,6 @@ builder.mutationFields((t) => ({
   createRoom: t.field({
     type: RoomRef,
     description: 'The creator becomes its first participant. A taken name gives ROOM_EXISTS.',
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateRoomInput, required: true }) },
     resolve: (_root, args, ctx) => rooms.createRoom(ctx, args.input),
   }),
@@ -94,19 +90,16 @@ builder.mutationFields((t) => ({
     description:
       'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted); ' +
       `ROOM_FULL when it has ${Limits.room.maxParticipants} participants.`,
-    authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.name),
   }),
   leaveRoom: t.boolean({
     description: 'False when the user was not a participant',
-    authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.leaveRoom(ctx, args.name),
   }),
   deleteRoom: t.boolean({
     description: 'Creator only. CONFLICT when participants kept changing during the deletion.',
-    authScopes: { authenticated: true },
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.deleteRoom(ctx, args.name),
   }),

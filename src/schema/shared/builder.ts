@@ -1,11 +1,10 @@
 import SchemaBuilder from '@pothos/core';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import { Kind } from 'graphql';
 import type { Context } from '../../context.js';
 import type { BigDecimal } from '../../db/cassandra/client.js';
-import { AppError, ErrorCode, forbidden, unauthenticated } from '../../errors.js';
+import { AppError, ErrorCode } from '../../errors.js';
 import { fieldComplexity } from './complexity.js';
 import { parseDateTime } from './date-time.js';
 
@@ -13,7 +12,6 @@ export const builder = new SchemaBuilder<{
   Context: Context;
   // Non-null unless a field says otherwise: the schema tells clients what can be missing.
   DefaultFieldNullability: false;
-  AuthScopes: { authenticated: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     /** Money: a decimal carried as a string ("19.99"), never a float. Declared in money.ts. */
@@ -21,12 +19,9 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
   };
 }>({
-  plugins: [ScopeAuthPlugin, RelayPlugin, ComplexityPlugin],
+  // Authentication is the use cases' own first step (requireViewer in src/resolvers/), declared once there.
+  plugins: [RelayPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
-  scopeAuth: {
-    authScopes: (ctx) => ({ authenticated: ctx.viewer !== null }),
-    unauthorizedError: (_parent, ctx) => (ctx.viewer ? forbidden() : unauthenticated()),
-  },
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
