@@ -15,6 +15,7 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { roomWith } from './testkit/rooms.js';
 import { seedHistory, spreadOverDays } from './testkit/seed-history.js';
 import { recordCql } from './testkit/cql-spy.js';
+import { cqlRows } from './testkit/cql.js';
 
 const DAY = 86_400_000;
 let app: App;
@@ -81,10 +82,8 @@ describe('history over days with empty days between', () => {
     clock.advance(DAY);
 
     // The bucket table lists the six days used, not the empty ones.
-    const buckets = await app.services.db.client.execute('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name], {
-      prepare: true,
-    });
-    expect(buckets.rows.map((r) => r.time_bucket)).toEqual([20250306, 20250304, 20250303, 20250228, 20250226, 20250225]);
+    const buckets = await cqlRows(app, 'SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name]);
+    expect(buckets.map((r) => r.time_bucket)).toEqual([20250306, 20250304, 20250303, 20250228, 20250226, 20250225]);
 
     for (const size of [1, 2, 3, 5, 50]) {
       const back = await walk(name, 'back', size);
@@ -153,12 +152,8 @@ describe('catching up while writes commit out of order', () => {
 
   async function storedContents(name: string): Promise<string[]> {
     const bucket = Number(clock.now().toISOString().slice(0, 10).replaceAll('-', ''));
-    const rs = await app.services.db.client.execute(
-      'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
-      [name, bucket],
-      { prepare: true },
-    );
-    return rs.rows.map((r) => r.content as string);
+    const rows = await cqlRows(app, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, bucket]);
+    return rows.map((r) => r.content as string);
   }
 
   /** A client catching up from `cursor` (the room's start without one) until it has everything served so far; returns the new cursor. */

@@ -3,6 +3,7 @@ import type { App } from '../../src/app.js';
 import { TimeUuid } from '../../src/db/cassandra/client.js';
 import { CreateItemDocument, type CreateItemInput } from '../generated/graphql.js';
 import { gqlOk } from './http.js';
+export { cqlRow, cqlRows } from './cql.js';
 import type { TestUser } from './users.js';
 
 const HOUR = 3_600_000;
@@ -23,16 +24,6 @@ export function itemInput(overrides: Partial<CreateItemInput> = {}, now = new Da
 
 export async function createItem(app: App, seller: TestUser, overrides: Partial<CreateItemInput> = {}, now?: Date) {
   return (await gqlOk(app, CreateItemDocument, { input: itemInput(overrides, now) }, seller.token)).createItem;
-}
-
-/** One row read straight from Cassandra (TTLs, WRITETIMEs and pending entries are not in the API). */
-export async function cqlRow(app: App, query: string, params: unknown[]) {
-  const rs = await app.services.db.client.execute(query, params, { prepare: true });
-  return rs.first() ?? undefined;
-}
-
-export async function cqlRows(app: App, query: string, params: unknown[]) {
-  return (await app.services.db.client.execute(query, params, { prepare: true })).rows;
 }
 
 export const uuid = (id: string) => TimeUuid.fromString(id);

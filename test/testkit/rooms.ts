@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { App } from '../../src/app.js';
 import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
 import { gqlOk } from './http.js';
+import { cqlRow } from './cql.js';
 import type { TestUser } from './users.js';
 
 let counter = 0;
@@ -26,16 +27,11 @@ export async function post(app: App, user: TestUser, roomName: string, content: 
 
 /** The stored chat_rooms row, exactly as Cassandra holds it (null columns included). */
 export async function rawRoomRow(app: App, name: string) {
-  const rs = await app.services.db.client.execute(
-    'SELECT room_name, creation_date, banner, creator, creator_login, participants FROM chat_rooms WHERE room_name = ?',
-    [name],
-    { prepare: true },
-  );
-  return rs.first() ?? null;
+  const row = await cqlRow(app, 'SELECT room_name, creation_date, banner, creator, creator_login, participants FROM chat_rooms WHERE room_name = ?', [name]);
+  return row ?? null;
 }
 
 /** users.chat_rooms as stored (not filtered by the API). */
 export async function rawChatRooms(app: App, login: string): Promise<Set<string>> {
-  const rs = await app.services.db.client.execute('SELECT chat_rooms FROM users WHERE login = ?', [login], { prepare: true });
-  return (rs.first()?.chat_rooms as Set<string> | null) ?? new Set();
+  return ((await cqlRow(app, 'SELECT chat_rooms FROM users WHERE login = ?', [login]))?.chat_rooms as Set<string> | null) ?? new Set();
 }
