@@ -10,6 +10,7 @@ import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient } from './testkit/ws.js';
 import { profileChannel } from '../src/resolvers/accounts/accounts.js';
 import { MAX_OPERATIONS_PER_SOCKET } from '../src/server/websocket.js';
+import { sseSubscribe } from './testkit/sse.js';
 
 let app: App;
 beforeAll(async () => {
@@ -185,19 +186,12 @@ describe('subscriptions end with their session', () => {
   it('ends an SSE stream once its token is logged out', async () => {
     const user = await signUp(app);
     const { login } = await gqlOk(app, LoginDocument, { login: user.login, password: user.password });
-    const res = await fetch(`${app.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${login.token}` },
-      body: JSON.stringify({
-        query: 'subscription($login: String!) { profileUpdated(login: $login) { bio } }',
-        variables: { login: user.login },
-      }),
-    });
+    const stream = await sseSubscribe(app, 'subscription($login: String!) { profileUpdated(login: $login) { bio } }', { login: user.login }, login.token);
     await eventually(() => app.services.pubsub.listeners(profileChannel(user.login)) === 1, { what: 'SSE live' });
     await gqlOk(app, LogoutDocument, {}, login.token);
     // The next event is not delivered: the stream says why and ends.
     await gqlOk(app, UpdateProfileDocument, { input: { bio: 'secret after logout' } }, user.token);
-    const text = await res.text(); // resolves only when the server ends the stream
+    const text = await stream.rest(); // resolves only when the server ends the stream
     expect(text).not.toContain('secret after logout');
     expect(text).toContain('UNAUTHENTICATED');
     expect(app.services.pubsub.listeners(profileChannel(user.login))).toBe(0);

@@ -4,7 +4,7 @@
  * the settings that turn it off or put it behind a token.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parse, print } from 'graphql';
+import { parse } from 'graphql';
 import type { App } from '../src/app.js';
 import { BuyItemDocument, LoginDocument, MeDocument, RoomEventsDocument } from './generated/graphql.js';
 import { startApp, stopApp } from './testkit/app.js';
@@ -16,6 +16,7 @@ import { post, roomWith } from './testkit/rooms.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
 import { onceHook } from './testkit/fault-hooks.js';
+import { sseSubscribe } from './testkit/sse.js';
 
 let app: App;
 beforeAll(async () => {
@@ -172,18 +173,12 @@ describe('GET /metrics', () => {
   it('counts a subscription over SSE until its client goes away', async () => {
     const bob = await signUp(app);
     const name = await roomWith(app, bob);
-    const abort = new AbortController();
-    const res = await fetch(`${app.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${bob.token}` },
-      body: JSON.stringify({ query: print(RoomEventsDocument), variables: { roomName: name } }),
-      signal: abort.signal,
-    });
-    expect(res.status).toBe(200);
+    const stream = await sseSubscribe(app, RoomEventsDocument, { roomName: name }, bob.token);
+    expect(stream.status).toBe(200);
     await eventually(async () => (await metricValue(app, 'parley_subscriptions_active', { transport: 'http' })) === 1, {
       what: 'the SSE subscription to count as active',
     });
-    abort.abort();
+    stream.close();
     await eventually(async () => (await metricValue(app, 'parley_subscriptions_active', { transport: 'http' })) === 0, {
       what: 'the SSE subscription to count as gone',
     });

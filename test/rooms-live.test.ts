@@ -3,7 +3,6 @@
  * instances sharing one Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { print } from 'graphql';
 import type { App } from '../src/app.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { Limits } from '../src/limits.js';
@@ -25,6 +24,7 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './testkit/ws.js';
 import { recordCql } from './testkit/cql-spy.js';
+import { sseSubscribe } from './testkit/sse.js';
 
 let appA: App;
 let appB: App;
@@ -272,32 +272,15 @@ describe('roomEvents over SSE', () => {
   it('streams events as text/event-stream', async () => {
     const name = await roomWith(appB, alice, [bob]);
     const channel = roomChannel(name);
-    const abort = new AbortController();
-    const res = await fetch(`${appB.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${bob.token}` },
-      body: JSON.stringify({ query: print(RoomEventsDocument), variables: { roomName: name } }),
-      signal: abort.signal,
-    });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const stream = await sseSubscribe(appB, RoomEventsDocument, { roomName: name }, bob.token);
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toMatch(/text\/event-stream/);
     await eventually(() => appB.services.pubsub.listeners(channel) === 1, { what: 'the SSE subscription to be live' });
 
     const m = await post(appA, alice, name, 'over sse');
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    let event: { data?: { roomEvents?: Event } } | undefined;
-    while (!event) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error('stream ended');
-      buffer += value;
-      for (const block of buffer.split('\n\n').slice(0, -1)) {
-        const data = block.split('\n').find((l) => l.startsWith('data:'));
-        if (block.includes('event: next') && data) event = JSON.parse(data.slice(5));
-      }
-    }
+    const event = await stream.next();
     expect(event.data?.roomEvents).toMatchObject({ __typename: 'MessagePosted', message: { id: m.id, content: 'over sse' } });
-    abort.abort();
+    stream.close();
     await eventually(() => appB.services.pubsub.listeners(channel) === 0, { what: 'the SSE listener to go' });
   });
 });

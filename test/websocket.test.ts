@@ -9,6 +9,7 @@ import { signUp } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient, wsRequest, type WsClient } from './testkit/ws.js';
 import { profileChannel } from '../src/resolvers/accounts/accounts.js';
+import { sseSubscribe } from './testkit/sse.js';
 
 let app: App;
 beforeAll(async () => {
@@ -59,35 +60,18 @@ describe('graphql-ws', () => {
 describe('SSE', () => {
   it('streams subscription events over text/event-stream', async () => {
     const user = await signUp(app);
-    const controller = new AbortController();
-    const res = await fetch(`${app.url}/graphql`, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${user.token}`,
-      },
-      body: JSON.stringify({
-        query: 'subscription($login: String!) { profileUpdated(login: $login) { login bio } }',
-        variables: { login: user.login },
-      }),
-    });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const stream = await sseSubscribe(
+      app,
+      'subscription($login: String!) { profileUpdated(login: $login) { login bio } }',
+      { login: user.login },
+      user.token,
+    );
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toMatch(/text\/event-stream/);
     await eventually(() => app.services.pubsub.listeners(profileChannel(user.login)) === 1, { what: 'SSE live' });
     await gqlOk(app, UpdateProfileDocument, { input: { bio: 'via SSE' } }, user.token);
-
-    const reader = res.body!.getReader();
-    let text = '';
-    while (!text.includes('via SSE')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += new TextDecoder().decode(value);
-    }
-    const dataLine = text.split('\n').find((l) => l.startsWith('data:') && l.includes('profileUpdated'));
-    expect(JSON.parse(dataLine!.slice(5))).toEqual({ data: { profileUpdated: { login: user.login, bio: 'via SSE' } } });
-    controller.abort();
+    expect(await stream.next()).toEqual({ data: { profileUpdated: { login: user.login, bio: 'via SSE' } } });
+    stream.close();
   });
 });
 

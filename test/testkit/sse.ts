@@ -1,0 +1,66 @@
+/**
+ * A subscription over Server-Sent Events, as a browser's EventSource-like
+ * client runs one: a POST with `accept: text/event-stream`, read event by event.
+ */
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print, type FormattedExecutionResult } from 'graphql';
+import type { App } from '../../src/app.js';
+
+export interface SseSubscription<T> {
+  status: number;
+  contentType: string | null;
+  /** The next `next` event's payload; throws if the stream ends first. */
+  next(): Promise<FormattedExecutionResult<T>>;
+  /** Everything the server sends until it ends the stream. */
+  rest(): Promise<string>;
+  /** The client goes away. */
+  close(): void;
+}
+
+export async function sseSubscribe<T, V>(
+  app: App,
+  document: TypedDocumentNode<T, V> | string,
+  variables: V,
+  token?: string,
+): Promise<SseSubscription<T>> {
+  const abort = new AbortController();
+  const res = await fetch(`${app.url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
+    signal: abort.signal,
+  });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    async next() {
+      for (;;) {
+        const end = buffer.indexOf('\n\n');
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block.split('\n').find((l) => l.startsWith('data:'));
+          if (block.includes('event: next') && data) return JSON.parse(data.slice(5)) as FormattedExecutionResult<T>;
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the SSE stream ended');
+        buffer += value;
+      }
+    },
+    async rest() {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return buffer;
+        buffer += value;
+      }
+    },
+    close: () => abort.abort(),
+  };
+}
