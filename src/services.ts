@@ -8,7 +8,7 @@ import type { Stores } from './db/stores.js';
 import type { PubSub } from './pubsub/pubsub.js';
 import type { TokenService } from './auth/tokens.js';
 import type { RevocationList } from './auth/revocation-list.js';
-import type { RateLimiter } from './auth/rate-limit.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
 import type { RoomSequencer } from './resolvers/rooms/feed.js';
 import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';

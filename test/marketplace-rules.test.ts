@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hourBucket, hourBucketsBetween } from '../src/buckets.js';
-import { validTags, validUnitPrice } from '../src/resolvers/marketplace/rules.js';
+import { validTags, validUnitPrice } from '../src/resolvers/marketplace/validation.js';
 
 describe('hour buckets (pending purchases)', () => {
   it('uses the UTC hour and still fits an int', () => {

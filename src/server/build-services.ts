@@ -14,7 +14,7 @@ import { InProcessPubSub } from '../pubsub/in-process.js';
 import { meteredPubSub } from '../pubsub/metered.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';
 import type { PubSub } from '../pubsub/pubsub.js';
-import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../auth/rate-limit.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../rate-limiter.js';
 import { hashPassword, scryptParams } from '../auth/passwords.js';
 import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';

@@ -10,7 +10,7 @@ import { requireViewer } from '../shared/guards.js';
 import { buyOnce } from './idempotent-buying.js';
 import { parseId } from './ids.js';
 import { newPurchaseId, runPurchase } from './purchasing.js';
-import { validIntIn } from './rules.js';
+import { validIntIn } from './validation.js';
 
 export async function buyItem(
   ctx: Context,

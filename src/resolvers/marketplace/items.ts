@@ -14,7 +14,7 @@ import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
 import { existingUser, normalizeLogin } from '../accounts/accounts.js';
 import { requireViewer } from '../shared/guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
-import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './rules.js';
+import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './validation.js';
 
 /** An item as the API shows it: from the master row, a listing row (no description) or an event. */
 export type ItemView = ItemSummary & { description?: string };
