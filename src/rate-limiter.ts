@@ -1,5 +1,6 @@
 /**
- * Fixed-window failure counters for login throttling. With Redis the counters
+ * Fixed-window counters: failed logins and sign-ups per login and address,
+ * and typing notices per user and room. With Redis the counters
  * are shared by every instance; without it each instance counts on its own.
  * If Redis is unreachable the limiter fails open (and logs): an outage of the
  * limiter must not lock every user out.

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { BuyItemDocument, HistoryDocument, ItemDocument, PostMessageDocument } from './generated/graphql.js';
-import { UNBOUND_IS_FINAL_MS } from '../src/resolvers/marketplace/deadlines.js';
+import { UNBOUND_IS_FINAL_MS } from '../src/resolvers/marketplace/timing.js';
 import { startApp } from './testkit/app.js';
 import { startAppProcess } from './testkit/app-process.js';
 import { gql, gqlOk, type GqlResult } from './testkit/http.js';

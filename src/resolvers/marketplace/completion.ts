@@ -8,7 +8,7 @@ import type { ItemRecord } from '../../db/marketplace/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/marketplace/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
 import type { Services } from '../../services.js';
-import { purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
+import { purchaseAgeMs, UNBOUND_IS_FINAL_MS, RECOVERY_LOOKAHEAD_MS, RECOVERY_LOOKBACK_MS } from './timing.js';
 import { publishItem } from './events.js';
 
 /** Returns the completed purchase and the item as read after the bind (undefined if it is gone). */
@@ -31,8 +31,6 @@ export async function completePurchase(
   return { purchase: completed, item };
 }
 
-const HOUR_MS = 3_600_000;
-
 /**
  * Completes every bound purchase still pending. Reads the hour partitions of
  * pending_purchases that can still hold entries (24-hour TTL, one hour either
@@ -52,7 +50,7 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
   const now = clock.now().getTime();
   const graceMs = config.marketplace.recoveryGraceMs;
   let completed = 0;
-  for (const hour of hourBucketsBetween(new Date(now - 25 * HOUR_MS), new Date(now + HOUR_MS))) {
+  for (const hour of hourBucketsBetween(new Date(now - RECOVERY_LOOKBACK_MS), new Date(now + RECOVERY_LOOKAHEAD_MS))) {
     let pending: Array<{ purchaseId: string; itemId: string }>;
     try {
       await runtime.hooks.beforeRecoveryHour?.(hour);

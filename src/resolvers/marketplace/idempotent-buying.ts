@@ -23,14 +23,8 @@ import type { PurchaseClaim } from '../../db/marketplace/purchase-claims.js';
 import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { badInput, conflict } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { DUPLICATE_WAIT_MS, purchaseAgeMs, UNBOUND_IS_FINAL_MS } from './deadlines.js';
+import { DUPLICATE_WAIT_MS, purchaseAgeMs, SETTLE_MS, UNBOUND_IS_FINAL_MS } from './timing.js';
 import { finishBound, newPurchaseId, runPurchase, type PurchaseProgress } from './purchasing.js';
-
-/**
- * By this age the claimed purchase's own request has normally completed it; if
- * not, it may have died after the bind, so check (once, SERIAL) and finish it.
- */
-const SETTLE_MS = 3_000;
 
 const inProgress = () =>
   conflict('A purchase with this clientPurchaseId is still in progress; retry with the same clientPurchaseId to learn its outcome');

@@ -20,7 +20,7 @@ import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors
 import type { Services } from '../../services.js';
 import { requireViewer } from '../shared/guards.js';
 import { completePurchase } from './completion.js';
-import { BIND_DEADLINE_MS, purchaseAgeMs } from './deadlines.js';
+import { BIND_DEADLINE_MS, purchaseAgeMs } from './timing.js';
 
 const notEnoughUnits = (available: number, quantity: number) =>
   new AppError(

@@ -3,7 +3,7 @@ import * as purchases from '../../resolvers/marketplace/purchases.js';
 import * as buying from '../../resolvers/marketplace/buy-item.js';
 import { DEFAULT_BIND_ATTEMPTS } from '../../config.js';
 import { Limits } from '../../limits.js';
-import { BIND_DEADLINE_MS, DUPLICATE_WAIT_MS } from '../../resolvers/marketplace/deadlines.js';
+import { BIND_DEADLINE_MS, DUPLICATE_WAIT_MS } from '../../resolvers/marketplace/timing.js';
 import { builder } from '../shared/builder.js';
 import { ItemRef } from './item.js';
 import { DecimalRef } from './money.js';

@@ -1,8 +1,10 @@
 /**
- * How long a purchase can stay in flight: one rule that the request, recovery
- * and idempotent retries all rely on.
+ * The marketplace's timing, in one file: how long a purchase can stay in
+ * flight (a rule the request, recovery and idempotent retries all rely on),
+ * and how far back recovery looks.
  */
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { PURCHASE_TTL_SECONDS } from '../../db/marketplace/purchases.js';
 import type { Services } from '../../services.js';
 
 /**
@@ -18,6 +20,18 @@ export const BIND_DEADLINE_MS = 30_000;
  * pending entry, and a retry with its clientPurchaseId takes the key over.
  */
 export const UNBOUND_IS_FINAL_MS = 4 * BIND_DEADLINE_MS;
+
+/**
+ * By this age the claimed purchase's own request has normally completed it; if
+ * not, it may have died after the bind, so a retry checks (once, SERIAL) and finishes it.
+ */
+export const SETTLE_MS = 3_000;
+
+const HOUR_MS = 3_600_000;
+
+/** Recovery reads the pending hours a purchase can still be in: its row's lifetime, and an hour of clock skew either way. */
+export const RECOVERY_LOOKBACK_MS = PURCHASE_TTL_SECONDS * 1000 + HOUR_MS;
+export const RECOVERY_LOOKAHEAD_MS = HOUR_MS;
 
 /** How long an attempt with a clientPurchaseId waits for another attempt with the same id before answering CONFLICT. */
 export const DUPLICATE_WAIT_MS = 10_000;
