@@ -7,6 +7,7 @@ import cassandra from 'cassandra-driver';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cql, isUnknownOutcome, Long, TimeUuid, type BigDecimal, type Database, type LwtOutcome, type Row } from '../cassandra/client.js';
 import { monthBucket } from '../../buckets.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 /** Listings by seller and by tag keep an item for 30 days; the seller history keeps it for good. */
 export const LISTING_TTL_SECONDS = 30 * 24 * 3600;
@@ -134,11 +135,6 @@ function isTimeout(err: unknown): boolean {
   return isUnknownOutcome(err) || (err instanceof errors.ResponseError && err.code === types.responseErrorCodes.readTimeout);
 }
 
-export interface Page<T> {
-  rows: T[];
-  hasNextPage: boolean;
-}
-
 export class ItemStore {
   constructor(private readonly db: Database) {}
 
@@ -226,23 +222,23 @@ export class ItemStore {
 
   async bySeller(seller: string, limit: number, beforeId?: string): Promise<Page<ItemSummary>> {
     const rs = beforeId
-      ? await this.db.execute(BY_SELLER_AFTER, [seller, TimeUuid.fromString(beforeId), limit + 1])
-      : await this.db.execute(BY_SELLER_FIRST, [seller, limit + 1]);
-    return page(rs.rows.map(toSummary), limit);
+      ? await this.db.execute(BY_SELLER_AFTER, [seller, TimeUuid.fromString(beforeId), lookAhead(limit)])
+      : await this.db.execute(BY_SELLER_FIRST, [seller, lookAhead(limit)]);
+    return pageOf(rs.rows.map(toSummary), limit);
   }
 
   async byTag(tag: string, limit: number, beforeId?: string): Promise<Page<ItemSummary>> {
     const rs = beforeId
-      ? await this.db.execute(BY_TAG_AFTER, [tag, TimeUuid.fromString(beforeId), limit + 1])
-      : await this.db.execute(BY_TAG_FIRST, [tag, limit + 1]);
-    return page(rs.rows.map(toSummary), limit);
+      ? await this.db.execute(BY_TAG_AFTER, [tag, TimeUuid.fromString(beforeId), lookAhead(limit)])
+      : await this.db.execute(BY_TAG_FIRST, [tag, lookAhead(limit)]);
+    return pageOf(rs.rows.map(toSummary), limit);
   }
 
   async history(seller: string, yearMonth: number, limit: number, beforeId?: string): Promise<Page<ItemSummary>> {
     const rs = beforeId
-      ? await this.db.execute(HISTORY_AFTER, [seller, yearMonth, TimeUuid.fromString(beforeId), limit + 1])
-      : await this.db.execute(HISTORY_FIRST, [seller, yearMonth, limit + 1]);
-    return page(rs.rows.map(toSummary), limit);
+      ? await this.db.execute(HISTORY_AFTER, [seller, yearMonth, TimeUuid.fromString(beforeId), lookAhead(limit)])
+      : await this.db.execute(HISTORY_FIRST, [seller, yearMonth, lookAhead(limit)]);
+    return pageOf(rs.rows.map(toSummary), limit);
   }
 
   /**
@@ -269,7 +265,3 @@ export class ItemStore {
   }
 }
 
-/** A page from `limit + 1` rows read: the extra row only says whether another page exists. */
-export function page<T>(rows: T[], limit: number): Page<T> {
-  return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
-}

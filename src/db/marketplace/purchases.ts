@@ -8,7 +8,7 @@ import type cassandra from 'cassandra-driver';
 import { cql, Long, TimeUuid, type BigDecimal, type Database, type Row } from '../cassandra/client.js';
 import { hourBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
-import { page, type Page } from './items.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 /** An unbound purchase (and its pending entry) disappears after a day. */
 export const PURCHASE_TTL_SECONDS = 24 * 3600;
@@ -160,17 +160,17 @@ export class PurchaseStore {
 
   async byBuyer(buyer: string, limit: number, beforeId?: string): Promise<Page<PurchaseRecord>> {
     const rs = beforeId
-      ? await this.db.execute(BY_BUYER_AFTER, [buyer, TimeUuid.fromString(beforeId), limit + 1])
-      : await this.db.execute(BY_BUYER_FIRST, [buyer, limit + 1]);
-    return page(rs.rows.map(toPurchase), limit);
+      ? await this.db.execute(BY_BUYER_AFTER, [buyer, TimeUuid.fromString(beforeId), lookAhead(limit)])
+      : await this.db.execute(BY_BUYER_FIRST, [buyer, lookAhead(limit)]);
+    return pageOf(rs.rows.map(toPurchase), limit);
   }
 
   /** An item's completed purchases, newest first (the seller and the status are implied by the partition). */
   async byItem(item: { id: string; seller: string }, limit: number, beforeId?: string): Promise<Page<PurchaseRecord>> {
     const itemId = TimeUuid.fromString(item.id);
     const rs = beforeId
-      ? await this.db.execute(BY_ITEM_AFTER, [itemId, TimeUuid.fromString(beforeId), limit + 1])
-      : await this.db.execute(BY_ITEM_FIRST, [itemId, limit + 1]);
+      ? await this.db.execute(BY_ITEM_AFTER, [itemId, TimeUuid.fromString(beforeId), lookAhead(limit)])
+      : await this.db.execute(BY_ITEM_FIRST, [itemId, lookAhead(limit)]);
     const rows = rs.rows.map((row): PurchaseRecord => ({
       id: row.purchase_id.toString(),
       itemId: item.id,
@@ -181,7 +181,7 @@ export class PurchaseStore {
       status: 'COMPLETED',
       createdAt: row.created_at,
     }));
-    return page(rows, limit);
+    return pageOf(rows, limit);
   }
 
   /** The purchases not yet completed that were created in one UTC hour. */

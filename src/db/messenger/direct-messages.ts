@@ -7,6 +7,7 @@ import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
 import { directMessage, type DirectMessageRecord } from './direct-message.js';
 import { inboxWritesForSend } from './inbox.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const INSERT = cql(
   'INSERT INTO direct_messages (conversation, month, id, sender, recipient, content) VALUES (?, ?, ?, ?, ?, ?)',
@@ -61,8 +62,8 @@ export class DirectMessageStore {
     conversation: string,
     months: readonly number[],
     from: { bucket: number; id: string } | null,
-    want: number,
-  ): Promise<DirectMessageRecord[]> {
+    size: number,
+  ): Promise<Page<DirectMessageRecord>> {
     const source: BucketedSource<DirectMessageRecord> = {
       buckets: async (lo, hi, _dir, limit) => months.filter((m) => m >= lo && m <= hi).slice(0, limit),
       read: async (month, _dir, after, limit) => {
@@ -70,6 +71,6 @@ export class DirectMessageStore {
         return { rows, fetched: rows.length, lastId: rows.at(-1)?.id ?? null };
       },
     };
-    return walkBuckets(source, { dir: 'older', from, lo: 0, hi: Number.MAX_SAFE_INTEGER, want });
+    return pageOf(await walkBuckets(source, { dir: 'older', from, lo: 0, hi: Number.MAX_SAFE_INTEGER, want: lookAhead(size) }), size);
   }
 }

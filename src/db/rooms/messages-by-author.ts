@@ -7,7 +7,8 @@ import { cql, type Database } from '../cassandra/client.js';
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { dayBucket } from '../../buckets.js';
 import type { ChatUser } from './chat-user.js';
-import { MAX_BUCKET, type HistoryPage, type MessageRecord } from './room-messages.js';
+import { MAX_BUCKET, type MessageRecord } from './room-messages.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible';
 const AUTHOR_NEWEST = cql(
@@ -28,7 +29,7 @@ export class MessagesByAuthorStore {
   constructor(private readonly db: Database) {}
 
   /** One page of an author's own messages across rooms, newest first. */
-  async page(author: ChatUser, from: { bucket: number; id: string } | null, size: number): Promise<HistoryPage> {
+  async page(author: ChatUser, from: { bucket: number; id: string } | null, size: number): Promise<Page<MessageRecord>> {
     const { login } = author;
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, _dir, limit) => {
@@ -56,7 +57,6 @@ export class MessagesByAuthorStore {
         return { rows, fetched: rs.rows.length, lastId: rs.rows.at(-1)?.message_id.toString() ?? null };
       },
     };
-    const rows = await walkBuckets(source, { dir: 'older', from, lo: 0, hi: MAX_BUCKET, want: size + 1 });
-    return { messages: rows.slice(0, size), more: rows.length > size };
+    return pageOf(await walkBuckets(source, { dir: 'older', from, lo: 0, hi: MAX_BUCKET, want: lookAhead(size) }), size);
   }
 }

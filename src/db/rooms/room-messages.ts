@@ -11,6 +11,7 @@ import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/b
 import { dayBucket, monthOfDay } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 /** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
 export interface MessageRecord {
@@ -129,12 +130,6 @@ function toMessage(row: Row): MessageRecord | undefined {
   };
 }
 
-export interface HistoryPage {
-  messages: MessageRecord[];
-  /** More messages exist beyond the page in the walk's direction. */
-  more: boolean;
-}
-
 export class RoomMessageStore {
   /**
    * Per instance, like the seed's buffered map. Keyed by room incarnation
@@ -196,12 +191,12 @@ export class RoomMessageStore {
     from: { bucket: number; id: string } | null,
     size: number,
     readUpTo: Date,
-  ): Promise<HistoryPage> {
+  ): Promise<Page<MessageRecord>> {
     const floor = minTimeUuid(room.createdAt);
     const ceiling = maxTimeUuid(readUpTo);
     // Nothing can be newer than the cursor (or in the room) yet: no need to ask.
     const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
-    if (dir === 'newer' && readUpTo < readFrom) return { messages: [], more: false };
+    if (dir === 'newer' && readUpTo < readFrom) return { rows: [], more: false };
     const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
@@ -225,8 +220,7 @@ export class RoomMessageStore {
       },
     };
     const hi = dir === 'newer' ? dayBucket(readUpTo) : MAX_BUCKET;
-    const rows = await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: size + 1 });
-    return { messages: rows.slice(0, size), more: rows.length > size };
+    return pageOf(await walkBuckets(source, { dir, from, lo: dayBucket(room.createdAt), hi, want: lookAhead(size) }), size);
   }
 
   /** Hides a message in the room's history and in its author's copy, in one logged batch. */

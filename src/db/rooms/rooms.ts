@@ -7,6 +7,7 @@ import { cql, type Database, type Row } from '../cassandra/client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
+import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 export interface RoomRecord {
   name: string;
@@ -103,7 +104,8 @@ export class RoomStore {
    * the start without it). Debris rows are skipped and the read continues
    * past them, so a page is short only at the end of the table.
    */
-  async pageAfter(after: string | null, limit: number): Promise<RoomRecord[]> {
+  async pageAfter(after: string | null, size: number): Promise<Page<RoomRecord>> {
+    const limit = lookAhead(size);
     const rooms: RoomRecord[] = [];
     let position = after;
     for (;;) {
@@ -112,7 +114,7 @@ export class RoomStore {
         ? await this.db.execute(SELECT_ROOMS_AFTER, [position, asked])
         : await this.db.execute(SELECT_FIRST_ROOMS, [asked]);
       for (const row of rs.rows) if (isComplete(row)) rooms.push(toRoom(row));
-      if (rs.rows.length < asked || rooms.length >= limit) return rooms;
+      if (rs.rows.length < asked || rooms.length >= limit) return pageOf(rooms, size);
       position = rs.rows.at(-1)!.room_name as string;
     }
   }

@@ -15,6 +15,7 @@ import { existingUser, normalizeLogin } from '../accounts/accounts.js';
 import { requireViewer } from '../shared/guards.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './validation.js';
+import type { Page } from '../../db/cassandra/page.js';
 
 /** An item as the API shows it: from the master row, a listing row (no description) or an event. */
 export type ItemView = ItemSummary & { description?: string };
@@ -65,11 +66,11 @@ export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord 
   return ctx.loaders.item.load(parseId('id', rawId));
 }
 
-const itemConnection = (page: { rows: ItemSummary[]; hasNextPage: boolean }): Connection<ItemView> =>
-  connection<ItemView>(page.rows, (i) => idCursor(i.id), { hasNextPage: page.hasNextPage });
+const itemConnection = (page: Page<ItemSummary>): Connection<ItemView> =>
+  connection<ItemView>(page.rows, (i) => idCursor(i.id), { hasNextPage: page.more });
 
 /** An empty page (a new one each time: connection() keeps its rows). */
-const noItems = () => ({ rows: [], hasNextPage: false });
+const noItems = (): Page<ItemSummary> => ({ rows: [], more: false });
 
 /** The seller's listings of the last 30 days, newest first. */
 export async function itemsBySeller(ctx: Context, login: string, first?: number | null, after?: string | null) {

@@ -29,7 +29,7 @@ export async function myPurchases(ctx: Context, first?: number | null, after?: s
   const limit = pageSize('first', first);
   const before = afterId('after', after);
   const page = await ctx.services.stores.purchases.byBuyer(viewer.login, limit, before);
-  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.hasNextPage });
+  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.more });
 }
 
 /** The item's completed purchases, newest first: for its seller only. */
@@ -44,7 +44,7 @@ export async function itemPurchases(
   const limit = pageSize('first', first);
   const before = afterId('after', after);
   const page = await ctx.services.stores.purchases.byItem(item, limit, before);
-  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.hasNextPage });
+  return connection(page.rows, (p) => idCursor(p.id), { hasNextPage: page.more });
 }
 
 export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Promise<ItemView> {

@@ -32,7 +32,6 @@ export async function conversationMessages(
     if (!from.scope.split(':').includes(viewer.login)) throw forbidden('This cursor belongs to a conversation you are not part of');
     throw badInput('after', 'after is a cursor of another conversation');
   }
-  // One more than the page, to know whether another page follows.
-  const messages = await ctx.services.stores.directMessages.history(key, conv.months, from, first + 1);
-  return connection(messages.slice(0, first), cursorOf, { hasNextPage: messages.length > first });
+  const page = await ctx.services.stores.directMessages.history(key, conv.months, from, first);
+  return connection(page.rows, cursorOf, { hasNextPage: page.more });
 }

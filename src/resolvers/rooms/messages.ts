@@ -193,8 +193,8 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
       settled: timeUuidDate(m.messageId) > settledUpTo ? settledUpTo.getTime() : undefined,
     });
   return backwards
-    ? connection(page.messages, cursorOf, { hasNextPage: false, hasPreviousPage: page.more })
-    : connection(page.messages, cursorOf, { hasNextPage: page.more });
+    ? connection(page.rows, cursorOf, { hasNextPage: false, hasPreviousPage: page.more })
+    : connection(page.rows, cursorOf, { hasNextPage: page.more });
 }
 
 /**
@@ -262,7 +262,7 @@ export async function messagesOf(
   const page = await ctx.services.stores.messagesByAuthor.page(author, from, size);
   const cursorOf = (m: MessageRecord) =>
     encodeHistoryCursor({ bucket: monthOfDay(m.bucket), id: m.messageId });
-  return connection(page.messages, cursorOf, { hasNextPage: page.more });
+  return connection(page.rows, cursorOf, { hasNextPage: page.more });
 }
 
 /** When a message was posted: the time of its id. */

@@ -146,9 +146,8 @@ export async function listRooms(
   requireViewer(ctx);
   const size = pageSize('first', first);
   const start = after ? decodeRoomsCursor('after', after) : null;
-  // One more than the page: whether another page exists.
-  const rooms = await ctx.services.stores.rooms.pageAfter(start, size + 1);
-  return connection(rooms.slice(0, size), (room) => encodeRoomsCursor(room.name), { hasNextPage: rooms.length > size });
+  const page = await ctx.services.stores.rooms.pageAfter(start, size);
+  return connection(page.rows, (room) => encodeRoomsCursor(room.name), { hasNextPage: page.more });
 }
 
 /** The logged-in user's rooms (null for anyone else's profile). Rooms deleted meanwhile are left out. */
