@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type Config } from './config.js';
 import type { Clock, Services } from './services.js';
-import { startPurchaseRecovery } from './resolvers/marketplace/completion.js';
+import { startBackgroundJobs, type BackgroundJob } from './server/background-jobs.js';
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
@@ -45,7 +45,7 @@ export function createApp(options: AppOptions = {}): App {
   let services: Services | undefined;
   let server: Server | undefined;
   let webSockets: WebSocketBridge | undefined;
-  let stopPurchaseRecovery: (() => Promise<void>) | undefined;
+  let stopBackgroundJobs: BackgroundJob | undefined;
   let tracing: Tracing | undefined;
   const sockets = new Set<Socket>();
 
@@ -78,8 +78,8 @@ export function createApp(options: AppOptions = {}): App {
         server!.listen(config.port, config.host, () => resolve());
       });
       logger.info({ url: `${app.url}/graphql` }, 'Parley is listening');
-      // Completes purchases bound by a request that died before completing them: now, then periodically.
-      stopPurchaseRecovery = startPurchaseRecovery(services);
+      // Purchase recovery: completes purchases bound by a request that died before completing them.
+      stopBackgroundJobs = startBackgroundJobs(services);
     },
 
     async stop() {
@@ -95,8 +95,8 @@ export function createApp(options: AppOptions = {}): App {
         for (const socket of sockets) socket.destroy();
         server = undefined;
       }
-      await stopPurchaseRecovery?.();
-      stopPurchaseRecovery = undefined;
+      await stopBackgroundJobs?.();
+      stopBackgroundJobs = undefined;
       if (services) {
         await services.revocations.stop();
         await services.pubsub.close();

@@ -87,32 +87,3 @@ export async function recoverPendingPurchases(services: Services): Promise<numbe
   runtime.stats.recoveryRuns += 1;
   return completed;
 }
-
-/**
- * Runs recovery now and then every `recoveryIntervalMs` (never two runs at
- * once). The returned function stops it and waits for a run in progress.
- */
-export function startPurchaseRecovery(services: Services): () => Promise<void> {
-  const { logger, config } = services;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = recoverPendingPurchases(services)
-      .then((n) => {
-        if (n > 0) logger.info({ completed: n }, 'recovered pending purchases');
-      })
-      .catch((err) => logger.error({ err }, 'purchase recovery failed'))
-      .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(run, config.marketplace.recoveryIntervalMs);
-        timer.unref();
-      });
-  };
-  run();
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await running;
-  };
-}
