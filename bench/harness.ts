@@ -12,9 +12,9 @@ export async function benchContactPoint(): Promise<string> {
   return `${node.host}:${node.port}`;
 }
 
-export async function benchApp(opts: { clock?: Clock; env?: Record<string, string>; logger?: Logger } = {}): Promise<App> {
-  const config = loadConfig({
-    ...process.env,
+/** The environment every benchmark instance runs with: its own keyspace of the local node, tests' cheap scrypt. */
+export async function benchEnv(env: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
     CASSANDRA_CONTACT_POINTS: await benchContactPoint(),
     NODE_ENV: 'test',
     PORT: '0',
@@ -24,8 +24,12 @@ export async function benchApp(opts: { clock?: Clock; env?: Record<string, strin
     SCRYPT_N: String(2 ** 12),
     REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     LOG_LEVEL: 'warn',
-    ...opts.env,
-  });
+    ...env,
+  };
+}
+
+export async function benchApp(opts: { clock?: Clock; env?: Record<string, string>; logger?: Logger } = {}): Promise<App> {
+  const config = loadConfig({ ...process.env, ...(await benchEnv(opts.env)) });
   const app = createApp({ config, clock: opts.clock, logger: opts.logger ?? pino({ level: 'warn' }) });
   await app.start();
   return app;

@@ -1,0 +1,97 @@
+/**
+ * A history page of 50 with authors, Parley against its floor (issue 12): the
+ * same JWT check and CQL reads in a plain node:http server (bench/floor-server.ts).
+ * Each contender is a process of its own; autocannon runs them in alternating
+ * rounds at concurrency 16 and 64, so both see the same machine.
+ */
+import autocannon from 'autocannon';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startFloorProcess } from './floor-server.js';
+
+const ROUNDS = 3;
+const SECONDS = 6;
+const QUERY = 'query Page($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id content author { login } } } } } }';
+
+interface Sample {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+async function gql(url: string, query: string, variables: Record<string, unknown>, token?: string) {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown };
+  if (!body.data) throw new Error(`bench setup failed: ${JSON.stringify(body.errors)}`);
+  return body.data;
+}
+
+async function load(opts: autocannon.Options): Promise<Sample> {
+  const r = await autocannon({ ...opts, duration: SECONDS });
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export default async function run(): Promise<string> {
+  const servers: ServerProcess[] = [];
+  try {
+    const parley = await startServerProcess({ METRICS: 'off' });
+    servers.push(parley);
+    const floor = await startFloorProcess();
+    servers.push(floor);
+
+    const login = `bench_page_${Date.now().toString(36)}`;
+    const input = { login, password: 'correct horse battery', email: `${login}@example.test`, firstname: 'Bench', lastname: 'Page' };
+    const { register } = (await gql(parley.url, 'mutation($input: RegisterInput!) { register(input: $input) { token } }', { input })) as {
+      register: { token: string };
+    };
+    const token = register.token;
+    const name = `page-${Date.now().toString(36)}`;
+    await gql(parley.url, 'mutation($name: String!) { createRoom(input: { name: $name }) { name } }', { name }, token);
+    for (let i = 0; i < 120; i++) {
+      await gql(parley.url, 'mutation($name: String!, $c: String!) { postMessage(roomName: $name, content: $c) { id } }', { name, c: `message ${i}` }, token);
+    }
+    const contenders = {
+      parley: {
+        url: `${parley.url}/graphql`,
+        method: 'POST' as const,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: QUERY, variables: { name } }),
+      },
+      floor: { url: `${floor.url}/history?room=${encodeURIComponent(name)}`, headers: { authorization: `Bearer ${token}` } },
+    };
+    // Both answer the page: 50 messages each.
+    const floorPage = (await (await fetch(contenders.floor.url, { headers: contenders.floor.headers })).json()) as { data: { room: { messages: { edges: unknown[] } } } };
+    const parleyPage = (await gql(parley.url, QUERY, { name }, token)) as { room: { messages: { edges: unknown[] } } };
+    if (floorPage.data.room.messages.edges.length !== 50 || parleyPage.room.messages.edges.length !== 50) throw new Error('a contender does not answer the page');
+
+    const rows: string[] = [];
+    for (const connections of [16, 64]) {
+      for (const c of Object.values(contenders)) await load({ ...c, connections, duration: 2 });
+      const samples: Record<string, Sample[]> = { parley: [], floor: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [key, c] of Object.entries(contenders)) samples[key]!.push(await load({ ...c, connections }));
+      }
+      const p = { rps: median(samples.parley!.map((s) => s.rps)), p99: median(samples.parley!.map((s) => s.p99)) };
+      const f = { rps: median(samples.floor!.map((s) => s.rps)), p99: median(samples.floor!.map((s) => s.p99)) };
+      const errors = [...samples.parley!, ...samples.floor!].reduce((n, s) => n + s.errors, 0);
+      rows.push(`| ${connections} | ${p.rps.toFixed(0)} | ${p.p99} | ${f.rps.toFixed(0)} | ${f.p99} | ${(p.rps / f.rps).toFixed(2)} | ${(p.p99 / f.p99).toFixed(2)} | ${errors} |`);
+    }
+    return [
+      '`room(name) { messages(first: 50) { edges { node { id content author { login } } } } }` with a token, on a room',
+      `of 120 messages in one day bucket. Parley (the app factory in a process of its own, sources through tsx, METRICS=off) against`,
+      'the floor (bench/floor-server.ts: node:http, the same JWT check and store calls, JSON out, also its own process); autocannon,',
+      `${ROUNDS} alternating rounds of ${SECONDS} s per contender after a 2 s warm-up each; medians over the rounds.`,
+      '',
+      '| connections | Parley req/s | Parley p99 ms | floor req/s | floor p99 ms | req/s vs floor | p99 vs floor | errors |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows,
+    ].join('\n');
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
