@@ -76,9 +76,12 @@ describe('SSE', () => {
 });
 
 describe('token expiry on an open socket', () => {
-  it('closes the socket with 4419 (refresh and reconnect) when its token expires', async () => {
+  it.each([
+    ['development', {}],
+    ['production', { NODE_ENV: 'production' }],
+  ])('closes the socket with 4419 (refresh and reconnect) when its token expires (%s)', async (_mode, env) => {
     // Long enough for sign-up, connect and one query on a loaded machine; the close is awaited, not timed.
-    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '6' } });
+    const shortLived = await startApp({ env: { JWT_TTL_SECONDS: '6', ...env } });
     const user = await signUp(shortLived);
     const client = wsClient(shortLived, user.token);
     expect((await wsRequest(client, MeDocument)).data?.me?.login).toBe(user.login);
