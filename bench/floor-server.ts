@@ -5,10 +5,8 @@
  * the same stores (so the same prepared statements at the same consistency),
  * and JSON out. No GraphQL. Run as a child process by startFloorProcess.
  */
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -16,18 +14,10 @@ import { Database } from '../src/db/cassandra/client.js';
 import { createStores } from '../src/db/stores.js';
 import { TokenService } from '../src/auth/tokens.js';
 import { benchEnv } from './harness.js';
-import type { ServerProcess } from './server-process.js';
+import { startChildServer, type ServerProcess } from './server-process.js';
 
 export async function startFloorProcess(): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
-    env: { ...process.env, ...(await benchEnv()), PARLEY_FLOOR_CHILD: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => line.startsWith('READY ') && resolve(line.slice(6)));
-    child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
-  });
-  return { url, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM'))) };
+  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv()), PARLEY_FLOOR_CHILD: '1' });
 }
 
 if (process.env.PARLEY_FLOOR_CHILD) {

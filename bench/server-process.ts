@@ -14,9 +14,14 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
-    env: { ...process.env, PARLEY_BENCH_CHILD: JSON.stringify(env) },
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_BENCH_CHILD: JSON.stringify(env) });
+}
+
+/** Runs `entry` (TypeScript, through tsx) with `env` added, until it prints "READY <url>"; stop() sends SIGTERM. */
+export async function startChildServer(entry: string, env: Record<string, string>): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -24,7 +29,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     lines.on('line', (line) => {
       if (line.startsWith('READY ')) resolve(line.slice(6));
     });
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code} before it was ready`)));
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
   });
   return {
     url,

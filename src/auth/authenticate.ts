@@ -38,10 +38,13 @@ export async function authenticate(services: Services, token: string | null): Pr
     throw new AppError(ErrorCode.UNAUTHENTICATED, 'Invalid token', { reason: TokenRefusal.INVALID });
   }
   if (await services.revocations.check(session)) {
-    throw new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', { reason: TokenRefusal.REVOKED });
+    throw revokedToken();
   }
   return session;
 }
+
+export const revokedToken = () =>
+  new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', { reason: TokenRefusal.REVOKED });
 
 export function refusalOf(err: unknown): TokenRefusal | undefined {
   return (err as { extensions?: { reason?: TokenRefusal } }).extensions?.reason;

@@ -20,12 +20,12 @@ export function maskError(logger: Logger) {
   return (error: unknown): Error => {
     const masked = mask(error);
     const code = errorCode(masked);
+    const cause = causeOf(error);
     if (code === ErrorCode.SERVICE_UNAVAILABLE) {
-      const cause = (error as { originalError?: unknown }).originalError ?? error;
       const service = (masked as { extensions?: { service?: unknown } }).extensions?.service;
       logger.warn({ code, service, err: describeError(cause) }, 'service unavailable');
     } else if (code === ErrorCode.INTERNAL_SERVER_ERROR) {
-      logger.error({ err: (error as { originalError?: unknown }).originalError ?? error, code }, 'unexpected error');
+      logger.error({ err: cause, code }, 'unexpected error');
     } else {
       logger.info({ code, ...fieldOf(masked) }, 'client error');
     }
@@ -75,7 +75,7 @@ export function mask(error: unknown): Error {
   // Duck-typed: graphql can be loaded twice (ESM and CJS), which defeats instanceof.
   if (hasErrorCode(error)) return error as Error;
   if (isRequestError(error)) return withCode(error as GraphQLError, requestErrorCode(error as GraphQLError));
-  const original = (error as { originalError?: unknown }).originalError ?? error;
+  const original = causeOf(error);
   if (hasErrorCode(original)) return error as Error;
   const service = unavailableService(original);
   if (service) {
@@ -87,6 +87,9 @@ export function mask(error: unknown): Error {
     path: (error as GraphQLError).path,
   });
 }
+
+/** What was thrown: graphql wraps a resolver's error in a GraphQLError that keeps it as originalError. */
+const causeOf = (error: unknown): unknown => (error as { originalError?: unknown }).originalError ?? error;
 
 /** Which backing service an error says is down, if it says so. */
 function unavailableService(err: unknown): 'storage' | 'pubsub' | undefined {

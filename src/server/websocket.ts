@@ -8,8 +8,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { serveGraphqlWs, SLOW_CONSUMER_CLOSE } from './graphql-ws-transport.js';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
-import { authenticate, bearerToken, refusalOf, TokenRefusal } from '../auth/authenticate.js';
-import { AppError, ErrorCode } from '../errors.js';
+import { authenticate, bearerToken, refusalOf, revokedToken, TokenRefusal } from '../auth/authenticate.js';
+import { ErrorCode } from '../errors.js';
 import { atTime } from '../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import type { ParleyYoga } from './yoga.js';
@@ -164,9 +164,7 @@ export function attachWebSockets(
           let session = ctx.extra.wsSession ?? null;
           // A revocation this instance missed (pub/sub down) did not close the socket: check it now.
           if (session && (await svc.revocations.check(session))) {
-            const refused = new AppError(ErrorCode.UNAUTHENTICATED, 'This token was revoked (logged out)', {
-              reason: TokenRefusal.REVOKED,
-            });
+            const refused = revokedToken();
             setImmediate(() => closeRefused(ctx.extra.socket, refused));
             return [refused];
           }
