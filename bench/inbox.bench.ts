@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { App } from '../src/app.js';
 import type { Statement } from '../src/db/cassandra/client.js';
-import { directMessage } from '../src/db/messenger/direct-message.js';
+import { conversationKey, directMessage } from '../src/resolvers/messenger/model.js';
 import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
 import {
   InboxSummaryDocument,
@@ -64,7 +64,8 @@ async function seedInbox(app: App, owner: TestUser, partners: number): Promise<v
     await Promise.all(
       logins.slice(i, i + 50).map(async (login, j) => {
         await seedUserRow(app, login, new Date(start));
-        await stores.directMessages.send(directMessage(newTimeUuid(new Date(start + (i + j) * 1000)), login, owner.login, `hi ${j}`));
+        const message = directMessage(newTimeUuid(new Date(start + (i + j) * 1000)), login, owner.login, `hi ${j}`);
+        await stores.directMessages.send(conversationKey(login, owner.login), message);
       }),
     );
   }

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../src/app.js';
-import { directMessage } from '../src/db/messenger/direct-message.js';
+import { conversationKey, directMessage } from '../src/resolvers/messenger/model.js';
 import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
@@ -153,7 +153,8 @@ describe('the inbox', () => {
           const created = await seedUserRow(app1, login, new Date(start));
           expect(created).toBe(true);
           const at = new Date(start + (i + j) * 60_000);
-          await stores.directMessages.send(directMessage(newTimeUuid(at, 'microsecond'), login, me.login, `hello from ${login}`));
+          const message = directMessage(newTimeUuid(at, 'microsecond'), login, me.login, `hello from ${login}`);
+          await stores.directMessages.send(conversationKey(login, me.login), message);
         }),
       );
     }

@@ -5,8 +5,8 @@
  */
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
-import { directMessage, type DirectMessageRecord } from './direct-message.js';
 import { inboxWritesForSend } from './inbox.js';
+import type { DirectMessageRow } from './rows.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const INSERT = cql(
@@ -22,8 +22,15 @@ const SELECT_OLDER_THAN = cql(
   { idempotent: true },
 );
 
-const toMessage = (row: Row): DirectMessageRecord =>
-  directMessage(row.id as TimeUuid, row.sender, row.recipient, row.content);
+/** A row of the month partition it was read from; the message time is its timeuuid's. */
+const toMessage = (month: number, row: Row): DirectMessageRow => ({
+  id: row.id.toString(),
+  month,
+  sender: row.sender,
+  recipient: row.recipient,
+  content: row.content,
+  createdAt: (row.id as TimeUuid).getDate(),
+});
 
 export class DirectMessageStore {
   constructor(private readonly db: Database) {}
@@ -33,23 +40,23 @@ export class DirectMessageStore {
    * inbox row and the recipient's. Every statement is idempotent (explicit
    * write timestamps, set additions), so the driver may retry the batch.
    */
-  async send(message: DirectMessageRecord): Promise<void> {
+  async send(conversation: string, message: DirectMessageRow): Promise<void> {
     const id = TimeUuid.fromString(message.id);
     await this.db.batch([
       {
         stmt: INSERT,
-        params: [message.conversation, message.month, id, message.sender, message.recipient, message.content],
+        params: [conversation, message.month, id, message.sender, message.recipient, message.content],
       },
       ...inboxWritesForSend(id, message),
     ]);
   }
 
   /** Up to `limit` messages of one month bucket, newest first, older than `before` when given. */
-  async page(conversation: string, month: number, limit: number, before?: TimeUuid): Promise<DirectMessageRecord[]> {
+  async page(conversation: string, month: number, limit: number, before?: TimeUuid): Promise<DirectMessageRow[]> {
     const rs = before
       ? await this.db.execute(SELECT_OLDER_THAN, [conversation, month, before, limit])
       : await this.db.execute(SELECT_NEWEST, [conversation, month, limit]);
-    return rs.rows.map(toMessage);
+    return rs.rows.map((row) => toMessage(month, row));
   }
 
   /**
@@ -63,8 +70,8 @@ export class DirectMessageStore {
     months: readonly number[],
     from: { bucket: number; id: string } | null,
     size: number,
-  ): Promise<Page<DirectMessageRecord>> {
-    const source: BucketedSource<DirectMessageRecord> = {
+  ): Promise<Page<DirectMessageRow>> {
+    const source: BucketedSource<DirectMessageRow> = {
       buckets: async (lo, hi, _dir, limit) => months.filter((m) => m >= lo && m <= hi).slice(0, limit),
       read: async (month, _dir, after, limit) => {
         const rows = await this.page(conversation, month, limit, after === null ? undefined : TimeUuid.fromString(after));

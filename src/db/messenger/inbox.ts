@@ -6,27 +6,9 @@
  */
 import { Limits } from '../../limits.js';
 import { cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
-import { directMessage, type DirectMessageRecord } from './direct-message.js';
+import type { DirectMessageRow, InboxRow } from './rows.js';
+import { monthBucket } from '../../buckets.js';
 import { timeMicros, timeTicks } from '../cassandra/timeuuids.js';
-
-/** One user's view of one conversation. */
-export interface ConversationRecord {
-  owner: string;
-  partner: string;
-  lastMessage: DirectMessageRecord | null;
-  /** The last message's time in 100 ns ticks (sorts the inbox exactly); null without messages. */
-  lastMessageTicks: bigint | null;
-  unreadCount: number;
-  firstUnreadAt: Date | null;
-  /** The newest unread message: the read point a markConversationRead would take. */
-  newestUnread: TimeUuid | null;
-  /** Month buckets holding this conversation's messages, newest first. */
-  months: number[];
-  readUpTo: string | null;
-  readAt: Date | null;
-  partnerReadUpTo: string | null;
-  partnerReadAt: Date | null;
-}
 
 // Last-write-wins by message time: see the direct_message_summary type in cql/003.
 const SENDER_ROW = cql(
@@ -59,7 +41,7 @@ const SELECT_ALL = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ?`, { idempot
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ? AND partner = ?`, { idempotent: true });
 
 /** The two inbox writes of a send, for the send's batch (src/db/messenger/direct-messages.ts). */
-export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRecord): Array<{ stmt: Statement; params: unknown[] }> {
+export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Array<{ stmt: Statement; params: unknown[] }> {
   const at = timeMicros(id);
   const summary = { time_ticks: timeTicks(id), id, sender: message.sender, content: message.content };
   const months = [message.month];
@@ -70,7 +52,7 @@ export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRecord): 
 }
 
 /** A conversation without messages yet (no inbox row). */
-export function emptyConversation(owner: string, partner: string): ConversationRecord {
+export function emptyConversation(owner: string, partner: string): InboxRow {
   return {
     owner,
     partner,
@@ -87,12 +69,17 @@ export function emptyConversation(owner: string, partner: string): ConversationR
   };
 }
 
-function toConversation(owner: string, row: Row): ConversationRecord {
+function toConversation(owner: string, row: Row): InboxRow {
   const partner = row.partner as string;
   const last = row.last_message as { time_ticks: { toString(): string }; id: TimeUuid; sender: string; content: string } | null;
-  const lastMessage = last
-    ? directMessage(last.id, last.sender, last.sender === owner ? partner : owner, last.content)
-    : null;
+  const lastMessage: DirectMessageRow | null = last && {
+    id: last.id.toString(),
+    month: monthBucket(last.id.getDate()),
+    sender: last.sender,
+    recipient: last.sender === owner ? partner : owner,
+    content: last.content,
+    createdAt: last.id.getDate(),
+  };
   const months = [...((row.months as Set<number> | null) ?? [])].sort((a, b) => b - a);
   return {
     owner,
@@ -117,8 +104,8 @@ export class InboxStore {
    * Every conversation of `owner`: ONE partition read. (An inbox larger than
    * the fetch size is paged by the driver within that same partition.)
    */
-  async all(owner: string): Promise<ConversationRecord[]> {
-    const conversations: ConversationRecord[] = [];
+  async all(owner: string): Promise<InboxRow[]> {
+    const conversations: InboxRow[] = [];
     let pageState: string | undefined;
     do {
       const rs = await this.db.execute(SELECT_ALL, [owner], { fetchSize: Limits.messenger.inboxFetchSize, pageState });
@@ -129,7 +116,7 @@ export class InboxStore {
   }
 
   /** One conversation of `owner`; empty when the two never wrote to each other. */
-  async one(owner: string, partner: string): Promise<ConversationRecord> {
+  async one(owner: string, partner: string): Promise<InboxRow> {
     const row = await this.db.first(SELECT_ONE, [owner, partner]);
     return row ? toConversation(owner, row) : emptyConversation(owner, partner);
   }

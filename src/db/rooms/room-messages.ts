@@ -4,7 +4,7 @@
  * the clientMessageId claims that make a retried post idempotent.
  */
 import { cql, type Database, type Row } from '../cassandra/client.js';
-import { fromUdt, type ChatUser } from './chat-user.js';
+import { fromUdt, type ChatUserValue } from './chat-user.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
@@ -13,13 +13,13 @@ import { Limits } from '../../limits.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
-/** A message as stored and as sent in room events (JSON-safe: the id is the timeuuid's string). */
-export interface MessageRecord {
+/** A stored message (the resolvers' MessageRecord; JSON-safe: the id is the timeuuid's string). */
+export interface MessageRow {
   roomName: string;
   /** Day bucket (yyyyMMdd) of the room partition holding it. */
   bucket: number;
   messageId: string;
-  author: ChatUser;
+  author: ChatUserValue;
   /** As stored; the API shows null when the message is hidden. */
   content: string | null;
   systemMessage: boolean;
@@ -116,7 +116,7 @@ const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? W
 /** Above every day bucket (yyyyMMdd): a walk back in time starts below it. */
 export const MAX_BUCKET = 99_999_999;
 
-function toMessage(row: Row): MessageRecord | undefined {
+function toMessage(row: Row): MessageRow | undefined {
   // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
   if (!row.author) return undefined;
   return {
@@ -150,7 +150,7 @@ export class RoomMessageStore {
    * batch, so a message is never stored without the bucket row that finds it.
    * Idempotent: writing the same message twice stores it once.
    */
-  async insert(room: RoomIncarnation, message: MessageRecord): Promise<void> {
+  async insert(room: RoomIncarnation, message: MessageRow): Promise<void> {
     const id = message.messageId;
     const roomBucketKey = `r\u0000${room.name}\u0000${room.createdAt.getTime()}\u0000${message.bucket}`;
     const month = monthOfDay(message.bucket);
@@ -175,7 +175,7 @@ export class RoomMessageStore {
     if (authorBucketNew) this.recorded.add(authorBucketKey);
   }
 
-  async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRecord | undefined> {
+  async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRow | undefined> {
     const row = await this.db.first(SELECT_MESSAGE, [roomName, bucket, messageId]);
     return row ? toMessage(row) : undefined;
   }
@@ -191,13 +191,13 @@ export class RoomMessageStore {
     from: { bucket: number; id: string } | null,
     size: number,
     readUpTo: Date,
-  ): Promise<Page<MessageRecord>> {
+  ): Promise<Page<MessageRow>> {
     const floor = minTimeUuid(room.createdAt);
     const ceiling = maxTimeUuid(readUpTo);
     // Nothing can be newer than the cursor (or in the room) yet: no need to ask.
     const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
     if (dir === 'newer' && readUpTo < readFrom) return { rows: [], more: false };
-    const source: BucketedSource<MessageRecord> = {
+    const source: BucketedSource<MessageRow> = {
       buckets: async (lo, hi, direction, limit) => {
         const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
         const rs = await this.db.execute(stmt, [room.name, lo, hi, limit]);
@@ -213,7 +213,7 @@ export class RoomMessageStore {
               ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, ceiling, limit])
               : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, ceiling, limit]);
         return {
-          rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined),
+          rows: rs.rows.map(toMessage).filter((m): m is MessageRow => m !== undefined),
           fetched: rs.rows.length,
           lastId: rs.rows.at(-1)?.message_id.toString() ?? null,
         };
@@ -224,7 +224,7 @@ export class RoomMessageStore {
   }
 
   /** Hides a message in the room's history and in its author's copy, in one logged batch. */
-  async hide(message: MessageRecord): Promise<void> {
+  async hide(message: MessageRow): Promise<void> {
     const queries = [{ stmt: HIDE_MESSAGE, params: [message.roomName, message.bucket, message.messageId] }];
     if (!message.systemMessage) {
       const month = monthOfDay(message.bucket);

@@ -4,7 +4,7 @@
  * a lightweight transaction (see cql/002_chat_rooms.cql).
  */
 import { cql, type Database, type Row } from '../cassandra/client.js';
-import { fromUdt, type ChatUser } from './chat-user.js';
+import { fromUdt, type ChatUserValue } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
@@ -13,10 +13,10 @@ export interface RoomRecord {
   name: string;
   createdAt: Date;
   banner: string | null;
-  creator: ChatUser;
+  creator: ChatUserValue;
   creatorLogin: string;
   /** The stored set, element for element: a conditional delete compares against exactly this. */
-  participants: ChatUser[];
+  participants: ChatUserValue[];
 }
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
@@ -120,7 +120,7 @@ export class RoomStore {
   }
 
   /** Adds a participant unless the room is gone; false when it is. */
-  async addParticipantIfExists(name: string, user: ChatUser): Promise<boolean> {
+  async addParticipantIfExists(name: string, user: ChatUserValue): Promise<boolean> {
     const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), name], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
@@ -130,7 +130,7 @@ export class RoomStore {
   }
 
   /** Leaves: the room's participant entries and the user's chat_rooms entry, in one logged batch. */
-  async leave(name: string, login: string, entries: ChatUser[]): Promise<void> {
+  async leave(name: string, login: string, entries: ChatUserValue[]): Promise<void> {
     const queries: Array<{ stmt: typeof REMOVE_USER_ROOM; params: unknown[] }> = [
       { stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] },
     ];

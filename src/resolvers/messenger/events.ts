@@ -4,8 +4,8 @@
  * argument). Payloads are JSON: dates travel as strings.
  */
 import { refreshLoaders, type Context } from '../../context.js';
-import type { DirectMessageRecord } from '../../db/messenger/direct-message.js';
-import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import type { DirectMessageRecord } from './model.js';
+import type { ConversationRecord } from './model.js';
 import { forbidden } from '../../errors.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';

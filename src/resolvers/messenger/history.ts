@@ -1,14 +1,14 @@
 /** A conversation's messages, newest first, across month buckets. */
 import type { Context } from '../../context.js';
-import { conversationKey, type DirectMessageRecord } from '../../db/messenger/direct-message.js';
-import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import { conversationKey, type DirectMessageRecord } from './model.js';
+import type { ConversationRecord } from './model.js';
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 
 // The conversation key rides in the cursor: a cursor only pages the conversation it came from.
-const cursorOf = (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: m.conversation });
+const cursorOf = (key: string) => (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: key });
 
 /**
  * Walks the conversation's month buckets (listed in the viewer's inbox row)
@@ -33,5 +33,5 @@ export async function conversationMessages(
     throw badInput('after', 'after is a cursor of another conversation');
   }
   const page = await ctx.services.stores.directMessages.history(key, conv.months, from, first);
-  return connection(page.rows, cursorOf, { hasNextPage: page.more });
+  return connection(page.rows, cursorOf(key), { hasNextPage: page.more });
 }

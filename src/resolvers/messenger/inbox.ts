@@ -1,7 +1,7 @@
 /** The inbox (conversations) and one conversation, as the logged-in user sees them. */
 import type { Context } from '../../context.js';
-import { conversationKey } from '../../db/messenger/direct-message.js';
-import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import { conversationKey } from './model.js';
+import type { ConversationRecord } from './model.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';

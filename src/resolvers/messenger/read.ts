@@ -1,6 +1,6 @@
 /** markConversationRead: the read point, the write, the read receipt. */
 import type { Context } from '../../context.js';
-import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import type { ConversationRecord } from './model.js';
 import { publishInboxEvent } from './events.js';
 import { requirePartner } from './participants.js';
 

@@ -1,6 +1,6 @@
 /** sendDirectMessage: validation, the one-batch write, the live event. */
 import type { Context } from '../../context.js';
-import { directMessage, type DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import { conversationKey, directMessage, type DirectMessageRecord } from './model.js';
 import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { Limits } from '../../limits.js';
 import { requireLength } from '../../validation.js';
@@ -16,7 +16,7 @@ export async function sendDirectMessage(ctx: Context, to: string, content: strin
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.
   const message = directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text);
-  await stores.directMessages.send(message);
+  await stores.directMessages.send(conversationKey(viewer.login, partner.login), message);
   await publishInboxEvent(ctx, { type: 'DirectMessageReceived', owner: partner.login, message });
   return message;
 }

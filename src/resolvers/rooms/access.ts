@@ -4,7 +4,7 @@
  * imports the other for them.
  */
 import type { Context } from '../../context.js';
-import { chatUser, type ChatUser } from '../../db/rooms/chat-user.js';
+import { chatUser, type ChatUser } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { forbidden, notFound, unauthenticated } from '../../errors.js';
 import { requireViewer } from '../shared/guards.js';

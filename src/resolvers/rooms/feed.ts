@@ -5,8 +5,8 @@
  * feed's order is the history's order).
  */
 import type { Logger } from 'pino';
-import type { ChatUser } from '../../db/rooms/chat-user.js';
-import type { MessageRecord } from '../../db/rooms/room-messages.js';
+import type { ChatUser } from './model.js';
+import type { MessageRecord } from './model.js';
 import { catchUpSettleMs } from './model.js';
 import { maxTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';

@@ -4,9 +4,8 @@
  * messages across rooms.
  */
 import type { Context } from '../../context.js';
-import { chatUser, type ChatUser } from '../../db/rooms/chat-user.js';
-import type { MessageRecord, RoomIncarnation } from '../../db/rooms/room-messages.js';
-import { catchUpSettleMs, commitHorizonMs, newMessage } from './model.js';
+import { catchUpSettleMs, chatUser, commitHorizonMs, newMessage, type ChatUser, type MessageRecord } from './model.js';
+import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { maxTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';

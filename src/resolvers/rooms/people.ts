@@ -8,7 +8,7 @@
  */
 import type { Context } from '../../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import type { ChatUser } from '../../db/rooms/chat-user.js';
+import type { ChatUser } from './model.js';
 
 export function personAsUser(ctx: Context, person: ChatUser): UserRecord {
   const load = <K extends keyof UserRecord>(key: K) =>

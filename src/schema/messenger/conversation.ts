@@ -1,4 +1,4 @@
-import type { ConversationRecord } from '../../db/messenger/inbox.js';
+import type { ConversationRecord } from '../../resolvers/messenger/model.js';
 import * as inbox from '../../resolvers/messenger/inbox.js';
 import { conversationMessages } from '../../resolvers/messenger/history.js';
 import { participant } from '../../resolvers/messenger/participants.js';

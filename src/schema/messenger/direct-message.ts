@@ -1,4 +1,4 @@
-import type { DirectMessageRecord } from '../../db/messenger/direct-message.js';
+import type { DirectMessageRecord } from '../../resolvers/messenger/model.js';
 import { participant } from '../../resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../../resolvers/messenger/send.js';
 import { Limits } from '../../limits.js';

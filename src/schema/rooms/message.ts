@@ -1,4 +1,4 @@
-import type { MessageRecord } from '../../db/rooms/room-messages.js';
+import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { encodeMessageId } from '../../resolvers/rooms/ids.js';
 import * as messages from '../../resolvers/rooms/messages.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
