@@ -7,26 +7,15 @@
 import autocannon from 'autocannon';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { startFloorProcess } from './floor-server.js';
+import { gql, HISTORY_PAGE_QUERY as QUERY, seedHistoryPage } from './scenarios.js';
 
 const ROUNDS = 3;
 const SECONDS = 6;
-const QUERY = 'query Page($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id content author { login } } } } } }';
 
 interface Sample {
   rps: number;
   p99: number;
   errors: number;
-}
-
-async function gql(url: string, query: string, variables: Record<string, unknown>, token?: string) {
-  const res = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown };
-  if (!body.data) throw new Error(`bench setup failed: ${JSON.stringify(body.errors)}`);
-  return body.data;
 }
 
 async function load(opts: autocannon.Options): Promise<Sample> {
@@ -44,17 +33,7 @@ export default async function run(): Promise<string> {
     const floor = await startFloorProcess();
     servers.push(floor);
 
-    const login = `bench_page_${Date.now().toString(36)}`;
-    const input = { login, password: 'correct horse battery', email: `${login}@example.test`, firstname: 'Bench', lastname: 'Page' };
-    const { register } = (await gql(parley.url, 'mutation($input: RegisterInput!) { register(input: $input) { token } }', { input })) as {
-      register: { token: string };
-    };
-    const token = register.token;
-    const name = `page-${Date.now().toString(36)}`;
-    await gql(parley.url, 'mutation($name: String!) { createRoom(input: { name: $name }) { name } }', { name }, token);
-    for (let i = 0; i < 120; i++) {
-      await gql(parley.url, 'mutation($name: String!, $c: String!) { postMessage(roomName: $name, content: $c) { id } }', { name, c: `message ${i}` }, token);
-    }
+    const { token, name } = await seedHistoryPage(parley.url);
     const contenders = {
       parley: {
         url: `${parley.url}/graphql`,

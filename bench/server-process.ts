@@ -14,13 +14,16 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_BENCH_CHILD: JSON.stringify(env) });
+export function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_BENCH_CHILD: JSON.stringify(env) }, nodeArgs);
 }
 
-/** Runs `entry` (TypeScript, through tsx) with `env` added, until it prints "READY <url>"; stop() sends SIGTERM. */
-export async function startChildServer(entry: string, env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+/**
+ * Runs `entry` (TypeScript, through tsx) with `env` added and `nodeArgs` (such
+ * as --cpu-prof) until it prints "READY <url>"; stop() sends SIGTERM.
+ */
+export async function startChildServer(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

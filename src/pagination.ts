@@ -96,19 +96,38 @@ export interface Connection<T> {
   };
 }
 
+/**
+ * An edge whose cursor is encoded only when a client selects it: most pages
+ * ask for nodes alone, and encoding 50 cursors nobody reads is wasted work.
+ */
+class LazyEdge<T> implements Edge<T> {
+  #cursor: string | undefined;
+  constructor(
+    readonly node: T,
+    private readonly cursorOf: (item: T) => string,
+  ) {}
+  get cursor(): string {
+    return (this.#cursor ??= this.cursorOf(this.node));
+  }
+}
+
 export function connection<T>(
   items: T[],
   cursorOf: (item: T) => string,
   opts: { hasNextPage: boolean; hasPreviousPage?: boolean },
 ): Connection<T> {
-  const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
+  const edges = items.map((node) => new LazyEdge(node, cursorOf));
   return {
     edges,
     pageInfo: {
       hasNextPage: opts.hasNextPage,
       hasPreviousPage: opts.hasPreviousPage ?? false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return edges.at(-1)?.cursor ?? null;
+      },
     },
   };
 }

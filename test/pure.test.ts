@@ -3,6 +3,7 @@ import { dayBucket, monthBucket, nextMonth, parseMonth, previousMonth } from '..
 import { decodeCursor, encodeCursor } from '../src/pagination.js';
 import { parseCql } from '../src/db/cassandra/migrate.js';
 import { parseReplication } from '../src/config.js';
+import { VerifiedTokens } from '../src/auth/verified-tokens.js';
 
 describe('buckets', () => {
   it('uses UTC days and months', () => {
@@ -37,5 +38,23 @@ describe('cql parsing and config', () => {
   it('parses per-DC replication', () => {
     expect(parseReplication('dc1:3, dc2:2')).toEqual({ dc1: 3, dc2: 2 });
     expect(() => parseReplication('dc1')).toThrow(/CASSANDRA_REPLICATION/);
+  });
+});
+
+describe('the verified-token cache', () => {
+  const session = (expiresAtMs: number) => ({ expiresAt: new Date(expiresAtMs) });
+
+  it('serves a token until its expiry plus the tolerance, then forgets it', () => {
+    const cache = new VerifiedTokens<{ expiresAt: Date }>(5_000);
+    cache.remember('t', session(10_000));
+    expect(cache.get('t', 14_999)).toBeDefined();
+    expect(cache.get('t', 15_000)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('drops the oldest token when full', () => {
+    const cache = new VerifiedTokens<{ expiresAt: Date }>(0, 2);
+    for (const t of ['a', 'b', 'c']) cache.remember(t, session(60_000));
+    expect([cache.get('a', 0), cache.get('b', 0), cache.get('c', 0)].map(Boolean)).toEqual([false, true, true]);
   });
 });

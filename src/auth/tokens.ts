@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type KeyObject } from 'jose';
 import type { AuthConfig } from '../config.js';
 import { isPossibleLogin } from '../validation.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export interface Session {
   login: string;
@@ -21,6 +22,8 @@ type Key = CryptoKey | KeyObject | Uint8Array;
 export const CLOCK_TOLERANCE_SECONDS = 5;
 
 export class TokenService {
+  private readonly verified = new VerifiedTokens<Session>(CLOCK_TOLERANCE_SECONDS * 1000);
+
   private constructor(
     private readonly config: AuthConfig,
     private readonly alg: 'HS256' | 'EdDSA',
@@ -57,8 +60,22 @@ export class TokenService {
     return { token, session: { login, jti, expiresAt: new Date(exp * 1000) } };
   }
 
-  /** Throws on any invalid token: bad signature, wrong algorithm, expired, missing claims. */
+  /**
+   * Throws on any invalid token: bad signature, wrong algorithm, expired,
+   * missing claims. A token verified before is served from memory until it
+   * expires (an HMAC or Ed25519 check per request was a measurable share of a
+   * small query's CPU, issue 12).
+   */
   async verify(token: string): Promise<Session> {
+    const known = this.verified.get(token, Date.now());
+    if (known) return known;
+    // Frozen: one session object now serves every request that carries the token.
+    const session = Object.freeze(await this.verifySignatureAndClaims(token));
+    this.verified.remember(token, session);
+    return session;
+  }
+
+  private async verifySignatureAndClaims(token: string): Promise<Session> {
     const { payload } = await jwtVerify(token, this.verifyKey, {
       algorithms: [this.alg],
       issuer: this.config.issuer,

@@ -10,15 +10,43 @@ import type { Context } from '../../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import type { ChatUser } from './model.js';
 
+/**
+ * A stored person seen as a User: the three stored fields are plain values,
+ * the rest are getters on the prototype (one shared set, not a closure and a
+ * property descriptor per author on every page) that ask the user loader.
+ */
+class PersonAsUser {
+  readonly login: string;
+  readonly firstname: string;
+  readonly lastname: string;
+  constructor(
+    private readonly ctx: Context,
+    person: ChatUser,
+  ) {
+    this.login = person.login;
+    this.firstname = person.firstname;
+    this.lastname = person.lastname;
+  }
+  private load<K extends keyof UserRecord>(key: K): Promise<UserRecord[K] | null> {
+    return this.ctx.loaders.user.load(this.login).then((user) => (user ? user[key] : null));
+  }
+  get email() {
+    return this.load('email');
+  }
+  get bio() {
+    return this.load('bio');
+  }
+  get createdAt() {
+    return this.load('createdAt');
+  }
+  get chatRooms() {
+    return this.load('chatRooms');
+  }
+}
+
 export function personAsUser(ctx: Context, person: ChatUser): UserRecord {
-  const load = <K extends keyof UserRecord>(key: K) =>
-    ctx.loaders.user.load(person.login).then((user) => (user ? user[key] : null));
-  const lazy = (key: keyof UserRecord): PropertyDescriptor => ({ get: () => load(key), enumerable: true });
   // GraphQL awaits a field value that is a promise; the cast tells TypeScript what the client will see.
-  return Object.defineProperties(
-    { login: person.login, firstname: person.firstname, lastname: person.lastname },
-    { email: lazy('email'), bio: lazy('bio'), createdAt: lazy('createdAt'), chatRooms: lazy('chatRooms') },
-  ) as unknown as UserRecord;
+  return new PersonAsUser(ctx, person) as unknown as UserRecord;
 }
 
 /** One entry per login: a renamed user who joined again may hold two set elements. */

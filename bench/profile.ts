@@ -1,0 +1,49 @@
+/**
+ * `npm run bench:profile`: a CPU profile of Parley serving the history page
+ * of 50 (the heaviest request scenario) under autocannon at concurrency 16 for
+ * 10 s, and the 25 functions with the most self time. The .cpuprofile file
+ * lands in bench/profiles/ (not committed) for Chrome's DevTools.
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { startServerProcess } from './server-process.js';
+import { seedHistoryPage, HISTORY_PAGE_QUERY } from './scenarios.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+const dir = fileURLToPath(new URL('./profiles/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const before = new Set(readdirSync(dir));
+const server = await startServerProcess({ METRICS: 'off' }, [`--cpu-prof`, `--cpu-prof-dir=${dir}`]);
+const { token, name } = await seedHistoryPage(server.url);
+await autocannon({
+  url: `${server.url}/graphql`,
+  method: 'POST',
+  connections: 16,
+  duration: 10,
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  body: JSON.stringify({ query: HISTORY_PAGE_QUERY, variables: { name } }),
+});
+await server.stop();
+const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
+if (!file) throw new Error('no profile written');
+const profile = JSON.parse(readFileSync(dir + file, 'utf8')) as { nodes: ProfileNode[] };
+const self = new Map<string, number>();
+let total = 0;
+for (const n of profile.nodes) {
+  const hits = n.hitCount ?? 0;
+  total += hits;
+  const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/');
+  const key = `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + hits);
+}
+console.log(`${dir}${file}: ${total} samples`);
+for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+  console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
+}
+process.exit(0);
