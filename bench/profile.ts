@@ -5,10 +5,10 @@
  * lands in bench/profiles/ (not committed) for Chrome's DevTools.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../src/project-root.js';
 import autocannon from 'autocannon';
 import { startServerProcess } from './server-process.js';
-import { seedHistoryPage, HISTORY_PAGE_QUERY } from './scenarios.js';
+import { seedHistoryPage, HISTORY_PAGE_QUERY, PRODUCTION_ENV } from './scenarios.js';
 
 interface ProfileNode {
   id: number;
@@ -16,10 +16,10 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-const dir = fileURLToPath(new URL('./profiles/', import.meta.url));
+const dir = projectPath('bench', 'profiles') + '/';
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
-const server = await startServerProcess({ METRICS: 'off' }, [`--cpu-prof`, `--cpu-prof-dir=${dir}`]);
+const server = await startServerProcess(PRODUCTION_ENV, [`--cpu-prof`, `--cpu-prof-dir=${dir}`]);
 const { token, name } = await seedHistoryPage(server.url);
 await autocannon({
   url: `${server.url}/graphql`,
@@ -38,7 +38,7 @@ let total = 0;
 for (const n of profile.nodes) {
   const hits = n.hitCount ?? 0;
   total += hits;
-  const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/');
+  const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
   const key = `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
   self.set(key, (self.get(key) ?? 0) + hits);
 }

@@ -1,10 +1,13 @@
 /**
  * `npm run bench [name...]`: runs bench/*.bench.ts (or the named ones) against
  * a real app on the local Cassandra node and writes each result to
- * bench/results/<name>.md. Timings live here, never in tests.
+ * bench/results/<name>.md. Timings live here, never in tests. It runs compiled
+ * (dist/bench/run.js, after tsc -p tsconfig.bench.json), as production runs
+ * dist/src/main.js: no TypeScript loader in any contender.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { projectPath } from '../src/project-root.js';
 
 export interface BenchModule {
   /** Returns the markdown body of the result file. */
@@ -12,18 +15,20 @@ export interface BenchModule {
 }
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
+const resultsDir = projectPath('bench', 'results');
 const wanted = process.argv.slice(2);
+const BENCH = /\.bench\.[jt]s$/;
 const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => wanted.length === 0 || wanted.includes(f.replace('.bench.ts', '')));
+  .filter((f) => BENCH.test(f))
+  .filter((f) => wanted.length === 0 || wanted.includes(f.replace(BENCH, '')));
 
 for (const file of files) {
-  const name = file.replace('.bench.ts', '');
+  const name = file.replace(BENCH, '');
   console.log(`# ${name}`);
   const mod = (await import(`./${file}`)) as BenchModule;
   const body = await mod.default();
   const header = `# ${name}\n\nRun: ${new Date().toISOString()} on ${process.platform}/${process.arch}, Node ${process.version}\n\n`;
-  writeFileSync(`${dir}/results/${name}.md`, header + body + '\n');
+  writeFileSync(`${resultsDir}/${name}.md`, header + body + '\n');
   console.log(body);
 }
 process.exit(0);

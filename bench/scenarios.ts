@@ -1,5 +1,8 @@
 /** Seeding and operations the request benchmarks and the profiler share. */
 
+/** How a Parley contender runs unless a scenario measures a setting: as in production, compiled, metrics off. */
+export const PRODUCTION_ENV = { NODE_ENV: 'production', METRICS: 'off' };
+
 export const HISTORY_PAGE_QUERY =
   'query Page($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id content author { login } } } } } }';
 

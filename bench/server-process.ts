@@ -7,23 +7,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { benchApp } from './harness.js';
+import { pino } from 'pino';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { benchEnv } from './harness.js';
 
 export interface ServerProcess {
   url: string;
   stop(): Promise<void>;
 }
 
-export function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
-  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_BENCH_CHILD: JSON.stringify(env) }, nodeArgs);
+/**
+ * `env` goes into the child's real environment, not just its config: libraries
+ * read some of it at load time (graphql-js drops its development checks under
+ * NODE_ENV=production), as they would in a production process.
+ */
+export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_BENCH_CHILD: '1' }, nodeArgs);
 }
 
 /**
- * Runs `entry` (TypeScript, through tsx) with `env` added and `nodeArgs` (such
+ * Runs `entry` (compiled, or TypeScript through tsx) with `env` added and `nodeArgs` (such
  * as --cpu-prof) until it prints "READY <url>"; stop() sends SIGTERM.
  */
 export async function startChildServer(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  // Compiled (dist/bench/*.js) runs as is; TypeScript goes through tsx.
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...loader, entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -45,7 +55,8 @@ export async function startChildServer(entry: string, env: Record<string, string
 }
 
 if (process.env.PARLEY_BENCH_CHILD) {
-  const app = await benchApp({ env: JSON.parse(process.env.PARLEY_BENCH_CHILD) as Record<string, string> });
+  const app = createApp({ config: loadConfig(process.env), logger: pino({ level: 'warn' }) });
+  await app.start();
   process.stdout.write(`READY ${app.url}\n`);
   process.once('SIGTERM', () => void app.stop().then(() => process.exit(0)));
 }

@@ -2,10 +2,11 @@
 import { writeFileSync } from 'node:fs';
 import { printSchema, lexicographicSortSchema } from 'graphql';
 import { schema } from './index.js';
+import { projectPath } from '../project-root.js';
 
 export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  writeFileSync(new URL('../../schema.graphql', import.meta.url), printedSchema());
+  writeFileSync(projectPath('schema.graphql'), printedSchema());
   console.log('wrote schema.graphql');
 }

@@ -6,14 +6,14 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
 import { clientOptions, toConsistencyKey } from './client.js';
+import { projectPath } from '../../project-root.js';
 
-export const CQL_DIR = fileURLToPath(new URL('../../../cql/', import.meta.url));
+export const CQL_DIR = projectPath('cql');
 
 export interface Migration {
   version: string;
