@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { buildContext, type Context } from '../context.js';
@@ -75,7 +74,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     healthCheckEndpoint: '/health',
     landingPage: false,
     graphiql: config.exposeSchema ? graphiqlOptions() : false,
-    renderGraphiQL,
+    // Loaded on first use: its bundle is a 28 MB string in the heap, and production never serves GraphiQL.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     cors: corsFor(originPolicy(config)),
     logging: yogaLogger(logger),
     // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
