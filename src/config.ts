@@ -98,6 +98,12 @@ export interface Config {
   /** GraphiQL and introspection; default on outside production. */
   exposeSchema: boolean;
   logLevel: string;
+  /**
+   * Worker processes sharing the port (node:cluster), one per core on a
+   * multi-core machine. Above 1 only with REDIS_URL: events, rate limits and
+   * revocations must cross processes, as they cross instances.
+   */
+  webConcurrency: number;
   redisUrl?: string;
   /** Prefix of every Redis key and channel. */
   redisPrefix: string;
@@ -210,7 +216,13 @@ function tracingConfig(env: Env): TracingConfig {
 
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
+  const webConcurrency = int(env, 'WEB_CONCURRENCY', 1);
+  if (webConcurrency < 1 || webConcurrency > 64) throw new Error(`WEB_CONCURRENCY must be between 1 and 64, got ${webConcurrency}`);
+  if (webConcurrency > 1 && !env.REDIS_URL) {
+    throw new Error('WEB_CONCURRENCY above 1 needs REDIS_URL: live events, rate limits and revocations must reach every worker');
+  }
   return {
+    webConcurrency,
     port: int(env, 'PORT', 4000),
     host: env.HOST ?? '0.0.0.0',
     production,

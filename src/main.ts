@@ -1,29 +1,54 @@
-/** `npm start`: one Parley instance, stopped gracefully on SIGTERM/SIGINT. */
+/**
+ * `npm start`: one Parley instance, stopped gracefully on SIGTERM/SIGINT; or,
+ * with WEB_CONCURRENCY above 1, a primary that runs that many instances as
+ * workers on the same port (src/server/workers.ts).
+ */
+import cluster from 'node:cluster';
 import { createApp } from './app.js';
+import { loadConfig, type Config } from './config.js';
 import { LocalNodeError } from './local-node/launcher.js';
+import { createLogger } from './server/logging.js';
+import { runPrimary } from './server/workers.js';
 
-const app = createApp();
-
+let config: Config;
 try {
-  await app.start();
+  config = loadConfig();
 } catch (err) {
-  console.error(err instanceof LocalNodeError ? err.message : err);
+  // A configuration mistake is the operator's to fix: say what it is, without a stack.
+  console.error(`Parley cannot start: ${(err as Error).message}`);
   process.exit(1);
 }
+const logger = createLogger(config);
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    const timer = setTimeout(() => process.exit(1), 15_000).unref();
-    try {
-      await app.stop();
-      clearTimeout(timer);
-      process.exit(0);
-    } catch (err) {
-      console.error(err);
-      process.exit(1);
-    }
-  });
+if (config.webConcurrency > 1 && cluster.isPrimary) {
+  await runPrimary(config, logger);
+} else {
+  await runInstance();
+}
+
+async function runInstance(): Promise<void> {
+  const app = createApp({ config, logger });
+  try {
+    await app.start();
+  } catch (err) {
+    console.error(err instanceof LocalNodeError ? err.message : err);
+    process.exit(1);
+  }
+
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, async () => {
+      if (stopping) return;
+      stopping = true;
+      const timer = setTimeout(() => process.exit(1), 15_000).unref();
+      try {
+        await app.stop();
+        clearTimeout(timer);
+        process.exit(0);
+      } catch (err) {
+        console.error(err);
+        process.exit(1);
+      }
+    });
+  }
 }

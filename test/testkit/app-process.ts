@@ -12,23 +12,32 @@ import { testEnv, type StartOptions } from './app.js';
 export interface AppProcess {
   /** Enough of App for the testkit's clients (gql, signUp…). */
   app: App;
+  /** The pid of each instance that said it listens (one, or one per worker with WEB_CONCURRENCY). */
+  pids: number[];
   /** SIGKILL, and resolves once the process is gone. */
   kill(): Promise<void>;
+  /** SIGTERM (a graceful stop), and resolves with the exit code. */
+  stop(): Promise<number | null>;
 }
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
-export async function startAppProcess(opts: Omit<StartOptions, 'clock' | 'logs'> = {}): Promise<AppProcess> {
+/** Starts src/main.ts; resolves once `listeners` instances (workers, with WEB_CONCURRENCY) say they listen. */
+export async function startAppProcess(opts: Omit<StartOptions, 'clock' | 'logs'> & { listeners?: number } = {}): Promise<AppProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     env: { ...process.env, ...testEnv(opts), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exitCode = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = exitCode.then(() => undefined);
+  const pids: number[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === 'Parley is listening' && entry.url) resolve(entry.url.replace(/\/graphql$/, ''));
+        const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
+        if (entry.msg !== 'Parley is listening' || !entry.url) return;
+        pids.push(entry.pid!);
+        if (pids.length === (opts.listeners ?? 1)) resolve(entry.url.replace(/\/graphql$/, ''));
       } catch {
         // not a log line
       }
@@ -39,9 +48,26 @@ export async function startAppProcess(opts: Omit<StartOptions, 'clock' | 'logs'>
   const app = { url, port } as App;
   return {
     app,
+    pids,
     async kill() {
       child.kill('SIGKILL');
       await exited;
     },
+    async stop() {
+      child.kill('SIGTERM');
+      return exitCode;
+    },
   };
+}
+
+/** Runs src/main.ts with `env` until it exits by itself (a refused configuration); its exit code and stderr. */
+export async function runAppProcessToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: { ...process.env, ...testEnv(), ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, stderr };
 }
