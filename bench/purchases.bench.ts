@@ -1,6 +1,6 @@
 /**
- * The 100-buyer contention scenario of issue 6, timed: 100 buyers of 1 unit
- * each at once on an item of 30 units, several rounds. Reports wall time per
+ * The contention scenario of issues 6 and 12, timed: 200 buyers of 1 unit
+ * each at once on an item of 50 units, several rounds. Reports wall time per
  * round, bind retries (lost LWT races retried) and CONFLICTs (bound hit).
  */
 import { benchApp, stats } from './harness.js';
@@ -9,8 +9,8 @@ import { codes, gql, gqlOk } from '../test/testkit/http.js';
 import { signUp, signUpMany } from '../test/testkit/users.js';
 
 const ROUNDS = 5;
-const BUYERS = 100;
-const UNITS = 30;
+const BUYERS = 200;
+const UNITS = 50;
 
 export default async function run(): Promise<string> {
   const app = await benchApp({ env: { CASSANDRA_KEYSPACE: 'parley_bench_market' } });
