@@ -40,3 +40,6 @@ export function stats(samples: number[]) {
   const pick = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
   return { n: sorted.length, min: sorted[0]!, p50: pick(0.5), p95: pick(0.95), max: sorted.at(-1)! };
 }
+
+/** The middle sample (the upper one of an even count). */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

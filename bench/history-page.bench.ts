@@ -7,7 +7,9 @@
 import autocannon from 'autocannon';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { startFloorProcess } from './floor-server.js';
-import { gql, HISTORY_PAGE_QUERY as QUERY, PRODUCTION_ENV, seedHistoryPage } from './scenarios.js';
+import { HISTORY_PAGE_QUERY as QUERY, PRODUCTION_ENV, remoteApp, seedHistoryPage } from './scenarios.js';
+import { median } from './harness.js';
+import { gql } from '../test/testkit/http.js';
 
 const ROUNDS = 3;
 const SECONDS = 6;
@@ -22,8 +24,6 @@ async function load(opts: autocannon.Options): Promise<Sample> {
   const r = await autocannon({ ...opts, duration: SECONDS });
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export default async function run(): Promise<string> {
   const servers: ServerProcess[] = [];
@@ -45,8 +45,8 @@ export default async function run(): Promise<string> {
     };
     // Both answer the page: 50 messages each.
     const floorPage = (await (await fetch(contenders.floor.url, { headers: contenders.floor.headers })).json()) as { data: { room: { messages: { edges: unknown[] } } } };
-    const parleyPage = (await gql(parley.url, QUERY, { name }, token)) as { room: { messages: { edges: unknown[] } } };
-    if (floorPage.data.room.messages.edges.length !== 50 || parleyPage.room.messages.edges.length !== 50) throw new Error('a contender does not answer the page');
+    const parleyPage = (await gql(remoteApp(parley.url), QUERY, { name }, token)).data as { room: { messages: { edges: unknown[] } } } | undefined;
+    if (floorPage.data.room.messages.edges.length !== 50 || parleyPage?.room.messages.edges.length !== 50) throw new Error('a contender does not answer the page');
 
     const rows: string[] = [];
     for (const connections of [16, 64]) {

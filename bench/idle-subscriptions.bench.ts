@@ -5,15 +5,19 @@
  * published. Memory is read from the server's own /metrics (prom-client's
  * process and heap gauges), once its subscription gauge shows every one live.
  */
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { startServerProcess, type ServerProcess } from './server-process.js';
-import { gql, PRODUCTION_ENV, registerUser } from './scenarios.js';
+import { PRODUCTION_ENV, remoteApp } from './scenarios.js';
+import { median } from './harness.js';
+import { RoomEventsDocument } from '../test/generated/graphql.js';
+import { eventually } from '../test/testkit/poll.js';
+import { roomWith } from '../test/testkit/rooms.js';
+import { signUp } from '../test/testkit/users.js';
+import { subscribe, wsClient } from '../test/testkit/ws.js';
 
 const LEVELS = [0, 1_000, 5_000];
 const METRICS_TOKEN = 'bench-metrics-token';
 const SAMPLES = 5;
-const ROOM_EVENTS = 'subscription($roomName: String!) { roomEvents(roomName: $roomName) { __typename } }';
 
 async function metrics(server: ServerProcess): Promise<Map<string, number>> {
   const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
@@ -25,34 +29,18 @@ async function metrics(server: ServerProcess): Promise<Map<string, number>> {
   return values;
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (bytes: number) => bytes / 1024 / 1024;
 
 export default async function run(): Promise<string> {
   const server = await startServerProcess({ ...PRODUCTION_ENV, METRICS: 'on', METRICS_TOKEN });
   const clients: Client[] = [];
   try {
-    const { token } = await registerUser(server.url, 'bench_idle');
-    const roomName = `idle-${Date.now().toString(36)}`;
-    await gql(server.url, 'mutation($name: String!) { createRoom(input: { name: $name }) { name } }', { name: roomName }, token);
+    const app = remoteApp(server.url);
+    const user = await signUp(app);
+    const roomName = await roomWith(app, user);
     const subscribeOne = () => {
-      const client = createClient({
-        url: `${server.url.replace('http', 'ws')}/graphql`,
-        webSocketImpl: WebSocket,
-        connectionParams: { authorization: `Bearer ${token}` },
-        retryAttempts: 0,
-        lazy: false,
-        onNonLazyError: () => {},
-      });
-      client.subscribe({ query: ROOM_EVENTS, variables: { roomName } }, { next: () => {}, error: () => {}, complete: () => {} });
+      const client = wsClient(app, user.token);
+      subscribe(client, RoomEventsDocument, { roomName });
       clients.push(client);
     };
     const rows: string[] = [];
@@ -61,7 +49,11 @@ export default async function run(): Promise<string> {
       while (clients.length < level) {
         for (let i = 0; i < 250 && clients.length < level; i++) subscribeOne();
         const opened = clients.length;
-        await until(`${opened} live subscriptions`, async () => (await metrics(server)).get('parley_subscriptions_active') === opened);
+        await eventually(async () => (await metrics(server)).get('parley_subscriptions_active') === opened, {
+          what: `${opened} live subscriptions`,
+          timeoutMs: 120_000,
+          intervalMs: 250,
+        });
       }
       const rss: number[] = [];
       const heap: number[] = [];

@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import { startServerProcess, type ServerProcess } from './server-process.js';
+import { median } from './harness.js';
 
 const ROUNDS = 4;
 const SECONDS = 6;
@@ -65,8 +66,6 @@ async function register(url: string): Promise<string> {
   if (!body.data) throw new Error(`register failed: ${JSON.stringify(body.errors)}`);
   return body.data.register.token;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export default async function run(): Promise<string> {
   const sink = await otlpSink();

@@ -21,16 +21,30 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     env.CASSANDRA_CONTACT_POINTS = `${node.host}:${node.port}`;
   }
   let stopping = false;
+  const workers = () => Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+  const stopAll = async (exitCode: number) => {
+    stopping = true;
+    const exits = workers()
+      .filter((w) => !w.isDead())
+      .map((w) => {
+        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+        w.process.kill('SIGTERM');
+        return exited;
+      });
+    await Promise.all(exits);
+    process.exit(exitCode);
+  };
   const fork = () => {
     const worker = cluster.fork(env);
     const startedAt = Date.now();
     worker.once('exit', (code, signal) => {
+      // stopAll() is under way and exits with its own code.
+      if (stopping) return;
       // A clean exit is a stop (a terminal's Ctrl-C reaches the workers too): once all are gone, so is the primary.
       if (code === 0 && !signal) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+        if (workers().every((w) => w.isDead())) process.exit(0);
         return;
       }
-      if (stopping) return;
       const uptime = Date.now() - startedAt;
       logger.error({ pid: worker.process.pid, code, signal, uptimeMs: uptime }, 'worker exited');
       if (uptime < MIN_UPTIME_MS) {
@@ -38,14 +52,6 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
         void stopAll(1);
       } else fork();
     });
-  };
-  const stopAll = async (exitCode: number) => {
-    stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
-    await Promise.all(
-      workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : (w.once('exit', () => resolve()), w.process.kill('SIGTERM'))))),
-    );
-    process.exit(exitCode);
   };
   for (let i = 0; i < config.webConcurrency; i++) fork();
   logger.info({ workers: config.webConcurrency }, 'Parley primary started its workers');

@@ -69,17 +69,30 @@ export function emptyConversation(owner: string, partner: string): InboxRow {
   };
 }
 
-function toConversation(owner: string, row: Row): InboxRow {
-  const partner = row.partner as string;
-  const last = row.last_message as { time_ticks: { toString(): string }; id: TimeUuid; sender: string; content: string } | null;
-  const lastMessage: DirectMessageRow | null = last && {
+interface LastMessageValue {
+  time_ticks: { toString(): string };
+  id: TimeUuid;
+  sender: string;
+  content: string;
+}
+
+/** The row's last_message as a message: the recipient is whichever of the two did not send it. */
+function lastMessageOf(owner: string, partner: string, last: LastMessageValue): DirectMessageRow {
+  const sentAt = last.id.getDate();
+  return {
     id: last.id.toString(),
-    month: monthBucket(last.id.getDate()),
+    month: monthBucket(sentAt),
     sender: last.sender,
     recipient: last.sender === owner ? partner : owner,
     content: last.content,
-    createdAt: last.id.getDate(),
+    createdAt: sentAt,
   };
+}
+
+function toConversation(owner: string, row: Row): InboxRow {
+  const partner = row.partner as string;
+  const last = row.last_message as LastMessageValue | null;
+  const lastMessage = last ? lastMessageOf(owner, partner, last) : null;
   const months = [...((row.months as Set<number> | null) ?? [])].sort((a, b) => b - a);
   return {
     owner,

@@ -1,6 +1,6 @@
 /**
- * The messenger's rows as the stores return them: plain values the resolvers'
- * records (src/resolvers/messenger/model.ts) are shaped like.
+ * The messenger's rows as the stores return them; the resolvers serve them as
+ * they are (src/resolvers/messenger/model.ts names them as records).
  */
 import type { TimeUuid } from '../cassandra/client.js';
 

@@ -5,37 +5,16 @@
  */
 import { monthBucket } from '../../buckets.js';
 import type { TimeUuid } from '../../db/cassandra/client.js';
+import type { DirectMessageRow, InboxRow } from '../../db/messenger/rows.js';
 
-/** A direct message as served and as sent in inbox events. */
-export interface DirectMessageRecord {
-  /** A timeuuid (its time is the message time). */
-  id: string;
-  /** The month bucket (yyyyMM) of the message time: its partition within the conversation. */
-  month: number;
-  sender: string;
-  recipient: string;
-  content: string;
-  createdAt: Date;
-}
+/**
+ * A direct message as served and as sent in inbox events: the stored row as
+ * it is (the conversation key is not in it; conversationKey derives it).
+ */
+export type DirectMessageRecord = DirectMessageRow;
 
-/** One user's view of one conversation. */
-export interface ConversationRecord {
-  owner: string;
-  partner: string;
-  lastMessage: DirectMessageRecord | null;
-  /** The last message's time in 100 ns ticks (sorts the inbox exactly); null without messages. */
-  lastMessageTicks: bigint | null;
-  unreadCount: number;
-  firstUnreadAt: Date | null;
-  /** The newest unread message: the read point a markConversationRead would take. */
-  newestUnread: TimeUuid | null;
-  /** Month buckets holding this conversation's messages, newest first. */
-  months: number[];
-  readUpTo: string | null;
-  readAt: Date | null;
-  partnerReadUpTo: string | null;
-  partnerReadAt: Date | null;
-}
+/** One user's view of one conversation: that user's inbox row. */
+export type ConversationRecord = InboxRow;
 
 /** The key of the conversation between two logins: both in sorted order, as in the seed. */
 export function conversationKey(a: string, b: string): string {

@@ -4,7 +4,8 @@
  * history and in the feed), and how long after its id's time it may still
  * commit, which catch-up and clientMessageId claims both rely on.
  */
-import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { MessageRow, RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { ChatUserValue } from '../../db/rooms/chat-user.js';
 import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
@@ -14,29 +15,15 @@ import { Limits } from '../../limits.js';
  * lastname, enough to show a participant list or a page of history without a
  * query per person.
  */
-export interface ChatUser {
-  login: string;
-  firstname: string;
-  lastname: string;
-}
+export type ChatUser = ChatUserValue;
 
 /** Only the three fields: anything more would fail to encode as a chat_user. */
 export function chatUser(user: { login: string; firstname: string; lastname: string }): ChatUser {
   return { login: user.login, firstname: user.firstname, lastname: user.lastname };
 }
 
-/** A message as served and as sent in room events (JSON-safe: the id is the timeuuid's string). */
-export interface MessageRecord {
-  roomName: string;
-  /** Day bucket (yyyyMMdd) of the room partition holding it. */
-  bucket: number;
-  messageId: string;
-  author: ChatUser;
-  /** As stored; the API shows null when the message is hidden. */
-  content: string | null;
-  systemMessage: boolean;
-  visible: boolean;
-}
+/** A message as served and as sent in room events: the stored row (JSON-safe: the id is the timeuuid's string). */
+export type MessageRecord = MessageRow;
 
 /**
  * A new message with a fresh id at `at`. Make it right after taking the room's
