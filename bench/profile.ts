@@ -1,14 +1,16 @@
 /**
- * `npm run bench:profile`: a CPU profile of Parley serving the history page
- * of 50 (the heaviest request scenario) under autocannon at concurrency 16 for
- * 10 s, and the 25 functions with the most self time. The .cpuprofile file
- * lands in bench/profiles/ (not committed) for Chrome's DevTools.
+ * `npm run bench:profile [scenario]`: a CPU profile of Parley serving one
+ * request scenario of bench/request-scenarios.ts (the history page of 50 by
+ * default) under autocannon at concurrency 16 for 10 s, and the 25 functions
+ * with the most self time. The .cpuprofile file lands in bench/profiles/ (not
+ * committed) for Chrome's DevTools.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { projectPath } from '../src/project-root.js';
 import autocannon from 'autocannon';
 import { startServerProcess } from './server-process.js';
-import { seedHistoryPage, HISTORY_PAGE_QUERY, PRODUCTION_ENV } from './scenarios.js';
+import { PRODUCTION_ENV } from './scenarios.js';
+import { seedRequestScenarios } from './request-scenarios.js';
 
 interface ProfileNode {
   id: number;
@@ -20,14 +22,16 @@ const dir = projectPath('bench', 'profiles') + '/';
 mkdirSync(dir, { recursive: true });
 const before = new Set(readdirSync(dir));
 const server = await startServerProcess(PRODUCTION_ENV, [`--cpu-prof`, `--cpu-prof-dir=${dir}`]);
-const { token, name } = await seedHistoryPage(server.url);
+const scenarios = await seedRequestScenarios(server.url);
+const scenario = scenarios[process.argv[2] ?? 'history'];
+if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
 await autocannon({
   url: `${server.url}/graphql`,
   method: 'POST',
   connections: 16,
   duration: 10,
-  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-  body: JSON.stringify({ query: HISTORY_PAGE_QUERY, variables: { name } }),
+  headers: { 'content-type': 'application/json', ...(scenario.token ? { authorization: `Bearer ${scenario.token}` } : {}) },
+  body: JSON.stringify({ query: scenario.query, variables: scenario.variables }),
 });
 await server.stop();
 const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));

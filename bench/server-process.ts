@@ -10,6 +10,8 @@ import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { buildServices } from '../src/server/build-services.js';
+import type { Services } from '../src/services.js';
 import { benchEnv } from './harness.js';
 
 export interface ServerProcess {
@@ -54,9 +56,23 @@ export async function startChildServer(entry: string, env: Record<string, string
   };
 }
 
+/** In a child: tells the parent where it listens, and stops with `stop` (or at once) on SIGTERM. */
+export function announceChild(url: string, stop: () => Promise<void> = async () => {}): void {
+  process.stdout.write(`READY ${url}\n`);
+  process.once('SIGTERM', () => void stop().finally(() => process.exit(0)));
+}
+
+/**
+ * In a contender's child other than Parley (the floor, the peer servers): the
+ * services Parley builds from the same environment (storage, pub/sub, tokens,
+ * rate limits), so every contender runs the same use cases on the same parts.
+ */
+export function childServices(): Promise<Services> {
+  return buildServices(loadConfig(process.env), pino({ level: 'warn' }));
+}
+
 if (process.env.PARLEY_BENCH_CHILD) {
   const app = createApp({ config: loadConfig(process.env), logger: pino({ level: 'warn' }) });
   await app.start();
-  process.stdout.write(`READY ${app.url}\n`);
-  process.once('SIGTERM', () => void app.stop().then(() => process.exit(0)));
+  announceChild(app.url, () => app.stop());
 }
