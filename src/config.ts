@@ -2,6 +2,8 @@
  * Every setting the server reads, in one typed place. The README's
  * configuration table mirrors this file.
  */
+import { availableParallelism } from 'node:os';
+import { bool, int, list, oneOf, positive, type Env } from './env-readers.js';
 
 export interface CassandraConfig {
   /** Empty: start or reuse the local node (see src/local-node/launcher.ts). */
@@ -34,6 +36,13 @@ export interface AuthConfig {
   scryptN: number;
   scryptR: number;
   scryptP: number;
+  /**
+   * Password hashes (logins, sign-ups) computed at once by this process, and
+   * how many more may wait for one. Each is ~0.1–0.4 s of a core and 128 MiB:
+   * unbounded, a burst of logins takes every core from every other request.
+   */
+  passwordHashConcurrency: number;
+  passwordHashQueue: number;
   /** Failed logins allowed per login and per address inside the window. */
   loginFailuresPerLogin: number;
   loginFailuresPerAddress: number;
@@ -122,8 +131,6 @@ export interface Config {
   wsMaxBufferedBytes: number;
 }
 
-type Env = Record<string, string | undefined>;
-
 /**
  * Default of PURCHASE_RECOVERY_GRACE_MS. A request binds and completes its
  * purchase within seconds, so two minutes leaves it ample time first; recovery
@@ -133,34 +140,6 @@ export const DEFAULT_RECOVERY_GRACE_MS = 2 * 60_000;
 
 /** PURCHASE_BIND_ATTEMPTS when unset: lost races for an item's stock a purchase retries before CONFLICT. */
 export const DEFAULT_BIND_ATTEMPTS = 50;
-
-function int(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got "${raw}"`);
-  return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  return ['1', 'true', 'yes', 'on'].includes(raw.toLowerCase());
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function list(raw: string | undefined): string[] {
-  return (raw ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
 
 /** "dc1:3,dc2:3" → { dc1: 3, dc2: 3 } */
 export function parseReplication(raw: string | undefined): Record<string, number> {
@@ -260,6 +239,8 @@ export function loadConfig(env: Env = process.env): Config {
       scryptN: int(env, 'SCRYPT_N', 2 ** 17),
       scryptR: int(env, 'SCRYPT_R', 8),
       scryptP: int(env, 'SCRYPT_P', 1),
+      passwordHashConcurrency: positive(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, Math.floor(availableParallelism() / 2))),
+      passwordHashQueue: int(env, 'PASSWORD_HASH_QUEUE', 32),
       loginFailuresPerLogin: int(env, 'LOGIN_FAILURES_PER_LOGIN', 5),
       loginFailuresPerAddress: int(env, 'LOGIN_FAILURES_PER_ADDRESS', 20),
       loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 300),

@@ -1,6 +1,7 @@
 /**
  * The long-lived parts every request shares, built once per app instance.
  */
+import type { PasswordHasher } from './auth/password-hasher.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/cassandra/client.js';
@@ -33,6 +34,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** The instance's Prometheus metrics; domain code counts through its methods. */
   metrics: Metrics;
+  /** Every password hash and check of the process, through one bounded gate. */
+  passwords: PasswordHasher;
   /** A hash of a random password, verified against when the login is unknown so both paths cost the same. */
   decoyPasswordHash: string;
   /** Marketplace counters and (in tests) fault hooks. */

@@ -135,6 +135,30 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     });
     expect(codes(other)).toEqual(['INVALID_CREDENTIALS']);
   });
+
+  it('queues password hashes for PASSWORD_HASH_CONCURRENCY slots, refuses past PASSWORD_HASH_QUEUE, and counts a refusal as no failure', async () => {
+    // One slot and one place in the queue; a hash slow enough (2^16) that all 8 logins reach the gate during the first.
+    const gated = await startApp({
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', SCRYPT_N: String(2 ** 16), LOGIN_FAILURES_PER_ADDRESS: '8', LOGIN_FAILURES_PER_LOGIN: '100' },
+    });
+    const user = await signUp(gated);
+    const burst = await Promise.all(Array.from({ length: 8 }, () => gql(gated, LoginDocument, { login: user.login, password: user.password })));
+    const served = burst.filter((r) => !r.errors);
+    const refused = burst.filter((r) => r.errors);
+    // The hash that ran and the one that waited are served; the others never ran.
+    expect(served.length).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(codes(r)).toEqual(['RATE_LIMITED']);
+      expect(r.errors?.[0]?.extensions?.retryAfter).toBe(1);
+    }
+    // 7 failures leave this address one attempt under its limit of 8, unless the refusals were counted as failures too.
+    for (let i = 0; i < 7; i++) {
+      expect(codes(await gql(gated, LoginDocument, { login: user.login, password: `wrong-${i}-pass` }))).toEqual(['INVALID_CREDENTIALS']);
+    }
+    const retry = await gqlOk(gated, LoginDocument, { login: user.login, password: user.password });
+    expect(retry.login.token.split('.')).toHaveLength(3);
+  });
 });
 
 describe('BAD_USER_INPUT', () => {

@@ -15,7 +15,8 @@ import { meteredPubSub } from '../pubsub/metered.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../rate-limiter.js';
-import { hashPassword, scryptParams } from '../auth/passwords.js';
+import { scryptParams } from '../auth/passwords.js';
+import { PasswordHasher } from '../auth/password-hasher.js';
 import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';
 import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
@@ -55,9 +56,11 @@ export async function buildServices(
   pubsub.onDeliveryChange((live) => live || metrics.deliveryLost());
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
+  const { passwordHashConcurrency, passwordHashQueue } = config.auth;
+  const passwords = new PasswordHasher(scryptParams(config.auth), passwordHashConcurrency, passwordHashQueue);
   const [tokens, decoyPasswordHash] = await Promise.all([
     TokenService.create(config.auth, config.production),
-    hashPassword(randomBytes(16).toString('hex'), scryptParams(config.auth)),
+    passwords.hash(randomBytes(16).toString('hex')),
     revocations.start(config.auth.tokenTtlSeconds * 1000),
   ]);
   const stores = createStores(db);
@@ -72,6 +75,7 @@ export async function buildServices(
     revocations,
     rateLimiter,
     metrics,
+    passwords,
     decoyPasswordHash,
     marketplace: newMarketplaceRuntime(hooks),
     rooms: { sequencer: new RoomSequencer(pubsub, logger), recentReads: new RecentRoomReads({ stores, clock }) },

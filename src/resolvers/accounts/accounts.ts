@@ -4,7 +4,6 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { hashPassword, scryptParams, verifyPassword } from '../../auth/passwords.js';
 import { AppError, ErrorCode, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
@@ -54,7 +53,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   }
   const user: Omit<UserRecord, 'chatRooms'> = {
     login,
-    passwordHash: await hashPassword(password, scryptParams(ctx.services.config.auth)),
+    passwordHash: await ctx.services.passwords.hash(password),
     firstname,
     lastname,
     email,
@@ -72,7 +71,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');
 
 export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
-  const { stores, tokens, rateLimiter, config, decoyPasswordHash, metrics } = ctx.services;
+  const { stores, tokens, rateLimiter, config, decoyPasswordHash, metrics, passwords } = ctx.services;
   const login = normalizeLogin(rawLogin);
   requireLength('login', login, 1, Limits.login.max);
   requireLength('password', password, 1, Limits.password.max);
@@ -99,7 +98,7 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
   try {
     user = await stores.users.byLogin(login);
     // Unknown logins verify against a decoy hash so both failures take the same time.
-    ok = await verifyPassword(password, user?.passwordHash ?? decoyPasswordHash);
+    ok = await passwords.verify(password, user?.passwordHash ?? decoyPasswordHash);
   } catch (err) {
     // Nothing was checked (storage did not answer): not a failure. Counting it would lock out
     // everyone who retried during an outage, and everyone behind one proxy, after it ended.

@@ -1,0 +1,50 @@
+/**
+ * Every password hash of the process (login, sign-up, the decoy) passes one
+ * gate. scrypt at the OWASP cost takes a core for ~0.1–0.4 s and 128 MiB; libuv
+ * runs up to four at once, so a burst of logins on a 2-core machine took every
+ * core from every other request (the history page fell to a quarter of its
+ * rate beside 4 logging-in connections: bench/results/requests.md). With the
+ * gate, hashes queue for a bounded number of slots and the rest of the API
+ * keeps its cores; past the queue's bound a login is refused with RATE_LIMITED
+ * and a retryAfter, not left waiting longer than a client would.
+ */
+import { AppError, ErrorCode } from '../errors.js';
+import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
+
+export class PasswordHasher {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly params: ScryptParams,
+    private readonly concurrency: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  hash(password: string): Promise<string> {
+    return this.gated(() => hashPassword(password, this.params));
+  }
+
+  verify(password: string, stored: string): Promise<boolean> {
+    return this.gated(() => verifyPassword(password, stored));
+  }
+
+  private async gated<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running < this.concurrency) {
+      this.running++;
+    } else {
+      if (this.waiting.length >= this.maxWaiting) {
+        throw new AppError(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
+      }
+      // The slot is handed over by the hash that finishes (below), so `running` stays as it is.
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
