@@ -14,6 +14,12 @@ import { benchEnv } from './harness.js';
 
 export interface ServerProcess {
   url: string;
+  /**
+   * A full garbage collection in the server, resolved once it is done, so a
+   * memory figure read next counts what is live, not garbage not yet
+   * collected. Only a server from startServerProcess run with --expose-gc answers.
+   */
+  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,8 +43,8 @@ export async function startChildServer(entry: string, env: Record<string, string
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       if (line.startsWith('READY ')) resolve(line.slice(6));
     });
@@ -46,6 +52,16 @@ export async function startChildServer(entry: string, env: Record<string, string
   });
   return {
     url,
+    collectGarbage: () =>
+      new Promise<void>((resolve) => {
+        const collected = (line: string) => {
+          if (line !== 'COLLECTED') return;
+          lines.off('line', collected);
+          resolve();
+        };
+        lines.on('line', collected);
+        child.kill('SIGUSR2');
+      }),
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -57,6 +73,13 @@ export async function startChildServer(entry: string, env: Record<string, string
 if (process.env.PARLEY_BENCH_CHILD) {
   const app = createApp({ config: loadConfig(process.env), logger: pino({ level: 'warn' }) });
   await app.start();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    process.on('SIGUSR2', () => {
+      gc();
+      process.stdout.write('COLLECTED\n');
+    });
+  }
   process.stdout.write(`READY ${app.url}\n`);
   process.once('SIGTERM', () => void app.stop().then(() => process.exit(0)));
 }
