@@ -16,6 +16,12 @@ import { benchEnv } from './harness.js';
 
 export interface ServerProcess {
   url: string;
+  /**
+   * A full garbage collection in the server, resolved once it is done, so a
+   * memory figure read next counts what is live, not garbage not yet
+   * collected. Only a server from startServerProcess run with --expose-gc answers.
+   */
+  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,8 +45,8 @@ export async function startChildServer(entry: string, env: Record<string, string
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       if (line.startsWith('READY ')) resolve(line.slice(6));
     });
@@ -48,6 +54,16 @@ export async function startChildServer(entry: string, env: Record<string, string
   });
   return {
     url,
+    collectGarbage: () =>
+      new Promise<void>((resolve) => {
+        const collected = (line: string) => {
+          if (line !== 'COLLECTED') return;
+          lines.off('line', collected);
+          resolve();
+        };
+        lines.on('line', collected);
+        child.kill('SIGUSR2');
+      }),
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -74,5 +90,12 @@ export function childServices(): Promise<Services> {
 if (process.env.PARLEY_BENCH_CHILD) {
   const app = createApp({ config: loadConfig(process.env), logger: pino({ level: 'warn' }) });
   await app.start();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    process.on('SIGUSR2', () => {
+      gc();
+      process.stdout.write('COLLECTED\n');
+    });
+  }
   announceChild(app.url, () => app.stop());
 }

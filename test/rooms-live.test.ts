@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import type { Listener } from '../src/pubsub/pubsub.js';
 import { Limits } from '../src/limits.js';
 import {
   DeleteRoomDocument,
@@ -141,12 +142,12 @@ describe('roomEvents over graphql-ws', () => {
     const pubsub = appA.services.pubsub;
     const listen = pubsub.listen;
     // Bob's leave commits (and its event is published) after the first membership check, before the stream is live.
-    pubsub.listen = (async (channel: string, onEvent: (event: unknown) => void) => {
+    pubsub.listen = (async (channel: string, listener: Listener<unknown>) => {
       if (channel === roomChannel(name)) {
         pubsub.listen = listen;
         expect((await gqlOk(appA, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
       }
-      return listen.call(pubsub, channel, onEvent);
+      return listen.call(pubsub, channel, listener);
     }) as typeof listen;
     const client = wsClient(appA, bob.token);
     clients.push(client);

@@ -2,12 +2,12 @@
  * A subscription lives no longer than the session that opened it: once its
  * token is revoked (logout on any instance) or expires, the stream sends one
  * UNAUTHENTICATED error and ends. WebSockets are also closed proactively
- * (src/app.ts); this covers SSE and every other transport, per event.
+ * (src/server/websocket.ts); this covers SSE and every other transport, per
+ * event (src/server/live-subscriptions.ts applies it).
  */
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Context } from '../context.js';
 import { ErrorCode } from '../errors.js';
-import { transformStream } from '../pubsub/pubsub.js';
 
 export function sessionEnded(ctx: Context): string | null {
   const viewer = ctx.viewer;
@@ -17,14 +17,9 @@ export function sessionEnded(ctx: Context): string | null {
   return null;
 }
 
-/** Wraps a subscription's results: once the session has ended, one UNAUTHENTICATED error, then the end. */
-export function endWithSession(
-  source: AsyncIterable<ExecutionResult>,
-  ctx: Context,
-): AsyncIterableIterator<ExecutionResult> {
-  return transformStream<ExecutionResult, ExecutionResult>(source[Symbol.asyncIterator](), (result) => {
-    const reason = sessionEnded(ctx);
-    if (!reason) return { emit: result };
-    return { emit: { errors: [new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] }, end: true };
-  });
+/** The last result of a subscription whose session has ended, or null while the session holds. */
+export function sessionEndResult(ctx: Context): ExecutionResult | null {
+  const reason = sessionEnded(ctx);
+  if (!reason) return null;
+  return { errors: [new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] };
 }

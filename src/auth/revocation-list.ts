@@ -10,7 +10,7 @@
  * accepted, and if Cassandra does not answer either, the request is told to
  * retry (SERVICE_UNAVAILABLE) rather than let through.
  */
-import type { PubSub, Unsubscribe } from '../pubsub/pubsub.js';
+import type { DeliveryWatcher, Listener, PubSub } from '../pubsub/pubsub.js';
 import type { RevocationStore } from '../db/accounts/revocations.js';
 import { CLOCK_TOLERANCE_SECONDS } from './tokens.js';
 import type { Logger } from 'pino';
@@ -32,8 +32,8 @@ export class RevocationList {
   private readonly revoked = new Map<string, number>();
   private readonly onRevokeHandlers = new Set<(jti: string) => void>();
   private readonly unannounced: RevocationEvent[] = [];
-  private unsubscribe?: Unsubscribe;
-  private unwatchDelivery?: () => void;
+  private readonly listener: Listener<RevocationEvent> = { onEvent: (e) => this.add(e.jti, new Date(e.expiresAt)) };
+  private deliveryWatcher?: DeliveryWatcher;
   private sweeper?: NodeJS.Timeout;
   /** The memory holds every live revocation: loaded, and no pub/sub event missed since. */
   private inSync = false;
@@ -49,21 +49,22 @@ export class RevocationList {
   /** Subscribe first, then load, so a revocation published during the load is not missed. */
   async start(maxTokenLifetimeMs: number): Promise<void> {
     let deliveryLive = true;
-    this.unwatchDelivery = this.pubsub.onDeliveryChange((live) => {
-      deliveryLive = live;
-      this.epoch += 1;
-      if (!live) {
-        this.inSync = false;
-        return;
-      }
-      this.announceMissed();
-      this.reload(maxTokenLifetimeMs).catch((err) =>
-        this.logger.warn({ err: (err as Error).message }, 'revocation reload failed; tokens are checked against storage meanwhile'),
-      );
-    });
-    this.unsubscribe = await this.pubsub.listen<RevocationEvent>(REVOCATIONS_CHANNEL, (e) =>
-      this.add(e.jti, new Date(e.expiresAt)),
-    );
+    this.deliveryWatcher = {
+      onDeliveryChange: (live) => {
+        deliveryLive = live;
+        this.epoch += 1;
+        if (!live) {
+          this.inSync = false;
+          return;
+        }
+        this.announceMissed();
+        this.reload(maxTokenLifetimeMs).catch((err) =>
+          this.logger.warn({ err: (err as Error).message }, 'revocation reload failed; tokens are checked against storage meanwhile'),
+        );
+      },
+    };
+    this.pubsub.watchDelivery(this.deliveryWatcher);
+    await this.pubsub.listen(REVOCATIONS_CHANNEL, this.listener);
     await this.reload(maxTokenLifetimeMs);
     this.sweeper = setInterval(() => {
       this.sweep();
@@ -131,8 +132,8 @@ export class RevocationList {
 
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
-    this.unwatchDelivery?.();
-    await this.unsubscribe?.();
+    if (this.deliveryWatcher) this.pubsub.unwatchDelivery(this.deliveryWatcher);
+    await this.pubsub.unlisten(REVOCATIONS_CHANNEL, this.listener);
   }
 
   private add(jti: string, expiresAt: Date): void {

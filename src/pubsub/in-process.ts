@@ -1,45 +1,45 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { PubSub, Unsubscribe } from './pubsub.js';
+import type { PubSub, Listener } from './pubsub.js';
+import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 
 /** A single instance's pub/sub: no broker, same JSON semantics as Redis. */
 export class InProcessPubSub implements PubSub {
-  private readonly emitter = new EventEmitter().setMaxListeners(0);
+  private readonly channels: ChannelListeners;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    logger: Logger,
+    private readonly meter: PubSubMeter,
+  ) {
+    this.channels = new ChannelListeners(logger, meter);
+  }
 
   async publish(channel: string, event: unknown): Promise<void> {
     const json = JSON.stringify(event);
     // Deliver asynchronously, as a broker would, so publishers never run subscriber code inline.
-    queueMicrotask(() => this.emitter.emit(channel, JSON.parse(json)));
+    queueMicrotask(() => this.channels.deliver(channel, JSON.parse(json)));
+    this.meter.eventPublished(channelKind(channel));
   }
 
-  async listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe> {
-    const listener = (event: T) => {
-      try {
-        onEvent(event);
-      } catch (err) {
-        this.logger.error({ err, channel }, 'pub/sub listener failed');
-      }
-    };
-    this.emitter.on(channel, listener);
-    return async () => {
-      this.emitter.off(channel, listener);
-    };
+  async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
+    this.channels.add(channel, listener);
+  }
+
+  async unlisten(channel: string, listener: Listener<unknown>): Promise<void> {
+    this.channels.delete(channel, listener);
   }
 
   /** Nothing stands between publisher and listeners: delivery never drops. */
-  onDeliveryChange(): () => void {
-    return () => {};
-  }
+  watchDelivery(): void {}
+
+  unwatchDelivery(): void {}
 
   listeners(channel: string): number {
-    return this.emitter.listenerCount(channel);
+    return this.channels.count(channel);
   }
 
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
-    this.emitter.removeAllListeners();
+    this.channels.clear();
   }
 }

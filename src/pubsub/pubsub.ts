@@ -5,19 +5,36 @@
  *
  * Payloads are JSON: both engines serialize them, so code that works on a
  * laptop works the same across a cluster (a Date arrives as a string).
+ *
+ * Listeners and watchers are objects with a method rather than callbacks: an
+ * idle subscription holds its listener for hours, and an event stream can be
+ * its own listener and watcher instead of holding a closure (and a closure
+ * context) for each role.
  */
-export type Unsubscribe = () => Promise<void>;
+
+/** Told each event published on a channel it listens to. */
+export interface Listener<T> {
+  onEvent(event: T): void;
+}
+
+/** Told when delivery drops and when it is back (see PubSub.watchDelivery). */
+export interface DeliveryWatcher {
+  onDeliveryChange(live: boolean): void;
+}
 
 export interface PubSub {
   publish(channel: string, event: unknown): Promise<void>;
-  /** Resolves once the subscription is live on the broker. */
-  listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe>;
+  /** Resolves once the listener is live on the broker. */
+  listen<T>(channel: string, listener: Listener<T>): Promise<void>;
+  /** Ends a listen(); does nothing for a listener that is not listening on the channel. */
+  unlisten(channel: string, listener: Listener<unknown>): Promise<void>;
   /**
-   * Tells `listener(false)` as soon as events may be missed (the connection to
-   * the broker dropped), and `listener(true)` once every listen() is live
-   * again. Whatever was published in between is lost to this instance.
+   * Tells `watcher.onDeliveryChange(false)` as soon as events may be missed
+   * (the connection to the broker dropped), and `(true)` once every listen()
+   * is live again. Whatever was published in between is lost to this instance.
    */
-  onDeliveryChange(listener: (live: boolean) => void): () => void;
+  watchDelivery(watcher: DeliveryWatcher): void;
+  unwatchDelivery(watcher: DeliveryWatcher): void;
   /** How many listeners this instance holds on a channel (for readiness checks and tests). */
   listeners(channel: string): number;
   ping(): Promise<void>;
@@ -27,173 +44,141 @@ export interface PubSub {
 /** Events a slow subscriber may fall behind by before its stream is ended (it can refetch what it missed). */
 export const MAX_BUFFERED_EVENTS = 1_000;
 
+/** What a stream does with one event: emits it (possibly transformed, possibly as the last one), skips it, or ends. */
+export type StreamStep<U> = { emit: U; end?: boolean } | { skip: true } | { end: true };
+
+/**
+ * How one subscriber's stream treats its channel's events. One object with
+ * methods (a class instance per subscription), so the rules of a stream cost
+ * its fields, not a closure per rule.
+ */
+export interface StreamRules<T, U> {
+  /** Each event as it is about to be delivered; without it every event is emitted as it came. */
+  step?(event: T): StreamStep<U> | Promise<StreamStep<U>>;
+  /**
+   * Delivery dropped (false) or is back (true): events published meanwhile
+   * never reached the stream. An event returned here is yielded in its place
+   * in the order (through step), so the subscriber knows to catch up from storage.
+   */
+  deliveryChanged?(live: boolean): T | undefined;
+  /** Called once when the stream ends, however it ends (to release what the rules hold). */
+  ended?(): void;
+}
+
 /**
  * The events of a channel as an async iterator whose subscription is already
  * live when the promise resolves, so nothing published after a successful
  * subscribe is missed. Ending the iterator (the client unsubscribes, even
- * before the first event) releases the listener.
+ * before the first event or while one is awaited) releases the listener.
  */
-export interface GapNotice<T> {
-  clock: { now(): Date };
-  /** The event the stream yields once delivery is back after an interruption that began at `lostAt`. */
-  event(lostAt: Date): T;
+export async function eventStream<T, U = T>(
+  pubsub: PubSub,
+  channel: string,
+  rules?: StreamRules<T, U>,
+): Promise<AsyncIterableIterator<U>> {
+  const stream = new EventStream<T, U>(pubsub, channel, rules);
+  if (rules?.deliveryChanged) pubsub.watchDelivery(stream);
+  try {
+    await pubsub.listen(channel, stream);
+  } catch (err) {
+    pubsub.unwatchDelivery(stream);
+    throw err;
+  }
+  return stream;
 }
 
 /**
- * `gap`: when the broker connection drops, events published meanwhile never
- * reach this stream. Once delivery is back, the stream yields gap.event(…)
- * (in its place in the order), so the subscriber knows to catch up from storage.
+ * One hand-written iterator is the whole stream: buffer, rules and release.
+ * An idle stream holds its fields and, while a next() waits, that call's
+ * promise and resolver; no suspended async function, no wrapper per rule.
  */
-export async function eventStream<T>(pubsub: PubSub, channel: string, gap?: GapNotice<T>): Promise<AsyncIterableIterator<T>> {
-  const queue: T[] = [];
-  let wake: (() => void) | undefined;
-  let done = false;
-  let overflowed = false;
-  let lostAt: Date | undefined;
-  const unwatch = gap
-    ? pubsub.onDeliveryChange((live) => {
-        if (!live) {
-          lostAt ??= gap.clock.now();
-          return;
-        }
-        if (!lostAt || done) return;
-        queue.push(gap.event(lostAt));
-        lostAt = undefined;
-        wake?.();
-      })
-    : undefined;
-  const unsubscribe = await pubsub.listen<T>(channel, (event) => {
-    if (done) return;
-    if (queue.length >= MAX_BUFFERED_EVENTS) {
-      overflowed = true;
-      void finish();
+class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, DeliveryWatcher {
+  private readonly queue: T[] = [];
+  /** Resolves the next() that waits for an event (or for the end). */
+  private waiting: ((result: Promise<IteratorResult<U>>) => void) | undefined;
+  private done = false;
+  private overflowed = false;
+  private released: Promise<void> | undefined;
+
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly channel: string,
+    private readonly rules: StreamRules<T, U> | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  onEvent(event: T): void {
+    if (this.done) return;
+    if (this.queue.length >= MAX_BUFFERED_EVENTS) {
+      this.overflowed = true;
+      void this.finish();
       return;
     }
-    queue.push(event);
-    wake?.();
-  });
-  let released: Promise<void> | undefined;
-  const finish = () => {
-    done = true;
-    wake?.();
-    unwatch?.();
-    released ??= unsubscribe();
-    return released;
-  };
-  const iterator: AsyncIterableIterator<T> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      for (;;) {
-        if (queue.length > 0) return { value: queue.shift()!, done: false };
-        if (done) {
-          if (overflowed) throw new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`);
-          return { value: undefined, done: true };
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
+    this.queue.push(event);
+    this.wake();
+  }
+
+  onDeliveryChange(live: boolean): void {
+    const marker = this.rules?.deliveryChanged?.(live);
+    if (marker === undefined || this.done) return;
+    this.queue.push(marker);
+    this.wake();
+  }
+
+  next(): Promise<IteratorResult<U>> {
+    if (this.queue.length > 0 || this.done) return this.take();
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  async return(): Promise<IteratorResult<U>> {
+    this.queue.length = 0;
+    await this.finish();
+    return { value: undefined, done: true };
+  }
+
+  async throw(err?: unknown): Promise<IteratorResult<U>> {
+    this.queue.length = 0;
+    await this.finish();
+    throw err;
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    this.waiting = undefined;
+    waiting(this.take());
+  }
+
+  /** The next event through the rules, the end once the queue is drained after finishing, or a wait. */
+  private async take(): Promise<IteratorResult<U>> {
+    while (this.queue.length > 0) {
+      const event = this.queue.shift()!;
+      const step: StreamStep<U> = this.rules?.step ? await this.rules.step(event) : { emit: event as unknown as U };
+      if ('skip' in step) continue;
+      if (step.end) {
+        this.queue.length = 0;
+        await this.finish();
       }
-    },
-    async return() {
-      queue.length = 0;
-      await finish();
+      if ('emit' in step) return { value: step.emit, done: false };
       return { value: undefined, done: true };
-    },
-    async throw(err) {
-      queue.length = 0;
-      await finish();
-      throw err;
-    },
-  };
-  return iterator;
-}
+    }
+    if (!this.done) return this.next();
+    if (this.overflowed) throw new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`);
+    return { value: undefined, done: true };
+  }
 
-/** What a stream transformation does with one event. */
-export type StreamStep<U> = { emit: U; end?: boolean } | { skip: true } | { end: true };
-
-/**
- * A stream derived event by event from another: each event is emitted
- * (possibly transformed, possibly as the last one), skipped, or ends the
- * stream. Ending, or the client returning it, returns the source (releasing
- * its listener). Hand-written rather than a generator or Repeater: those
- * cannot be returned before their first next() or while awaiting an event, so
- * an early unsubscribe would leak the listener.
- */
-export function transformStream<T, U>(
-  source: AsyncIterator<T>,
-  step: (event: T) => StreamStep<U> | Promise<StreamStep<U>>,
-): AsyncIterableIterator<U> {
-  let ended = false;
-  const end = async () => {
-    ended = true;
-    await source.return?.();
-  };
-  const iterator: AsyncIterableIterator<U> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      while (!ended) {
-        const result = await source.next();
-        if (result.done) break;
-        const next = await step(result.value);
-        if ('skip' in next) continue;
-        if (!('emit' in next)) break;
-        if (next.end) await end();
-        return { value: next.emit, done: false };
-      }
-      await end();
-      return { value: undefined, done: true };
-    },
-    async return() {
-      await end();
-      return { value: undefined, done: true };
-    },
-    async throw(err) {
-      await end();
-      throw err;
-    },
-  };
-  return iterator;
-}
-
-/** A view of an event stream that drops some events and ends after others. */
-export function shapeStream<T>(
-  source: AsyncIterator<T>,
-  rules: { skip?: (event: T) => boolean; endsAfter?: (event: T) => boolean },
-): AsyncIterableIterator<T> {
-  return transformStream<T, T>(source, (event) =>
-    rules.skip?.(event) ? { skip: true } : { emit: event, end: rules.endsAfter?.(event) ?? false },
-  );
-}
-
-/** `source`, calling `onEnded` once when it completes, fails or is returned early. */
-export function onStreamEnd<T>(source: AsyncIterable<T>, onEnded: () => void): AsyncIterableIterator<T> {
-  const inner = source[Symbol.asyncIterator]();
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    onEnded();
-  };
-  const iterator: AsyncIterableIterator<T> = {
-    [Symbol.asyncIterator]: () => iterator,
-    async next() {
-      try {
-        const step = await inner.next();
-        if (step.done) end();
-        return step;
-      } catch (err) {
-        end();
-        throw err;
-      }
-    },
-    async return(value?: unknown) {
-      end();
-      return (await inner.return?.(value)) ?? { done: true, value: undefined };
-    },
-    async throw(err?: unknown) {
-      end();
-      if (inner.throw) return inner.throw(err);
-      throw err;
-    },
-  };
-  return iterator;
+  private finish(): Promise<void> {
+    if (!this.released) {
+      this.done = true;
+      if (this.rules?.deliveryChanged) this.pubsub.unwatchDelivery(this);
+      this.rules?.ended?.();
+      this.released = this.pubsub.unlisten(this.channel, this);
+      // A next() waiting for an event gets the end (or the overflow error) instead.
+      this.wake();
+    }
+    return this.released;
+  }
 }

@@ -2,16 +2,20 @@ import { RedisPubSub } from 'graphql-redis-subscriptions';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createRedis } from './redis-connection.js';
-import type { PubSub, Unsubscribe } from './pubsub.js';
-
+import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
+import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 
 /**
  * Events through Redis with graphql-redis-subscriptions: a publisher and a
  * separate subscriber connection (a subscribed connection can run nothing else).
+ * The engine holds one subscription per channel, however many listeners this
+ * instance has on it; ChannelListeners fans each event out to them.
  */
 export class RedisBackedPubSub implements PubSub {
   private readonly engine: RedisPubSub;
-  private readonly counts = new Map<string, number>();
+  private readonly channels: ChannelListeners;
+  /** The engine's subscription of each channel with a listener here, and how many listen() calls await it. */
+  private readonly subscriptions = new Map<string, { id: Promise<number>; joining: number }>();
 
   constructor(
     readonly publisher: Redis,
@@ -19,7 +23,9 @@ export class RedisBackedPubSub implements PubSub {
     private readonly logger: Logger,
     /** Namespaces channels, so deployments (or test runs) sharing one Redis never hear each other. */
     private readonly prefix: string,
+    private readonly meter: PubSubMeter,
   ) {
+    this.channels = new ChannelListeners(logger, meter);
     // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises; while
     // Redis is down (or during shutdown) those reject and would be unhandled rejections. Observe them here.
     for (const method of ['unsubscribe', 'punsubscribe'] as const) {
@@ -49,56 +55,71 @@ export class RedisBackedPubSub implements PubSub {
     });
   }
 
-  static connect(url: string, logger: Logger, prefix: string): RedisBackedPubSub {
+  static connect(url: string, logger: Logger, prefix: string, meter: PubSubMeter): RedisBackedPubSub {
     return new RedisBackedPubSub(
       createRedis(url, logger, 'publisher', { commandTimeoutMs: 1000 }),
       // No command timeout: a subscribed connection waits for messages by design.
       createRedis(url, logger, 'subscriber'),
       logger,
       `${prefix}events:`,
+      meter,
     );
   }
 
   async publish(channel: string, event: unknown): Promise<void> {
     await this.engine.publish(this.prefix + channel, event);
+    this.meter.eventPublished(channelKind(channel));
   }
 
-  async listen<T>(channel: string, onEvent: (event: T) => void): Promise<Unsubscribe> {
-    const id = await this.engine.subscribe(this.prefix + channel, (event: T) => {
-      try {
-        onEvent(event);
-      } catch (err) {
-        this.logger.error({ err, channel }, 'pub/sub listener failed');
-      }
-    });
-    this.counts.set(channel, (this.counts.get(channel) ?? 0) + 1);
-    let done = false;
-    return async () => {
-      if (done) return;
-      done = true;
-      this.counts.set(channel, (this.counts.get(channel) ?? 1) - 1);
-      if (this.counts.get(channel) === 0) this.counts.delete(channel);
-      this.engine.unsubscribe(id);
-    };
+  async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
+    let subscription = this.subscriptions.get(channel);
+    if (!subscription) {
+      const id = this.engine.subscribe(this.prefix + channel, (event: unknown) => this.channels.deliver(channel, event));
+      subscription = { id, joining: 0 };
+      this.subscriptions.set(channel, subscription);
+    }
+    // Counted while awaited, so the channel's last listener leaving meanwhile does not unsubscribe it under us.
+    subscription.joining += 1;
+    try {
+      await subscription.id;
+    } catch (err) {
+      // Refused (Redis down): a later listen() subscribes afresh.
+      if (this.subscriptions.get(channel) === subscription) this.subscriptions.delete(channel);
+      throw err;
+    } finally {
+      subscription.joining -= 1;
+    }
+    this.channels.add(channel, listener);
+  }
+
+  async unlisten(channel: string, listener: Listener<unknown>): Promise<void> {
+    if (!this.channels.delete(channel, listener)) return;
+    const subscription = this.subscriptions.get(channel);
+    if (!subscription || subscription.joining > 0) return;
+    this.subscriptions.delete(channel);
+    this.engine.unsubscribe(await subscription.id);
   }
 
   private live = true;
-  private readonly deliveryListeners = new Set<(live: boolean) => void>();
+  private readonly watchers = new Set<DeliveryWatcher>();
 
   private setLive(live: boolean): void {
     if (live === this.live) return;
     this.live = live;
     this.logger.info({ live }, live ? 'pub/sub delivery restored' : 'pub/sub delivery lost');
-    for (const listener of this.deliveryListeners) listener(live);
+    for (const watcher of this.watchers) watcher.onDeliveryChange(live);
   }
 
-  onDeliveryChange(listener: (live: boolean) => void): () => void {
-    this.deliveryListeners.add(listener);
-    return () => this.deliveryListeners.delete(listener);
+  watchDelivery(watcher: DeliveryWatcher): void {
+    this.watchers.add(watcher);
+  }
+
+  unwatchDelivery(watcher: DeliveryWatcher): void {
+    this.watchers.delete(watcher);
   }
 
   listeners(channel: string): number {
-    return this.counts.get(channel) ?? 0;
+    return this.channels.count(channel);
   }
 
   async ping(): Promise<void> {

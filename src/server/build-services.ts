@@ -11,7 +11,6 @@ import { migrate } from '../db/cassandra/migrate.js';
 import { createStores } from '../db/stores.js';
 import { RevocationStore } from '../db/accounts/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
-import { meteredPubSub } from '../pubsub/metered.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../rate-limiter.js';
@@ -46,14 +45,14 @@ export async function buildServices(
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;
   if (config.redisUrl) {
-    const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix);
-    pubsub = meteredPubSub(redisPubSub, metrics);
+    const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix, metrics);
+    pubsub = redisPubSub;
     rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);
   } else {
-    pubsub = meteredPubSub(new InProcessPubSub(logger), metrics);
+    pubsub = new InProcessPubSub(logger, metrics);
     rateLimiter = new MemoryRateLimiter();
   }
-  pubsub.onDeliveryChange((live) => live || metrics.deliveryLost());
+  pubsub.watchDelivery({ onDeliveryChange: (live) => live || metrics.deliveryLost() });
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
   const { passwordHashConcurrency, passwordHashQueue } = config.auth;

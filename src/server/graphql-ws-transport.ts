@@ -15,7 +15,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
-import type { WebSocket, WebSocketServer } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
 const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
@@ -25,18 +25,25 @@ const SLOW_CLOSE_GRACE_MS = 1_000;
 
 export const SLOW_CONSUMER_CLOSE = 4413;
 
-export interface TransportOptions {
+export interface TransportOptions<E> {
   logger: Logger;
   /** Unsent bytes one socket may hold before it is closed with SLOW_CONSUMER_CLOSE. */
   maxBufferedBytes: number;
-  /** Ping interval; a socket that does not answer within it is cut. */
+  /** Ping interval; a socket that has not answered a ping by the next one is cut. */
   keepAliveMs?: number;
   onSlowConsumer?: (bufferedBytes: number) => void;
+  /**
+   * What graphql-ws's ctx.extra holds besides the socket, read from the
+   * upgrade request once: the request itself (headers and all) is not kept
+   * for the connection's life.
+   */
+  extra: (request: IncomingMessage) => E;
+  /** Called once a socket has closed, with its extra. */
+  closed?: (extra: E & Extra) => void;
 }
 
 export interface Extra {
   socket: WebSocket;
-  request: IncomingMessage;
 }
 
 export interface Transport {
@@ -47,75 +54,119 @@ export interface Transport {
 export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
   wss: WebSocketServer,
   options: ServerOptions<Record<string, unknown>, E & Extra>,
-  transport: TransportOptions,
+  transport: TransportOptions<E>,
 ): Transport {
   const server = makeServer(options);
-  const { logger, maxBufferedBytes, keepAliveMs = 12_000 } = transport;
+  const { logger, keepAliveMs = 12_000 } = transport;
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => logger.error({ err }, 'WebSocket server error'));
 
-  wss.on('connection', (socket, request) => {
-    // ws reports a client's oversized or malformed frame as a socket error and closes it itself (1009, 1002).
-    socket.on('error', (err) => logger.info({ err: err.message }, 'WebSocket client error'));
-    let slowTimer: NodeJS.Timeout | undefined;
-    const closeSlow = () => {
-      if (slowTimer) return;
-      transport.onSlowConsumer?.(socket.bufferedAmount);
-      logger.warn({ bufferedBytes: socket.bufferedAmount }, 'WebSocket closed: its client fell too far behind');
-      socket.close(SLOW_CONSUMER_CLOSE, 'Too far behind: reconnect and catch up');
-      slowTimer = setTimeout(() => socket.terminate(), SLOW_CLOSE_GRACE_MS);
-    };
-
-    let pongWait: NodeJS.Timeout | undefined;
-    const keepAlive = setInterval(() => {
-      if (socket.readyState !== socket.OPEN) return;
-      pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
-      socket.once('pong', () => clearTimeout(pongWait));
+  // Each socket's state is a Connection; its listeners are these functions, shared by every socket
+  // (ws calls them with the socket as `this`), rather than closures made per socket.
+  const connections = new WeakMap<WebSocket, Connection<E>>();
+  const unanswered = new Set<WebSocket>();
+  // ws reports a client's oversized or malformed frame as a socket error and closes it itself (1009, 1002).
+  const onError = (err: Error) => logger.info({ err: err.message }, 'WebSocket client error');
+  function onMessage(this: WebSocket, raw: RawData) {
+    connections.get(this)?.receive(String(raw));
+  }
+  function onPong(this: WebSocket) {
+    unanswered.delete(this);
+  }
+  function onClose(this: WebSocket, code: number, reason: Buffer) {
+    unanswered.delete(this);
+    connections.get(this)?.ended(code, String(reason));
+    connections.delete(this);
+  }
+  // One timer pings every socket; one that has not answered the previous ping by now is cut.
+  const keepAlive = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (socket.readyState !== socket.OPEN) continue;
+      if (unanswered.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      unanswered.add(socket);
       socket.ping();
-    }, keepAliveMs);
+    }
+  }, keepAliveMs).unref();
 
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: async (data) => {
-          if (socket.readyState !== socket.OPEN || slowTimer) return;
-          if (socket.bufferedAmount + Buffer.byteLength(data) > maxBufferedBytes) return closeSlow();
-          socket.send(data, (err) => err && logger.debug({ err: err.message }, 'WebSocket send failed'));
-        },
-        close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on('message', async (raw) => {
-            const data = String(raw);
-            const type = messageType(data);
-            if (type !== undefined && !CLIENT_MESSAGE_TYPES.has(type)) {
-              socket.close(CloseCode.BadRequest, `Bad request: clients do not send "${type}" messages`.slice(0, 120));
-              return;
-            }
-            try {
-              await handle(data);
-            } catch (err) {
-              logger.error({ err }, 'graphql-ws message handling failed');
-              socket.close(CloseCode.InternalServerError, 'Internal server error');
-            }
-          }),
-      },
-      { socket, request } as E & Extra,
-    );
-
-    socket.once('close', (code, reason) => {
-      clearInterval(keepAlive);
-      clearTimeout(pongWait);
-      clearTimeout(slowTimer);
-      void closed(code, String(reason));
-    });
+  wss.on('connection', (socket, request) => {
+    socket.on('error', onError);
+    socket.on('message', onMessage);
+    socket.on('pong', onPong);
+    socket.on('close', onClose);
+    const connection = new Connection(socket, transport, { socket, ...transport.extra(request) } as E & Extra);
+    connections.set(socket, connection);
+    connection.closed = server.opened(connection, connection.extra);
   });
 
   return {
     async dispose() {
+      clearInterval(keepAlive);
       for (const client of wss.clients) client.close(1001, 'Server shutting down');
       await new Promise<void>((resolve, reject) => wss.close((err) => (err ? reject(err) : resolve())));
     },
   };
+}
+
+/** One socket as graphql-ws drives it (protocol, send, close, onMessage), with the rules above. */
+class Connection<E> {
+  readonly protocol: string;
+  /** graphql-ws's handler of this socket's messages, and what to call once the socket has closed. */
+  private handle: ((data: string) => Promise<void>) | undefined;
+  closed: ((code: number, reason: string) => Promise<void>) | undefined;
+  private slowTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly transport: TransportOptions<E>,
+    readonly extra: E & Extra,
+  ) {
+    this.protocol = socket.protocol;
+  }
+
+  async send(data: string): Promise<void> {
+    const { socket, transport } = this;
+    if (socket.readyState !== socket.OPEN || this.slowTimer) return;
+    if (socket.bufferedAmount + Buffer.byteLength(data) > transport.maxBufferedBytes) return this.closeSlow();
+    socket.send(data, (err) => err && transport.logger.debug({ err: err.message }, 'WebSocket send failed'));
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  onMessage(handle: (data: string) => Promise<void>): void {
+    this.handle = handle;
+  }
+
+  receive(data: string): void {
+    const type = messageType(data);
+    if (type !== undefined && !CLIENT_MESSAGE_TYPES.has(type)) {
+      this.socket.close(CloseCode.BadRequest, `Bad request: clients do not send "${type}" messages`.slice(0, 120));
+      return;
+    }
+    // Not awaited: handling a subscribe message lasts as long as its subscription.
+    this.handle?.(data).catch((err: unknown) => {
+      this.transport.logger.error({ err }, 'graphql-ws message handling failed');
+      this.socket.close(CloseCode.InternalServerError, 'Internal server error');
+    });
+  }
+
+  ended(code: number, reason: string): void {
+    clearTimeout(this.slowTimer);
+    this.transport.closed?.(this.extra);
+    void this.closed?.(code, reason);
+  }
+
+  private closeSlow(): void {
+    const { socket, transport } = this;
+    transport.onSlowConsumer?.(socket.bufferedAmount);
+    transport.logger.warn({ bufferedBytes: socket.bufferedAmount }, 'WebSocket closed: its client fell too far behind');
+    socket.close(SLOW_CONSUMER_CLOSE, 'Too far behind: reconnect and catch up');
+    this.slowTimer = setTimeout(() => socket.terminate(), SLOW_CLOSE_GRACE_MS);
+  }
 }
 
 /** The `type` of a message, if it is a JSON object with a string type (anything else graphql-ws refuses itself). */

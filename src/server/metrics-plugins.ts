@@ -1,12 +1,13 @@
 /**
  * The Yoga plugins that feed the instance's Metrics (src/server/metrics.ts):
  * @graphql-yoga/plugin-prometheus for operations by name and type with their
- * durations, and our own hooks for errors by code and live subscriptions.
+ * durations, and our own hooks for errors by code (live subscriptions are
+ * counted by src/server/live-subscriptions.ts).
  */
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import type { DocumentNode, ExecutionResult } from 'graphql';
-import { METRICS_PATH, operationOf, type Metrics, type Transport } from './metrics.js';
+import { METRICS_PATH, operationOf, type Metrics } from './metrics.js';
 
 /**
  * The Yoga plugins behind the metrics: none when they are off (then /metrics
@@ -98,6 +99,12 @@ function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
   const typeOf = (document: DocumentNode, context: unknown) => operationOf(document, context)?.operation ?? 'unknown';
   const countResult = (result: unknown, operationType: string) =>
     metrics.countErrors((result as ExecutionResult | undefined)?.errors, operationType);
+  const eachSubscriptionResult = { onNext: ({ result }: { result: unknown }) => countResult(result, 'subscription') };
+  const subscriptionHooks = {
+    onSubscribeResult: ({ result }: { result: unknown }) =>
+      isAsyncIterable(result) ? eachSubscriptionResult : countResult(result, 'subscription'),
+    onSubscribeError: ({ error }: { error: unknown }) => metrics.countErrors([error], 'subscription'),
+  };
   return {
     onRequest({ url, request, fetchAPI, endResponse }) {
       if (url.pathname !== METRICS_PATH) return undefined;
@@ -134,15 +141,8 @@ function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
         },
       };
     },
-    onSubscribe: ({ args }) => ({
-      onSubscribeResult: ({ result, setResult }) => {
-        if (!isAsyncIterable(result)) return countResult(result, 'subscription');
-        const transport: Transport = (args.contextValue as { ws?: unknown }).ws ? 'ws' : 'http';
-        setResult(metrics.trackSubscription(result, transport));
-        return { onNext: ({ result }) => countResult(result, 'subscription') };
-      },
-      onSubscribeError: ({ error }) => metrics.countErrors([error], 'subscription'),
-    }),
+    // The same hooks for every subscription: envelop keeps what these return for the stream's life.
+    onSubscribe: () => subscriptionHooks,
   };
 }
 

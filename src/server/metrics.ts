@@ -15,7 +15,6 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import cassandra from 'cassandra-driver';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { onStreamEnd } from '../pubsub/pubsub.js';
 import type { MetricsConfig } from '../config.js';
 import { maskedCode } from './error-masking.js';
 
@@ -151,10 +150,13 @@ export class Metrics {
   }
 
   /** Counts a WebSocket as open until it closes. */
-  trackWebSocket(socket: { once(event: 'close', listener: () => void): unknown }): void {
+  trackWebSocket(socket: { on(event: 'close', listener: () => void): unknown }): void {
     this.webSocketsOpen.inc();
-    socket.once('close', () => this.webSocketsOpen.dec());
+    // 'close' is emitted once: one listener function serves every socket, rather than a closure each.
+    socket.on('close', this.webSocketClosed);
   }
+
+  private readonly webSocketClosed = () => this.webSocketsOpen.dec();
 
   /** The driver's request tracker (client option `requestTracker`), or none when metrics are off. */
   cassandraRequestTracker(): cassandra.tracker.RequestTracker | undefined {
@@ -168,10 +170,13 @@ export class Metrics {
     }
   }
 
-  /** Counts a subscription as active until its stream ends, however it ends. */
-  trackSubscription<T>(stream: AsyncIterable<T>, transport: Transport): AsyncIterableIterator<T> {
+  /** A subscription is active from here until subscriptionEnded (src/server/live-subscriptions.ts calls both). */
+  subscriptionStarted(transport: Transport): void {
     this.subscriptionsActive.inc({ transport });
-    return onStreamEnd(stream, () => this.subscriptionsActive.dec({ transport }));
+  }
+
+  subscriptionEnded(transport: Transport): void {
+    this.subscriptionsActive.dec({ transport });
   }
 
   /**

@@ -18,6 +18,7 @@ import type { Context } from '../context.js';
 import { mask, maskError } from './error-masking.js';
 import { allowsUpgrade, originPolicy } from './cors.js';
 import { requestIdFor } from './request-id.js';
+import { clientAddress } from './client-address.js';
 import { runInRequestScope } from './request-scope.js';
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
@@ -37,14 +38,19 @@ export const WS_CLOSE = {
   BAD_REQUEST: 4400,
 } as const;
 
+/** Where a client may put its token in connection_init's payload. */
+const TOKEN_PARAMS = ['authorization', 'Authorization', 'token'] as const;
+
 type SocketExtra = {
   /** The session the connection authenticated with (connectionParams), or null. */
   wsSession?: Session | null;
-  /** Tokens (by jti) whose revocation or expiry closes this socket. */
-  watchedJtis?: Set<string>;
+  /** Tokens (by jti) whose revocation or expiry closes this socket: one, or a few. */
+  watchedJtis: string[];
   /** The connection's id (a trusted proxy's x-request-id on the upgrade, or a new one); operations extend it. */
-  connectionId?: string;
-  operations?: number;
+  connectionId: string;
+  /** Where the upgrade request came from (see clientAddress): each operation's context carries it. */
+  clientAddress: string;
+  operations: number;
 };
 
 function inOperationScope<T>(args: ExecutionArgs, run: () => T): T {
@@ -83,23 +89,37 @@ export function attachWebSockets(
   });
   wss.on('connection', (socket) => svc.metrics.trackWebSocket(socket));
   const maskAndLog = maskError(svc.logger);
-  const socketsByJti = new Map<string, Set<WebSocket>>();
+  /** The open sockets of each watched token, and its expiry timer (one per token, however many sockets carry it). */
+  const byJti = new Map<string, { sockets: Set<WebSocket>; stopTimer: () => void }>();
   const unwatch = svc.revocations.onRevoke((jti) => {
-    for (const socket of socketsByJti.get(jti) ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
+    for (const socket of byJti.get(jti)?.sockets ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
   });
   /** Closes the socket when the session's token is revoked anywhere or expires: no socket outlives its token. */
-  function watchSession(socket: WebSocket, session: Session, watched: Set<string>): void {
-    if (watched.has(session.jti)) return;
-    watched.add(session.jti);
-    const set = socketsByJti.get(session.jti) ?? new Set();
-    set.add(socket);
-    socketsByJti.set(session.jti, set);
-    const stopTimer = atTime(session.expiresAt, () => socket.close(WS_CLOSE.TOKEN_EXPIRED, 'Token expired: refresh it and reconnect'));
-    socket.once('close', () => {
-      stopTimer();
-      set.delete(socket);
-      if (set.size === 0) socketsByJti.delete(session.jti);
-    });
+  function watchSession(extra: SocketExtra & { socket: WebSocket }, session: Session): void {
+    if (extra.watchedJtis.includes(session.jti)) return;
+    extra.watchedJtis.push(session.jti);
+    const watched = byJti.get(session.jti);
+    if (watched) {
+      watched.sockets.add(extra.socket);
+      return;
+    }
+    const sockets = new Set([extra.socket]);
+    const expire = () => {
+      for (const socket of sockets) socket.close(WS_CLOSE.TOKEN_EXPIRED, 'Token expired: refresh it and reconnect');
+    };
+    // Registered before the timer is armed: a token already expired closes the socket at once.
+    const entry = { sockets, stopTimer: () => {} };
+    byJti.set(session.jti, entry);
+    entry.stopTimer = atTime(session.expiresAt, expire);
+  }
+  /** A closed socket leaves its tokens' sets; a token no open socket carries is no longer watched. */
+  function unwatchSessions(extra: SocketExtra & { socket: WebSocket }): void {
+    for (const jti of extra.watchedJtis) {
+      const watched = byJti.get(jti);
+      if (!watched?.sockets.delete(extra.socket) || watched.sockets.size > 0) continue;
+      watched.stopTimer();
+      byJti.delete(jti);
+    }
   }
 
   function closeRefused(socket: WebSocket, err: unknown): void {
@@ -126,13 +146,13 @@ export function attachWebSockets(
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
-        ctx.extra.watchedJtis = new Set();
-        ctx.extra.connectionId = requestIdFor(ctx.extra.request, svc.config.trustProxy);
-        ctx.extra.operations = 0;
+        // graphql-ws keeps the connection_init payload for the connection's life; the token need not stay
+        // in memory (or in a heap dump) that long: the session it proves does.
+        for (const key of TOKEN_PARAMS) delete (params as Record<string, unknown>)[key];
         try {
           const session = await authenticate(svc, token);
           ctx.extra.wsSession = session;
-          if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis);
+          if (session) watchSession(ctx.extra, session);
           return true;
         } catch (err) {
           closeRefused(ctx.extra.socket, err);
@@ -141,7 +161,7 @@ export function attachWebSockets(
       },
       onSubscribe: (ctx, _id, payload) => {
         // Each operation is a request of its own: its id extends the connection's.
-        ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
+        ctx.extra.operations += 1;
         const requestId = `${ctx.extra.connectionId}.${ctx.extra.operations}`;
         return runInRequestScope({ requestId }, async () => {
           try {
@@ -179,11 +199,10 @@ export function attachWebSockets(
               setImmediate(() => closeRefused(ctx.extra.socket, err));
               return [err as GraphQLError];
             }
-            if (session) watchSession(ctx.extra.socket, session, ctx.extra.watchedJtis ?? new Set());
+            if (session) watchSession(ctx.extra, session);
           }
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            req: ctx.extra.request,
-            ws: { session, requestId },
+            ws: { session, requestId, clientAddress: ctx.extra.clientAddress },
             params: payload,
           } as ServerContext & { params: unknown });
           let document;
@@ -193,6 +212,9 @@ export function attachWebSockets(
           } catch (err) {
             return [maskAndLog(err instanceof GraphQLError ? err : new GraphQLError('Syntax error'))] as GraphQLError[];
           }
+          // graphql-ws keeps the subscribe message for the operation's life (hours, for a subscription). Its
+          // query text is the bulk of it and is read by nothing after this parse (Yoga's cache shares the document).
+          (payload as { query: string }).query = '';
           // Validation errors are logged by the validate hook; here they only get their codes.
           const errors = validate(schema, document);
           if (errors.length > 0) return errors.map(mask) as GraphQLError[];
@@ -207,7 +229,18 @@ export function attachWebSockets(
         }
       },
     },
-    { logger: svc.logger, maxBufferedBytes: svc.config.wsMaxBufferedBytes, onSlowConsumer: () => svc.metrics.slowConsumerClosed() },
+    {
+      logger: svc.logger,
+      maxBufferedBytes: svc.config.wsMaxBufferedBytes,
+      onSlowConsumer: () => svc.metrics.slowConsumerClosed(),
+      closed: unwatchSessions,
+      extra: (request) => ({
+        watchedJtis: [],
+        connectionId: requestIdFor(request, svc.config.trustProxy),
+        clientAddress: clientAddress(request, svc.config.trustProxy),
+        operations: 0,
+      }),
+    },
   );
   return {
     async dispose() {

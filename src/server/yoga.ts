@@ -11,7 +11,6 @@ import { buildContext, type Context } from '../context.js';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
 import { authenticate, bearerToken } from '../auth/authenticate.js';
-import { endWithSession } from '../auth/live-session.js';
 import { schema } from '../schema/index.js';
 import { clientAddress } from './client-address.js';
 import { corsFor, originPolicy } from './cors.js';
@@ -19,6 +18,7 @@ import { graphiqlOptions } from './graphiql.js';
 import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { useMetrics } from './metrics-plugins.js';
+import { useLiveSubscriptions } from './live-subscriptions.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
@@ -57,14 +57,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useValidationErrorLog(logger),
     useRequestParseErrors(),
     useTrustedDocuments(trusted),
-    {
-      // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport.
-      onSubscribe: ({ args }) => ({
-        onSubscribeResult: ({ result, setResult }) => {
-          if (Symbol.asyncIterator in result) setResult(endWithSession(result, args.contextValue as unknown as Context));
-        },
-      }),
-    },
+    // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
+    useLiveSubscriptions(svc.metrics),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 
@@ -82,9 +76,10 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     maxRequestBodySize: MAX_REQUEST_BYTES,
     maskedErrors: { maskError: maskError(logger) },
     context: async ({ req, ws }) => {
-      const session = ws ? ws.session : await httpSession(svc, req);
-      const requestId = ws?.requestId ?? currentRequestScope()?.requestId ?? randomUUID();
-      return buildContext(svc, session, clientAddress(req, config.trustProxy), requestId);
+      if (ws) return buildContext(svc, ws.session, ws.clientAddress, ws.requestId);
+      const session = await httpSession(svc, req!);
+      const requestId = currentRequestScope()?.requestId ?? randomUUID();
+      return buildContext(svc, session, clientAddress(req!, config.trustProxy), requestId);
     },
     plugins,
   });

@@ -9,7 +9,7 @@ import { refreshLoaders, type Context } from '../../context.js';
 import { BigDecimal } from '../../db/cassandra/client.js';
 import type { ItemRecord } from '../../db/marketplace/items.js';
 import { AppError, ErrorCode, notFound } from '../../errors.js';
-import { eventStream, onStreamEnd, shapeStream, type PubSub } from '../../pubsub/pubsub.js';
+import { eventStream, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
 import type { Clock } from '../../services.js';
 import { requireViewer } from '../shared/guards.js';
 import { parseId } from './ids.js';
@@ -59,7 +59,8 @@ export async function subscribeItem(ctx: Context, rawId: string): Promise<AsyncI
   requireViewer(ctx);
   const id = parseId('itemId', rawId);
   const { pubsub, stores, clock } = ctx.services;
-  const stream = await eventStream<ItemEvent>(pubsub, itemChannel(id));
+  const sale = new SaleUpdates();
+  const stream = await eventStream(pubsub, itemChannel(id), sale);
   // Read once the stream is live, so a sale that finishes the item is either seen here or delivered.
   let item: ItemRecord | undefined;
   try {
@@ -70,31 +71,37 @@ export async function subscribeItem(ctx: Context, rawId: string): Promise<AsyncI
     await stream.return?.();
     throw err;
   }
-  return endsAt(newestUntilSoldOut(stream), item.endDate, clock);
+  sale.endAt(item.endDate, clock, stream);
+  return stream;
 }
 
 /**
- * Two completions can publish out of order (each read the item after its own
- * bind). Stock only goes down, so an event with no less stock than the last
- * one delivered is stale or a repeat (recovery completing again): dropped.
- * The event that sells the item out is the last.
+ * The rules of an itemUpdated stream. Two completions can publish out of
+ * order (each read the item after its own bind). Stock only goes down, so an
+ * event with no less stock than the last one delivered is stale or a repeat
+ * (recovery completing again): dropped. The event that sells the item out is
+ * the last; the stream also ends at the sale's end date.
  */
-function newestUntilSoldOut(stream: AsyncIterableIterator<ItemEvent>): AsyncIterableIterator<ItemEvent> {
-  let lowest = Number.POSITIVE_INFINITY;
-  return shapeStream(stream, {
-    skip: (event) => {
-      if (event.availableUnits >= lowest) return true;
-      lowest = event.availableUnits;
-      return false;
-    },
-    endsAfter: (event) => event.auctionFinished,
-  });
-}
+class SaleUpdates implements StreamRules<ItemEvent, ItemEvent> {
+  private lowest = Number.POSITIVE_INFINITY;
+  private over = false;
+  private cancelTimer: (() => void) | undefined;
 
-/** Ends the stream at `end` (by the injectable clock), clearing its timer however it ends. */
-function endsAt<T>(stream: AsyncIterableIterator<T>, end: Date, clock: Clock): AsyncIterableIterator<T> {
-  const cancel = atTime(end, () => void stream.return?.(), clock);
-  return onStreamEnd(stream, cancel);
+  step(event: ItemEvent): StreamStep<ItemEvent> {
+    if (event.availableUnits >= this.lowest) return { skip: true };
+    this.lowest = event.availableUnits;
+    return { emit: event, end: event.auctionFinished };
+  }
+
+  /** Ends the stream at `end` (by the injectable clock); the timer is cleared however the stream ends. */
+  endAt(end: Date, clock: Clock, stream: AsyncIterator<ItemEvent>): void {
+    if (!this.over) this.cancelTimer = atTime(end, () => void stream.return?.(), clock);
+  }
+
+  ended(): void {
+    this.over = true;
+    this.cancelTimer?.();
+  }
 }
 
 export function itemFromEvent(ctx: Context, event: ItemEvent): ItemView {

@@ -9,15 +9,42 @@
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../errors.js';
-import { isFresh } from './feed.js';
+import { isFresh, type FeedAccess } from './feed.js';
 import { isParticipant } from './access.js';
 
-/** Why `login` may no longer follow the room `followed` (as it was when subscribing), or null while they may. */
-export function accessEnded(followed: RoomRecord, current: RoomRecord | undefined, login: string): AppError | null {
+/** Why `login` may no longer follow the room created at `followedCreatedAt`, or null while they may. */
+export function accessEnded(followedCreatedAt: number, current: RoomRecord | undefined, login: string): AppError | null {
   // Gone, or the name now belongs to another room: the one followed was deleted.
-  if (!current || current.createdAt.getTime() !== followed.createdAt.getTime()) return notFound('Room');
+  if (!current || current.createdAt.getTime() !== followedCreatedAt) return notFound('Room');
   if (!isParticipant(current, login)) return forbidden('You no longer take part in this room');
   return null;
+}
+
+/**
+ * A subscriber's access to the room they follow. It keeps the room's name and
+ * creation time, not the row read when subscribing (participants and all):
+ * the subscription holds this for hours.
+ */
+export class FollowedRoom implements FeedAccess {
+  private readonly name: string;
+  private readonly createdAt: number;
+
+  constructor(
+    private readonly services: Pick<Services, 'stores' | 'rooms'>,
+    followed: RoomRecord,
+    private readonly login: string,
+  ) {
+    this.name = followed.name;
+    this.createdAt = followed.createdAt.getTime();
+  }
+
+  async now(): Promise<AppError | null> {
+    return accessEnded(this.createdAt, await this.services.stores.rooms.byName(this.name), this.login);
+  }
+
+  async recent(): Promise<AppError | null> {
+    return accessEnded(this.createdAt, await this.services.rooms.recentReads.get(this.name), this.login);
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { maxTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { encodeHistoryCursor } from '../../pagination.js';
 import type { Config } from '../../config.js';
-import { eventStream, shapeStream, transformStream, type PubSub } from '../../pubsub/pubsub.js';
+import { eventStream, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
 import type { Clock } from '../../services.js';
 import { Limits } from '../../limits.js';
@@ -109,7 +109,7 @@ export interface FeedAccess {
  * A subscriber's view of a room's channel: skips its own typing, and ends
  * after the room is deleted or after the subscriber leaves it (that event is
  * still delivered, so the client knows why the stream ended). Those events can
- * be lost on the way, so delivery re-checks access too (see recheckedStream).
+ * be lost on the way, so delivery re-checks access too (see RoomFeed.recheck).
  */
 export async function roomEventStream(
   services: { pubsub: PubSub; clock: Clock; logger: Logger; config: Config },
@@ -117,11 +117,8 @@ export async function roomEventStream(
   login: string,
   access: FeedAccess,
 ): Promise<AsyncIterableIterator<FeedItem>> {
-  const settleMs = catchUpSettleMs(services.config.cassandra.requestTimeoutMs);
-  const events = await eventStream<RoomEvent | FeedInterrupted>(services.pubsub, roomChannel(roomName), {
-    clock: services.clock,
-    event: (lostAt) => ({ kind: 'FeedInterrupted', roomName, resumeCursor: catchUpCursorBefore(lostAt, settleMs) }),
-  });
+  const feed = new RoomFeed(services, roomName, login, access);
+  const events = await eventStream(services.pubsub, roomChannel(roomName), feed);
   // Checked again now that the stream is live: a leave or delete that
   // committed before this point is seen here, any later one arrives as an event.
   let denied: AppError | null;
@@ -135,20 +132,8 @@ export async function roomEventStream(
     await events.return?.();
     throw denied;
   }
-  const isFinal = (event: RoomEvent | FeedInterrupted) =>
-    event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === login);
-  const shaped = shapeStream(events, {
-    skip: (event) => event.kind === 'TypingStarted' && event.user.login === login,
-    endsAfter: isFinal,
-  });
-  return recheckedStream(shaped, {
-    clock: services.clock,
-    // The events that end the stream anyway are delivered as they are.
-    needsCheck: (event) => !isFinal(event),
-    check: access.recent,
-    onCheckFailed: (err) => services.logger.warn({ err, roomName }, 'room access re-check failed; delivering'),
-    ended: (error) => ({ kind: 'AccessEnded', roomName, error }),
-  });
+  feed.checkedAt = services.clock.now().getTime();
+  return events;
 }
 
 /** A catch-up (`messages(before:)`) cursor for everything that may have committed after `at`. */
@@ -163,35 +148,68 @@ export function isFresh(at: number, now: number): boolean {
 }
 
 /**
- * Re-checks access when an event is about to be delivered, at most once per
- * Limits.room.participationRecheckMs since the last check (by the services'
- * clock). When access has ended, the stream yields `ended(error)` instead of
- * the event and stops. A check that fails (the database unreachable) lets the
- * event through and is tried again on the next one: a blip must not cut every
- * subscription. Built on transformStream, which releases the source on an early unsubscribe.
+ * The rules of one roomEvents stream, held for the subscription's life: a
+ * few fields, where a chain of stream wrappers and closures per rule cost
+ * several times as much per idle subscriber.
  */
-function recheckedStream(
-  source: AsyncIterableIterator<RoomEvent | FeedInterrupted>,
-  opts: {
-    clock: Clock;
-    needsCheck: (event: RoomEvent | FeedInterrupted) => boolean;
-    check: () => Promise<AppError | null>;
-    onCheckFailed: (err: unknown) => void;
-    ended: (error: AppError) => AccessEnded;
-  },
-): AsyncIterableIterator<FeedItem> {
-  // The stream was created right after a fresh check.
-  let checkedAt = opts.clock.now().getTime();
-  return transformStream<RoomEvent | FeedInterrupted, FeedItem>(source, async (event) => {
-    const now = opts.clock.now().getTime();
-    if (!opts.needsCheck(event) || isFresh(checkedAt, now)) return { emit: event };
+class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
+  /** When access was last checked (by the clock): the stream starts right after a fresh check. */
+  checkedAt: number;
+  /** When pub/sub delivery dropped, while it is down. */
+  private lostAt: Date | undefined;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly settleMs: number;
+
+  constructor(
+    services: { clock: Clock; logger: Logger; config: Config },
+    private readonly roomName: string,
+    private readonly login: string,
+    private readonly access: FeedAccess,
+  ) {
+    this.clock = services.clock;
+    this.logger = services.logger;
+    this.settleMs = catchUpSettleMs(services.config.cassandra.requestTimeoutMs);
+    this.checkedAt = this.clock.now().getTime();
+  }
+
+  /** Once delivery is back after an interruption, the marker telling the subscriber to catch up. */
+  deliveryChanged(live: boolean): FeedInterrupted | undefined {
+    if (!live) {
+      this.lostAt ??= this.clock.now();
+      return undefined;
+    }
+    const lostAt = this.lostAt;
+    this.lostAt = undefined;
+    return lostAt && { kind: 'FeedInterrupted', roomName: this.roomName, resumeCursor: catchUpCursorBefore(lostAt, this.settleMs) };
+  }
+
+  step(event: RoomEvent | FeedInterrupted): StreamStep<FeedItem> | Promise<StreamStep<FeedItem>> {
+    if (event.kind === 'TypingStarted' && event.user.login === this.login) return { skip: true };
+    // The events that end the stream anyway are delivered as they are.
+    if (event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === this.login)) {
+      return { emit: event, end: true };
+    }
+    const now = this.clock.now().getTime();
+    return isFresh(this.checkedAt, now) ? { emit: event } : this.recheck(event, now);
+  }
+
+  /**
+   * Re-checks access when an event is about to be delivered, at most once per
+   * Limits.room.participationRecheckMs since the last check (by the services'
+   * clock). When access has ended, the stream yields AccessEnded instead of
+   * the event and stops. A check that fails (the database unreachable) lets the
+   * event through and is tried again on the next one: a blip must not cut every
+   * subscription.
+   */
+  private async recheck(event: RoomEvent | FeedInterrupted, now: number): Promise<StreamStep<FeedItem>> {
     let denied: AppError | null = null;
     try {
-      denied = await opts.check();
-      checkedAt = now;
+      denied = await this.access.recent();
+      this.checkedAt = now;
     } catch (err) {
-      opts.onCheckFailed(err);
+      this.logger.warn({ err, roomName: this.roomName }, 'room access re-check failed; delivering');
     }
-    return denied ? { emit: opts.ended(denied), end: true } : { emit: event };
-  });
+    return denied ? { emit: { kind: 'AccessEnded', roomName: this.roomName, error: denied }, end: true } : { emit: event };
+  }
 }

@@ -3,7 +3,7 @@ import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
-import { accessEnded } from './feed-access.js';
+import { FollowedRoom } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './access.js';
 import { validRoomName } from './validation.js';
 
@@ -15,11 +15,7 @@ export async function subscribeRoomEvents(ctx: Context, rawName: string): Promis
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
   const followed = await requireParticipation(ctx, name);
-  const { stores } = ctx.services;
-  return roomEventStream(ctx.services, name, viewer.login, {
-    now: async () => accessEnded(followed, await stores.rooms.byName(name), viewer.login),
-    recent: async () => accessEnded(followed, await ctx.services.rooms.recentReads.get(name), viewer.login),
-  });
+  return roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login));
 }
 
 /** Each event is resolved with fresh loaders: a subscription lives for hours. The end of access is its error. */
