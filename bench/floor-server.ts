@@ -11,12 +11,10 @@
  * GraphQL contenders get the same variables). Run as a child process by
  * startFloorProcess.
  */
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { buildContext, type Context } from '../src/context.js';
-import { authenticate, bearerToken } from '../src/auth/authenticate.js';
+import type { Context } from '../src/context.js';
 import { AppError } from '../src/errors.js';
 import { login, me } from '../src/resolvers/accounts/accounts.js';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';
@@ -27,7 +25,7 @@ import { conversations } from '../src/resolvers/messenger/inbox.js';
 import { participant } from '../src/resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../src/resolvers/messenger/send.js';
 import { PRODUCTION_ENV } from './scenarios.js';
-import { announceChild, childServices, startChildServer, type ServerProcess } from './server-process.js';
+import { announceChild, childServices, contextFor, startChildServer, type ServerProcess } from './server-process.js';
 import { benchEnv } from './harness.js';
 
 type Variables = Record<string, string>;
@@ -86,9 +84,7 @@ if (process.env.PARLEY_FLOOR_CHILD) {
     try {
       const operation = operations[(req.url ?? '/').slice(1)];
       if (!operation) return void res.writeHead(404).end('{}');
-      const session = await authenticate(services, bearerToken(req.headers.authorization));
-      const ctx = buildContext(services, session, req.socket.remoteAddress ?? '', randomUUID());
-      const data = await operation(ctx, await body(req));
+      const data = await operation(await contextFor(services, req), await body(req));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
     } catch (err) {
       // A refusal is a client error, as Parley's would be a GraphQL error; anything else is the floor's failure.

@@ -7,28 +7,19 @@
  * error masking): what differs is the GraphQL server around the same schema.
  * Both are devDependencies, used by the bench only.
  */
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { buildContext, type Context } from '../src/context.js';
-import { authenticate, bearerToken } from '../src/auth/authenticate.js';
+import type { Context } from '../src/context.js';
 import { schema } from '../src/schema/index.js';
 import type { Services } from '../src/services.js';
 import { PRODUCTION_ENV } from './scenarios.js';
-import { announceChild, childServices, startChildServer, type ServerProcess } from './server-process.js';
+import { announceChild, childServices, contextFor, startChildServer, type ServerProcess } from './server-process.js';
 import { benchEnv } from './harness.js';
 
 export type Peer = 'apollo' | 'mercurius';
 
 export async function startPeerProcess(peer: Peer, env: Record<string, string> = PRODUCTION_ENV): Promise<ServerProcess> {
   return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_PEER_CHILD: peer });
-}
-
-/** Parley's context function, for a request of either peer. */
-async function contextFor(services: Services, req: IncomingMessage): Promise<Context> {
-  const session = await authenticate(services, bearerToken(req.headers.authorization));
-  return buildContext(services, session, req.socket.remoteAddress ?? '', randomUUID());
 }
 
 async function startApollo(services: Services): Promise<string> {

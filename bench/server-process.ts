@@ -5,6 +5,8 @@
  * "READY <url>" once listening and stops on SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
@@ -12,6 +14,8 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { buildServices } from '../src/server/build-services.js';
 import type { Services } from '../src/services.js';
+import { buildContext, type Context } from '../src/context.js';
+import { authenticate, bearerToken } from '../src/auth/authenticate.js';
 import { benchEnv } from './harness.js';
 
 export interface ServerProcess {
@@ -85,6 +89,12 @@ export function announceChild(url: string, stop: () => Promise<void> = async () 
  */
 export function childServices(): Promise<Services> {
   return buildServices(loadConfig(process.env), pino({ level: 'warn' }));
+}
+
+/** Parley's context for one request, as the floor and the peer servers build it: same authentication, fresh loaders. */
+export async function contextFor(services: Services, req: IncomingMessage): Promise<Context> {
+  const session = await authenticate(services, bearerToken(req.headers.authorization));
+  return buildContext(services, session, req.socket.remoteAddress ?? '', randomUUID());
 }
 
 if (process.env.PARLEY_BENCH_CHILD) {
