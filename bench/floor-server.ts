@@ -18,7 +18,8 @@ import type { Context } from '../src/context.js';
 import { AppError } from '../src/errors.js';
 import { login, me } from '../src/resolvers/accounts/accounts.js';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';
-import { postMessage, roomHistory, visibleContent } from '../src/resolvers/rooms/messages.js';
+import { roomHistory, visibleContent } from '../src/resolvers/rooms/messages.js';
+import { postMessage } from '../src/resolvers/rooms/posting.js';
 import { distinctPeople, personAsUser } from '../src/resolvers/rooms/people.js';
 import { chatRoomsOf, roomByName } from '../src/resolvers/rooms/rooms.js';
 import { conversations } from '../src/resolvers/messenger/inbox.js';
@@ -42,7 +43,7 @@ const operations: Record<string, (ctx: Context, v: Variables) => Promise<unknown
     return { room: { messages: { edges } } };
   },
   async postMessage(ctx, v) {
-    const m = await postMessage(ctx, v.roomName!, v.content!, null);
+    const m = await postMessage(ctx, { roomName: v.roomName!, content: v.content! });
     return { postMessage: { id: encodeMessageId(m), content: visibleContent(m) } };
   },
   async conversations(ctx) {

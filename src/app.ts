@@ -99,6 +99,8 @@ export function createApp(options: AppOptions = {}): App {
       stopBackgroundJobs = undefined;
       if (services) {
         await services.revocations.stop();
+        // Reaction events still waiting out their coalescing window go now, while pub/sub is open.
+        await services.rooms.reactionEvents.flush();
         await services.pubsub.close();
         await services.db.shutdown();
         services = undefined;

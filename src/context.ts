@@ -3,6 +3,7 @@
  */
 import DataLoader from 'dataloader';
 import type { UserRecord } from './db/accounts/users.js';
+import type { RoomRecord } from './db/rooms/rooms.js';
 import type { ItemRecord } from './db/marketplace/items.js';
 import type { StoredPurchase } from './db/marketplace/purchases.js';
 import type { Session } from './auth/tokens.js';
@@ -24,6 +25,7 @@ function byKey<K, V>(read: (keys: readonly K[]) => Promise<V[]>, keyOf: (row: V)
 const userLogin = (user: UserRecord) => user.login;
 const itemId = (item: ItemRecord) => item.id;
 const purchaseId = (purchase: StoredPurchase) => purchase.id;
+const roomName = (room: RoomRecord) => room.name;
 
 /**
  * Every per-request DataLoader: one batch per kind of row and request, and
@@ -34,6 +36,7 @@ export class Loaders {
   private users?: DataLoader<string, UserRecord | null>;
   private items?: DataLoader<string, ItemRecord | null>;
   private purchases?: DataLoader<string, StoredPurchase | null>;
+  private rooms?: DataLoader<string, RoomRecord | null>;
 
   constructor(private readonly stores: Stores) {}
 
@@ -46,6 +49,12 @@ export class Loaders {
   get item(): DataLoader<string, ItemRecord | null> {
     const { items } = this.stores;
     return (this.items ??= byKey((ids: readonly string[]) => items.byIds(ids), itemId));
+  }
+
+  /** Rooms by stored (lowercase, valid) name: callers pass names read from storage or validated. */
+  get room(): DataLoader<string, RoomRecord | null> {
+    const { rooms } = this.stores;
+    return (this.rooms ??= byKey((names: readonly string[]) => rooms.byNames(names), roomName));
   }
 
   get purchase(): DataLoader<string, StoredPurchase | null> {

@@ -49,6 +49,24 @@ export const Limits = {
      * rely on it: see catchUpSettleMs in src/resolvers/rooms/model.ts.
      */
     messageWriteWindowMs: 10_000,
+    /**
+     * Edits (issue 14). A message reaches at most maxVersion versions (one per
+     * edit). An edit that loses its LWT to another edit of the same message
+     * tries again from the new version, up to `attempts` times, then CONFLICT.
+     */
+    edits: { maxVersion: 100, attempts: 5 },
+    /**
+     * Reactions: one Unicode emoji each, at most maxKinds distinct emoji per
+     * message over its life (kinds are kept when their count falls to 0), and
+     * firstReactors people shown per emoji.
+     */
+    reactions: { maxKinds: 20, firstReactors: 3, emojiMaxLength: 64 },
+    /** ReactionChanged events of one message are coalesced into one per this window, per instance. */
+    reactionEventWindowMs: 250,
+    /** Pinned messages per room. */
+    maxPins: 50,
+    /** Mentions parsed from one message's content (the first ones count). */
+    maxMentions: 50,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
     clockSkewMs: 5_000,
   },

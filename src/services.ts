@@ -13,6 +13,7 @@ import type { RateLimiter } from './rate-limiter.js';
 import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
 import type { RoomSequencer } from './resolvers/rooms/feed.js';
 import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';
+import type { ReactionEvents } from './resolvers/rooms/reaction-events.js';
 import type { Metrics } from './server/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */
@@ -45,5 +46,7 @@ export interface Services {
     sequencer: RoomSequencer;
     /** Room rows shared by this instance's feed re-checks. */
     recentReads: RecentRoomReads;
+    /** ReactionChanged events due, coalesced per message. */
+    reactionEvents: ReactionEvents;
   };
 }

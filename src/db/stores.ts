@@ -10,6 +10,10 @@ import { RoomStore } from './rooms/rooms.js';
 import { RoomMessageStore } from './rooms/room-messages.js';
 import { MessageClientIdStore } from './rooms/message-client-ids.js';
 import { MessagesByAuthorStore } from './rooms/messages-by-author.js';
+import { MessageEditStore } from './rooms/message-edits.js';
+import { ReactionStore } from './rooms/reactions.js';
+import { ThreadStore } from './rooms/threads.js';
+import { PinStore } from './rooms/pins.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -24,6 +28,10 @@ export function createStores(db: Database) {
     roomMessages,
     messageClientIds: new MessageClientIdStore(db, roomMessages),
     messagesByAuthor: new MessagesByAuthorStore(db),
+    messageEdits: new MessageEditStore(db),
+    reactions: new ReactionStore(db),
+    threads: new ThreadStore(db),
+    pins: new PinStore(db),
   };
 }
 

@@ -21,6 +21,8 @@ import { RevocationList } from '../auth/revocation-list.js';
 import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
 import { RoomSequencer } from '../resolvers/rooms/feed.js';
 import { RecentRoomReads } from '../resolvers/rooms/feed-access.js';
+import { Limits } from '../limits.js';
+import { ReactionEvents } from '../resolvers/rooms/reaction-events.js';
 import { systemClock, type Clock, type Services } from '../services.js';
 import { Metrics } from './metrics.js';
 
@@ -77,6 +79,10 @@ export async function buildServices(
     passwords,
     decoyPasswordHash,
     marketplace: newMarketplaceRuntime(hooks),
-    rooms: { sequencer: new RoomSequencer(pubsub, logger), recentReads: new RecentRoomReads({ stores, clock }) },
+    rooms: {
+      sequencer: new RoomSequencer(pubsub, logger),
+      recentReads: new RecentRoomReads({ stores, clock }),
+      reactionEvents: new ReactionEvents(Limits.room.reactionEventWindowMs, logger),
+    },
   };
 }

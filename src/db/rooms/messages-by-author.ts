@@ -7,10 +7,11 @@ import { cql, type Database } from '../cassandra/client.js';
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { dayBucket } from '../../buckets.js';
 import type { ChatUserValue } from './chat-user.js';
-import { MAX_BUCKET, type MessageRow } from './room-messages.js';
+import { MAX_BUCKET } from './room-messages.js';
+import { postedMessage, type MessageRow } from './message-row.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
-const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible';
+const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible, version, edit_id, deleted';
 const AUTHOR_NEWEST = cql(
   `SELECT ${AUTHOR_COLUMNS} FROM messages_by_author WHERE author_login = ? AND time_bucket = ? LIMIT ?`,
   { idempotent: true },
@@ -44,14 +45,20 @@ export class MessagesByAuthorStore {
         for (const row of rs.rows) {
           if (!row.room_name) continue; // a hide racing a room deletion: nothing left to show
           const id = row.message_id.toString();
+          // The copy keeps what a list of one's own messages shows; threads, mentions and reactions are the room's.
           rows.push({
-            roomName: row.room_name,
-            bucket: dayBucket(row.message_id.getDate()),
-            messageId: id,
-            author,
-            content: row.content ?? null,
-            systemMessage: false,
+            ...postedMessage({
+              roomName: row.room_name,
+              bucket: dayBucket(row.message_id.getDate()),
+              messageId: id,
+              author,
+              content: row.deleted ? null : (row.content ?? null),
+              systemMessage: false,
+            }),
             visible: row.visible !== false,
+            version: row.version ?? 0,
+            editId: row.edit_id?.toString() ?? null,
+            deleted: row.deleted === true,
           });
         }
         return { rows, fetched: rs.rows.length, lastId: rs.rows.at(-1)?.message_id.toString() ?? null };

@@ -3,8 +3,10 @@
  * that lets history skip empty days, the by-author copy (month buckets) and
  * the clientMessageId claims that make a retried post idempotent.
  */
-import { cql, type Database, type Row } from '../cassandra/client.js';
-import { fromUdt, type ChatUserValue } from './chat-user.js';
+import { cql, type Database, type Statement } from '../cassandra/client.js';
+import { fromUdt } from './chat-user.js';
+import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
+import { threadWrites } from './threads.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
@@ -13,31 +15,17 @@ import { Limits } from '../../limits.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
-/** A stored message (the resolvers' MessageRecord; JSON-safe: the id is the timeuuid's string). */
-export interface MessageRow {
-  roomName: string;
-  /** Day bucket (yyyyMMdd) of the room partition holding it. */
-  bucket: number;
-  messageId: string;
-  author: ChatUserValue;
-  /** As stored; the API shows null when the message is hidden. */
-  content: string | null;
-  systemMessage: boolean;
-  visible: boolean;
-}
-
 /** What a post needs to know about the room: its name and which incarnation of that name it is. */
 export interface RoomIncarnation {
   name: string;
   createdAt: Date;
 }
 
-const MESSAGE_COLUMNS = 'room_name, time_bucket, message_id, content, author, system_message, visible';
-
 // visible is left out on purpose: null means visible, and re-writing a message never un-hides it.
+// reply_to and mentions are bound unset (undefined) when empty: a bound null would write a tombstone.
 const INSERT_MESSAGE = cql(
-  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message)
-   VALUES (?, ?, ?, ?, ?, ?)`,
+  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   { idempotent: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
@@ -98,7 +86,8 @@ const HIDE_BY_AUTHOR = cql(
 
 const SELECT_ALL_ROOM_BUCKETS = cql('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', { idempotent: true });
 const SELECT_AUTHORS_IN_BUCKET = cql(
-  'SELECT message_id, author, system_message FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?',
+  `SELECT message_id, author, system_message, version, reaction_kinds, last_reply_at FROM chat_room_messages
+   WHERE room_name = ? AND time_bucket = ?`,
   { idempotent: true },
 );
 // A deleted room's cleanup. Every delete carries the deletion's timestamp, so
@@ -108,6 +97,12 @@ const DELETE_BY_AUTHOR = cql(
   'DELETE FROM messages_by_author USING TIMESTAMP ? WHERE author_login = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
+// A message's own partitions (earlier versions, reactions, thread), dropped with its room.
+const DELETE_MESSAGE_PARTS = [
+  'DELETE FROM message_versions USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  'DELETE FROM message_reactions USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  'DELETE FROM message_replies USING TIMESTAMP ? WHERE room_name = ? AND parent_bucket = ? AND parent_id = ?',
+].map((text) => cql(text, { idempotent: true }));
 const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ?', {
   idempotent: true,
 });
@@ -115,20 +110,6 @@ const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? W
 
 /** Above every day bucket (yyyyMMdd): a walk back in time starts below it. */
 export const MAX_BUCKET = 99_999_999;
-
-function toMessage(row: Row): MessageRow | undefined {
-  // An UPDATE (hide) racing a deletion can leave a row without its insert's columns: skip it.
-  if (!row.author) return undefined;
-  return {
-    roomName: row.room_name,
-    bucket: row.time_bucket,
-    messageId: row.message_id.toString(),
-    author: fromUdt(row.author),
-    content: row.content ?? null,
-    systemMessage: Boolean(row.system_message),
-    visible: row.visible !== false,
-  };
-}
 
 export class RoomMessageStore {
   /**
@@ -155,11 +136,21 @@ export class RoomMessageStore {
     const roomBucketKey = `r\u0000${room.name}\u0000${room.createdAt.getTime()}\u0000${message.bucket}`;
     const month = monthOfDay(message.bucket);
     const authorBucketKey = `a\u0000${message.author.login}\u0000${month}`;
-    const queries = [
+    const queries: Array<{ stmt: Statement; params: unknown[] }> = [
       {
         stmt: INSERT_MESSAGE,
-        params: [room.name, message.bucket, id, message.content, message.author, message.systemMessage],
+        params: [
+          room.name,
+          message.bucket,
+          id,
+          message.content,
+          message.author,
+          message.systemMessage,
+          message.replyTo ?? undefined,
+          message.mentions.length > 0 ? message.mentions : undefined,
+        ],
       },
+      ...threadWrites(message),
     ];
     const roomBucketNew = !this.recorded.has(roomBucketKey);
     if (roomBucketNew) queries.push({ stmt: INSERT_ROOM_BUCKET, params: [room.name, message.bucket] });
@@ -245,6 +236,14 @@ export class RoomMessageStore {
       let pageState: string | undefined;
       do {
         const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: Limits.room.cleanupFetchSize, pageState });
+        // Only messages that were edited, reacted to or replied to have partitions of their own.
+        const parts = rs.rows
+          .filter((r) => r.version || r.reaction_kinds || r.last_reply_at)
+          .flatMap((r) => DELETE_MESSAGE_PARTS.map((stmt) => ({ stmt, params: [at, roomName, bucket, r.message_id] })));
+        for (let i = 0; i < parts.length; i += Limits.room.cleanupBatch) {
+          // Unlogged: each delete is idempotent, and they share no partition worth a logged batch.
+          await this.db.batch(parts.slice(i, i + Limits.room.cleanupBatch), { logged: false });
+        }
         const deletes = rs.rows
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({

@@ -6,6 +6,7 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import type { DirectMessageRecord } from './model.js';
 import type { ConversationRecord } from './model.js';
+import type { MessageRow } from '../../db/rooms/message-row.js';
 import { forbidden } from '../../errors.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';
@@ -13,11 +14,17 @@ import { requireViewer } from '../shared/guards.js';
 export const inboxChannel = (login: string) => `inbox.${login}`;
 
 /** What travels on a user's inbox channel (`owner`), and what the InboxEvent union resolves from. */
-export type InboxEvent = MessageReceivedEvent | ConversationReadEvent;
+export type InboxEvent = MessageReceivedEvent | ConversationReadEvent | MentionedEvent;
 export interface MessageReceivedEvent {
   type: 'DirectMessageReceived';
   owner: string;
   message: DirectMessageRecord;
+}
+/** A room message mentions the owner (published by the rooms domain on the owner's feed). */
+export interface MentionedEvent {
+  type: 'Mentioned';
+  owner: string;
+  message: MessageRow;
 }
 export interface ConversationReadEvent {
   type: 'ConversationRead';
@@ -50,6 +57,7 @@ export function inboxEvent(ctx: Context, payload: InboxEvent): InboxEvent {
     const m = payload.message;
     return { ...payload, message: { ...m, createdAt: new Date(m.createdAt) } };
   }
+  if (payload.type === 'Mentioned') return payload;
   return { ...payload, readAt: new Date(payload.readAt) };
 }
 

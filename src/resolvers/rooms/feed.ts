@@ -23,6 +23,11 @@ export const roomChannel = (roomName: string) => `room.${roomName}`;
 export type RoomEvent =
   | { kind: 'MessagePosted'; roomName: string; message: MessageRecord }
   | { kind: 'MessageHidden'; roomName: string; message: MessageRecord }
+  | { kind: 'MessageEdited'; roomName: string; message: MessageRecord }
+  | { kind: 'MessageDeleted'; roomName: string; message: MessageRecord }
+  | { kind: 'ReactionChanged'; roomName: string; message: MessageRecord; counts: Array<{ emoji: string; count: number }> }
+  | { kind: 'MessagePinned'; roomName: string; message: MessageRecord }
+  | { kind: 'MessageUnpinned'; roomName: string; message: MessageRecord }
   | { kind: 'ParticipantJoined'; roomName: string; user: ChatUser }
   | { kind: 'ParticipantLeft'; roomName: string; user: ChatUser }
   | { kind: 'TypingStarted'; roomName: string; user: ChatUser }

@@ -1,144 +1,20 @@
 /**
- * Chat messages: posting (idempotent with a clientMessageId), history pages
- * in both directions, reading one message by id, hiding, and a user's own
- * messages across rooms.
+ * Reading chat messages: history pages in both directions, one message by id,
+ * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
 import type { Context } from '../../context.js';
-import { catchUpSettleMs, chatUser, commitHorizonMs, newMessage, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
+import { catchUpSettleMs, chatUser, type MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { maxTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
-import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
-import { pageSize, validClientId } from '../../validation.js';
+import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
-import { type RoomEvent } from './feed.js';
 import { decodeMessageId } from './ids.js';
-import { isParticipant, requireParticipation, viewerPerson } from './access.js';
-import { validContent, validRoomName } from './validation.js';
-
-/**
- * When a message is posted: now, but never before its room was created, so a
- * server whose clock lags cannot post below the room's history floor.
- */
-function postTime(ctx: Context, room: RoomIncarnation): Date {
-  const now = ctx.services.clock.now();
-  return now < room.createdAt ? room.createdAt : now;
-}
-
-/**
- * A message's write is sent only while its id is younger than the write
- * window: a slower write of an earlier id could land below messages that
- * catch-up already served (see catchUpSettleMs). The post fails instead; a
- * retry takes a new id (with the same clientMessageId once the old claim is
- * past the commit horizon).
- */
-function requireWriteWindow(ctx: Context, messageId: string): void {
-  const age = ctx.services.clock.now().getTime() - timeUuidDate(messageId).getTime();
-  if (age > Limits.room.messageWriteWindowMs) {
-    throw conflict('The message could not be written in time; send it again (with the same clientMessageId, it is posted once)');
-  }
-}
-
-/** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
-export async function postSystemMessage(
-  ctx: Context,
-  room: RoomRecord,
-  person: ChatUser,
-  text: string,
-  before: RoomEvent,
-): Promise<void> {
-  const at = postTime(ctx, room);
-  const turn = ctx.services.rooms.sequencer.take(room.name);
-  const message = newMessage(room, at, person, text, true);
-  try {
-    await ctx.services.stores.roomMessages.insert(room, message);
-  } catch (err) {
-    turn.cancel();
-    await ctx.services.rooms.sequencer.take(room.name).publish([before]);
-    throw err;
-  }
-  await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
-}
-
-export async function postMessage(
-  ctx: Context,
-  rawRoomName: string,
-  rawContent: string,
-  rawClientMessageId: string | null | undefined,
-): Promise<MessageRecord> {
-  requireViewer(ctx);
-  const name = validRoomName('roomName', rawRoomName);
-  const content = validContent('content', rawContent);
-  const clientId = validClientId('clientMessageId', rawClientMessageId);
-  const [room, author] = await Promise.all([requireParticipation(ctx, name), viewerPerson(ctx)]);
-  const { stores } = ctx.services;
-  const at = postTime(ctx, room);
-
-  const turn = ctx.services.rooms.sequencer.take(name);
-  const message = newMessage(room, at, author, content, false);
-  try {
-    if (clientId) {
-      const claim = await stores.messageClientIds.claim(
-        room,
-        author.login,
-        clientId,
-        { messageId: message.messageId, content },
-        {
-          ttlSeconds: Limits.room.clientMessageIdTtlSeconds,
-          now: ctx.services.clock.now(),
-          commitHorizonMs: commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs),
-        },
-      );
-      if (!claim.claimed) {
-        turn.cancel();
-        return await originalPost(ctx, room, author, claim);
-      }
-    }
-    requireWriteWindow(ctx, message.messageId);
-    await stores.roomMessages.insert(room, message);
-  } catch (err) {
-    turn.cancel();
-    throw err;
-  }
-  await turn.publish([{ kind: 'MessagePosted', roomName: name, message }]);
-  return message;
-}
-
-/**
- * A retry of a post that carried the same clientMessageId: the original
- * message. If the original attempt died between its claim and its write,
- * write the message now (idempotent, with the claimed id and content) while
- * its id is inside the write window, so a success answered to any attempt
- * always means the message exists. Past the window the retry fails (CONFLICT);
- * past the commit horizon the claim is dead and a retry posts afresh.
- */
-async function originalPost(
-  ctx: Context,
-  room: RoomRecord,
-  author: ChatUser,
-  claim: { messageId: string; content: string },
-): Promise<MessageRecord> {
-  const { roomMessages } = ctx.services.stores;
-  const bucket = dayBucket(timeUuidDate(claim.messageId));
-  const stored = await roomMessages.byKey(room.name, bucket, claim.messageId);
-  if (stored) return stored;
-  requireWriteWindow(ctx, claim.messageId);
-  const message: MessageRecord = {
-    roomName: room.name,
-    bucket,
-    messageId: claim.messageId,
-    author,
-    content: claim.content,
-    systemMessage: false,
-    visible: true,
-  };
-  await roomMessages.insert(room, message);
-  return message;
-}
+import { isParticipant } from './access.js';
 
 export interface HistoryArgs {
   first?: number | null;
@@ -200,7 +76,7 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
  * A message and its room, both read at once. No message when either is gone,
  * or when the message belongs to an earlier room of the same name.
  */
-async function messageWithRoom(ctx: Context, id: string): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
+export async function messageWithRoom(ctx: Context, id: string): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
   const key = decodeMessageId('id', id);
   const { stores } = ctx.services;
   const [message, room] = await Promise.all([
@@ -267,5 +143,11 @@ export async function messagesOf(
 /** When a message was posted: the time of its id. */
 export const messageCreatedAt = (m: MessageRecord) => timeUuidDate(m.messageId);
 
+/** When the current version was written: the time of the edit that made it (null when never edited). */
+export const editedAt = (m: MessageRecord) => (m.editId ? timeUuidDate(m.editId) : null);
+
+/** When a version was written: its edit's time, or the post's for version 0 (no edit). */
+export const messageVersionAt = (m: MessageRecord, editId: string | null) => timeUuidDate(editId ?? m.messageId);
+
 /** What clients see of a message's text: nothing once it is hidden. */
-export const visibleContent = (m: MessageRecord) => (m.visible ? m.content : null);
+export const visibleContent = (m: MessageRecord) => (m.visible && !m.deleted ? m.content : null);

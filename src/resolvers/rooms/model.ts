@@ -4,9 +4,10 @@
  * history and in the feed), and how long after its id's time it may still
  * commit, which catch-up and clientMessageId claims both rely on.
  */
-import type { MessageRow, RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
+import { postedMessage, type MessageRow } from '../../db/rooms/message-row.js';
 import type { ChatUserValue } from '../../db/rooms/chat-user.js';
-import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 
@@ -29,17 +30,36 @@ export type MessageRecord = MessageRow;
  * A new message with a fresh id at `at`. Make it right after taking the room's
  * turn (see rooms/feed.ts): the id fixes its place in history and in the feed.
  */
-export function newMessage(room: RoomIncarnation, at: Date, author: ChatUser, content: string, systemMessage: boolean): MessageRecord {
-  const id = newTimeUuid(at);
-  return {
+export function newMessage(
+  room: RoomIncarnation,
+  at: Date,
+  author: ChatUser,
+  content: string,
+  systemMessage: boolean,
+  thread: { replyTo?: string | null; mentions?: ChatUser[] } = {},
+): MessageRecord {
+  return messageWithId(room, newTimeUuid(at).toString(), author, content, systemMessage, thread);
+}
+
+/** A message with a given id (taken earlier, e.g. by a clientMessageId claim): its bucket is its id's day. */
+export function messageWithId(
+  room: RoomIncarnation,
+  messageId: string,
+  author: ChatUser,
+  content: string,
+  systemMessage: boolean,
+  thread: { replyTo?: string | null; mentions?: ChatUser[] } = {},
+): MessageRecord {
+  return postedMessage({
     roomName: room.name,
-    bucket: dayBucket(id.getDate()),
-    messageId: id.toString(),
+    bucket: dayBucket(timeUuidDate(messageId)),
+    messageId,
     author,
     content,
     systemMessage,
-    visible: true,
-  };
+    replyTo: thread.replyTo ?? null,
+    mentions: thread.mentions ?? [],
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { postSystemMessage } from './messages.js';
+import { postSystemMessage } from './posting.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {

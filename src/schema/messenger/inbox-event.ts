@@ -5,12 +5,14 @@ import {
   type ConversationReadEvent,
   type InboxEvent,
   type MessageReceivedEvent,
+  type MentionedEvent,
 } from '../../resolvers/messenger/events.js';
 import { participant } from '../../resolvers/messenger/participants.js';
 import { builder } from '../shared/builder.js';
 import { ConversationRef } from './conversation.js';
 import { DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
+import { MessageRef } from '../rooms/message.js';
 
 const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMessageReceived').implement({
   fields: (t) => ({
@@ -33,15 +35,22 @@ const ConversationRead = builder.objectRef<ConversationReadEvent>('ConversationR
   }),
 });
 
+const Mentioned = builder.objectRef<MentionedEvent>('Mentioned').implement({
+  description: 'A room message mentions me (@login), as posted or as edited',
+  fields: (t) => ({
+    message: t.field({ type: MessageRef, resolve: (e) => e.message }),
+  }),
+});
+
 const InboxEventRef = builder.unionType('InboxEvent', {
-  types: [DirectMessageReceived, ConversationRead],
+  types: [DirectMessageReceived, ConversationRead, Mentioned],
   resolveType: (e: InboxEvent) => e.type,
 });
 
 builder.subscriptionFields((t) => ({
   inboxEvents: t.field({
     type: InboxEventRef,
-    description: 'Messages to me and read receipts, live, for the logged-in user only',
+    description: 'Messages to me, read receipts and mentions of me in rooms, live, for the logged-in user only',
     subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
     resolve: (event: InboxEvent, _args, ctx) => inboxEvent(ctx, event),
   }),

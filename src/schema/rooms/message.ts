@@ -1,6 +1,7 @@
 import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { encodeMessageId } from '../../resolvers/rooms/ids.js';
 import * as messages from '../../resolvers/rooms/messages.js';
+import { postMessage } from '../../resolvers/rooms/posting.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
@@ -21,12 +22,32 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
     }),
     content: t.string({
       nullable: true,
-      description: 'Null once the message is hidden',
+      description: 'The current version. Null once the message is hidden or deleted',
       resolve: (m) => messages.visibleContent(m),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => messages.messageCreatedAt(m) }),
     systemMessage: t.exposeBoolean('systemMessage', { description: 'Posted by the server, e.g. "… joins the room"' }),
     visible: t.exposeBoolean('visible'),
+    version: t.exposeInt('version', {
+      description:
+        '0 as posted, one more per accepted edit. Edits are totally ordered: the highest version is the current content, ' +
+        'so a client that receives MessageEdited events out of order keeps the one with the highest version.',
+    }),
+    editedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the current version was written; null when never edited',
+      resolve: (m) => messages.editedAt(m),
+    }),
+    deleted: t.exposeBoolean('deleted', {
+      description: 'Deleted by its author or the room\'s creator: a tombstone that keeps its place in history, without content',
+    }),
+    mentions: t.field({
+      type: [UserRef],
+      description: `The participants its content mentions with @login, in order of first mention (at most ${Limits.room.maxMentions}). Unknown logins and non-participants are plain text.`,
+      complexity: { field: 1, multiplier: Limits.room.maxMentions },
+      resolve: (m, _args, ctx) => m.mentions.map((p) => personAsUser(ctx, p)),
+    }),
   }),
 });
 
@@ -39,7 +60,10 @@ builder.objectFields(UserRef, (t) => ({
   messages: t.field({
     type: MessageConnection,
     nullable: true,
-    description: "The user's own messages across rooms, newest first. Visible to the user only; null for everyone else.",
+    description:
+      "The user's own messages across rooms, newest first, from the author's copy: content, version and deletion as " +
+      'they stand; reactions, thread and mentions show when the message is read through its room or message(id). ' +
+      'Visible to the user only; null for everyone else.',
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
   }),
@@ -64,8 +88,13 @@ builder.mutationFields((t) => ({
       roomName: t.arg.string({ required: true }),
       content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
       clientMessageId: t.arg.string({ description: `${Limits.clientId.min}–${Limits.clientId.max} characters, chosen by the client per message` }),
+      replyTo: t.arg.id({
+        description:
+          "Makes the message a reply in that message's thread (one level deep: not a reply, not a system message, not deleted). " +
+          'A reply shows in the room\'s history and feed like any message, with replyTo set, and in its parent\'s replies.',
+      }),
     },
-    resolve: (_root, args, ctx) => messages.postMessage(ctx, args.roomName, args.content, args.clientMessageId),
+    resolve: (_root, args, ctx) => postMessage(ctx, args),
   }),
   hideMessage: t.field({
     type: MessageRef,

@@ -4,20 +4,44 @@ import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { UserRef } from '../accounts/user.js';
+import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { MessageRef } from './message.js';
+import { ReactionRef } from './reactions.js';
+import { reactionsOf } from '../../resolvers/rooms/reactions.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 
-const MessagePosted = builder.objectRef<Of<'MessagePosted'>>('MessagePosted').implement({
+type MessageEventKind = 'MessagePosted' | 'MessageHidden' | 'MessageEdited' | 'MessageDeleted' | 'MessagePinned' | 'MessageUnpinned';
+
+/** An event about one message, which it carries as it was when the event was sent. */
+function messageEvent<K extends MessageEventKind>(kind: K, description: string) {
+  return builder.objectRef<{ kind: K; roomName: string; message: MessageRecord }>(kind).implement({
+    description,
+    fields: (t) => ({
+      roomName: t.exposeString('roomName'),
+      message: t.field({ type: MessageRef, resolve: (e) => e.message }),
+    }),
+  });
+}
+
+const MessagePosted = messageEvent('MessagePosted', 'A new message (a reply has replyTo set)');
+const MessageHidden = messageEvent('MessageHidden', 'A message was hidden (the event carries no content)');
+const MessageEdited = messageEvent('MessageEdited', 'A message was edited: keep the highest message.version you have seen');
+const MessageDeleted = messageEvent('MessageDeleted', 'A message was deleted: it carries the tombstone');
+const MessagePinned = messageEvent('MessagePinned', "The room's creator pinned a message");
+const MessageUnpinned = messageEvent('MessageUnpinned', "The room's creator unpinned a message");
+
+const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChanged').implement({
+  description: `Reactions to a message changed: at most one event per message every ${Limits.room.reactionEventWindowMs} ms per server`,
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
     message: t.field({ type: MessageRef, resolve: (e) => e.message }),
-  }),
-});
-const MessageHidden = builder.objectRef<Of<'MessageHidden'>>('MessageHidden').implement({
-  fields: (t) => ({
-    roomName: t.exposeString('roomName'),
-    message: t.field({ type: MessageRef, resolve: (e) => e.message }),
+    reactions: t.field({
+      type: [ReactionRef],
+      description: 'The counts when the event was sent',
+      complexity: { field: 1, multiplier: Limits.room.reactions.maxKinds },
+      resolve: (e, _args, ctx) => reactionsOf(ctx, e.message, e.counts),
+    }),
   }),
 });
 const ParticipantJoined = builder.objectRef<Of<'ParticipantJoined'>>('ParticipantJoined').implement({
@@ -58,7 +82,20 @@ const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted'
 });
 
 const RoomEventRef = builder.unionType('RoomEvent', {
-  types: [MessagePosted, MessageHidden, ParticipantJoined, ParticipantLeft, TypingStarted, RoomDeleted, FeedInterrupted],
+  types: [
+    MessagePosted,
+    MessageHidden,
+    MessageEdited,
+    MessageDeleted,
+    ReactionChanged,
+    MessagePinned,
+    MessageUnpinned,
+    ParticipantJoined,
+    ParticipantLeft,
+    TypingStarted,
+    RoomDeleted,
+    FeedInterrupted,
+  ],
   resolveType: (event) => event.kind,
 });
 

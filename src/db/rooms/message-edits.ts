@@ -1,0 +1,150 @@
+/**
+ * Edits and deletion of a room message. Both are lightweight transactions on
+ * the message's row, so Paxos puts them in one order: an edit of version v
+ * applies only IF version = v AND deleted = null (its new version is v + 1),
+ * a deletion only IF deleted = null. So the version number decides which
+ * accepted edit is the last one, and an edit racing a deletion never brings
+ * the content back. The earlier versions live in message_versions; the
+ * author's copy (messages_by_author) follows with write timestamps that grow
+ * with the version.
+ */
+import { cql, Long, type Database, type Row } from '../cassandra/client.js';
+import { timeUuidDate } from '../cassandra/timeuuids.js';
+import { monthOfDay } from '../../buckets.js';
+import { Limits } from '../../limits.js';
+import type { ChatUserValue } from './chat-user.js';
+import type { MessageRow } from './message-row.js';
+
+const SAVE_VERSION = cql(
+  `INSERT INTO message_versions (room_name, time_bucket, message_id, version, content, edit_id)
+   VALUES (?, ?, ?, ?, ?, ?)`,
+  { idempotent: true },
+);
+const EDIT = cql(
+  `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?
+   WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF version = ? AND deleted = null`,
+  { idempotent: false },
+);
+const DELETE = cql(
+  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null
+   WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null`,
+  { idempotent: false },
+);
+const SELECT_STATE = cql(
+  'SELECT version, edit_id, deleted FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
+const VERSION_EDIT = cql(
+  'SELECT edit_id FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND version = ?',
+  { idempotent: true },
+);
+const VERSIONS_BELOW = cql(
+  `SELECT version, content, edit_id FROM message_versions
+   WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND version < ? LIMIT ?`,
+  { idempotent: true },
+);
+const DROP_VERSIONS = cql('DELETE FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
+  idempotent: true,
+});
+const COPY_EDIT = cql(
+  `UPDATE messages_by_author USING TIMESTAMP ? SET content = ?, version = ?, edit_id = ?
+   WHERE author_login = ? AND time_bucket = ? AND message_id = ?`,
+  { idempotent: true },
+);
+const COPY_DELETE = cql(
+  `UPDATE messages_by_author USING TIMESTAMP ? SET content = null, deleted = true
+   WHERE author_login = ? AND time_bucket = ? AND message_id = ?`,
+  { idempotent: true },
+);
+
+/** An earlier version of a message. */
+export interface VersionRow {
+  version: number;
+  content: string | null;
+  /** The edit that made this version; null for version 0 (the post). */
+  editId: string | null;
+}
+
+export interface EditProposal {
+  content: string;
+  mentions: ChatUserValue[];
+  /** A fresh timeuuid: identifies this edit and gives its time. */
+  editId: string;
+}
+
+export type EditOutcome = { applied: true; version: number } | { applied: false; deleted: boolean; version: number };
+
+const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
+
+export class MessageEditStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Proposes `edit` as version `current.version + 1`. First saves the current
+   * version in message_versions (every edit racing from the same version
+   * writes the same row), then runs the LWT. After an unknown outcome, the
+   * edit applied if the row (read at SERIAL) or the next version row names it.
+   *
+   * commitHorizonMs: how far past its id's time a message's first write may
+   * land (see resolvers/rooms/model.ts). The author's copy of an edit is
+   * written at a timestamp beyond it, so it always wins over the post's own write.
+   */
+  async edit(current: MessageRow, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
+    const v = current.version;
+    await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined]);
+    const outcome = await this.db.lwt(
+      EDIT,
+      [edit.content, v + 1, edit.editId, edit.mentions, ...key(current), v === 0 ? null : v],
+      async () => {
+        const row = await this.db.readSerial(SELECT_STATE, key(current));
+        if (row?.edit_id?.toString() === edit.editId) return { applied: true, row };
+        if ((row?.version ?? 0) > v + 1) {
+          const next = await this.db.first(VERSION_EDIT, [...key(current), v + 1]);
+          return { applied: next?.edit_id?.toString() === edit.editId, row };
+        }
+        return { applied: false, row };
+      },
+    );
+    if (outcome.applied) {
+      await this.copyEdit(current, v + 1, edit, commitHorizonMs);
+      return { applied: true, version: v + 1 };
+    }
+    const row: Row | undefined = outcome.row;
+    return { applied: false, deleted: row?.deleted === true, version: row?.version ?? 0 };
+  }
+
+  /** Marks the message deleted (content gone); false when it already was. Its versions and author's copy follow. */
+  async delete(message: MessageRow, commitHorizonMs: number): Promise<boolean> {
+    const outcome = await this.db.lwt(DELETE, key(message), async () => {
+      // Deleted either way: by this call or by one racing it, which is the same to the caller.
+      const row = await this.db.readSerial(SELECT_STATE, key(message));
+      return { applied: row?.deleted === true, row };
+    });
+    if (!outcome.applied) return false;
+    await this.db.execute(DROP_VERSIONS, key(message));
+    if (!message.systemMessage) {
+      await this.db.execute(COPY_DELETE, [copyTimestamp(message, Limits.room.edits.maxVersion + 1, commitHorizonMs), ...authorKey(message)]);
+    }
+    return true;
+  }
+
+  /** Versions below `below`, newest first, from `below - 1` down; `limit` of them at most. */
+  async versions(message: MessageRow, below: number, limit: number): Promise<VersionRow[]> {
+    const rs = await this.db.execute(VERSIONS_BELOW, [...key(message), below, limit]);
+    return rs.rows.map((r) => ({ version: r.version, content: r.content ?? null, editId: r.edit_id?.toString() ?? null }));
+  }
+
+  private async copyEdit(message: MessageRow, version: number, edit: EditProposal, commitHorizonMs: number): Promise<void> {
+    if (message.systemMessage) return;
+    const at = copyTimestamp(message, version, commitHorizonMs);
+    await this.db.execute(COPY_EDIT, [at, edit.content, version, edit.editId, ...authorKey(message)]);
+  }
+}
+
+/** Past the post's commit horizon, plus the version: later versions (and the deletion) always win. */
+function copyTimestamp(message: MessageRow, version: number, commitHorizonMs: number) {
+  const base = timeUuidDate(message.messageId).getTime() + commitHorizonMs;
+  return Long.fromNumber(base).multiply(1000).add(version);
+}
+
+const authorKey = (m: MessageRow) => [m.author.login, monthOfDay(m.bucket), m.messageId];

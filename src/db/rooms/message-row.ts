@@ -1,0 +1,77 @@
+/**
+ * A room message as stored in chat_room_messages, and how a row maps to it.
+ * JSON-safe (ids are timeuuid strings, times ISO strings), because the same
+ * record travels in room events through pub/sub.
+ */
+import type { Row } from '../cassandra/client.js';
+import { fromUdt, type ChatUserValue } from './chat-user.js';
+
+export interface MessageRow {
+  roomName: string;
+  /** Day bucket (yyyyMMdd) of the room partition holding it. */
+  bucket: number;
+  messageId: string;
+  author: ChatUserValue;
+  /** As stored; the API shows null when the message is hidden. Null once deleted. */
+  content: string | null;
+  systemMessage: boolean;
+  visible: boolean;
+  /** 0 as posted, one more per accepted edit. */
+  version: number;
+  /** The edit that made the current version (its time is editedAt); null when never edited. */
+  editId: string | null;
+  /** Deleted by its author or the room's creator: a tombstone that keeps its place in history. */
+  deleted: boolean;
+  /** For a reply, its parent's message id (same room). */
+  replyTo: string | null;
+  /** For a parent, when its thread last got a reply (ISO). */
+  lastReplyAt: string | null;
+  /** The participants its content mentions. */
+  mentions: ChatUserValue[];
+  /** Every reaction emoji it has been given (kept when their count falls to 0). */
+  reactionKinds: string[];
+}
+
+/** The parts of a message a post decides; the rest start empty. */
+export type NewMessageRow = Pick<MessageRow, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
+  Partial<Pick<MessageRow, 'replyTo' | 'mentions'>>;
+
+/** A message as it is right after its post: visible, unedited, unreacted, without replies. */
+export function postedMessage(fields: NewMessageRow): MessageRow {
+  return {
+    visible: true,
+    version: 0,
+    editId: null,
+    deleted: false,
+    replyTo: null,
+    lastReplyAt: null,
+    mentions: [],
+    reactionKinds: [],
+    ...fields,
+  };
+}
+
+export const MESSAGE_COLUMNS =
+  'room_name, time_bucket, message_id, content, author, system_message, visible, version, edit_id, deleted, ' +
+  'reply_to, last_reply_at, mentions, reaction_kinds';
+
+export function toMessage(row: Row): MessageRow | undefined {
+  // An UPDATE (hide, edit, reply count) racing a deletion can leave a row without its insert's columns: skip it.
+  if (!row.author) return undefined;
+  return {
+    roomName: row.room_name,
+    bucket: row.time_bucket,
+    messageId: row.message_id.toString(),
+    author: fromUdt(row.author),
+    content: row.deleted ? null : (row.content ?? null),
+    systemMessage: Boolean(row.system_message),
+    visible: row.visible !== false,
+    version: row.version ?? 0,
+    editId: row.edit_id?.toString() ?? null,
+    deleted: row.deleted === true,
+    replyTo: row.reply_to?.toString() ?? null,
+    lastReplyAt: row.last_reply_at ? (row.last_reply_at as Date).toISOString() : null,
+    mentions: ((row.mentions ?? []) as unknown[]).map(fromUdt),
+    reactionKinds: [...((row.reaction_kinds as Set<string> | null) ?? [])],
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * A room's pinned messages: a list of message ids in the room's row, in pin
+ * order. Changed by an LWT on the list as read (and on the creator, so a pin
+ * racing the room's deletion cannot leave a row holding only pins); a
+ * concurrent change makes it read again.
+ */
+import { cql, type Database } from '../cassandra/client.js';
+
+const SELECT_PINS = cql('SELECT pinned_messages, creator_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
+const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND pinned_messages = ?', {
+  idempotent: false,
+});
+
+const idsOf = (value: unknown) => ((value as Array<{ toString(): string }> | null) ?? []).map((id) => id.toString());
+
+export type PinChange = (pins: string[]) => string[] | 'unchanged' | 'full';
+
+export class PinStore {
+  constructor(private readonly db: Database) {}
+
+  /** The room's pinned message ids, in pin order (empty for no room). */
+  async pins(roomName: string): Promise<string[]> {
+    return idsOf((await this.db.first(SELECT_PINS, [roomName]))?.pinned_messages);
+  }
+
+  /**
+   * Applies `change` to the pins as they are, with an LWT on the list read;
+   * reads again and retries while other changes get in first. 'gone' when the
+   * room no longer exists (or has another creator: a room of the same name).
+   */
+  async change(roomName: string, creatorLogin: string, change: PinChange): Promise<{ status: 'changed' | 'unchanged' | 'full' | 'gone'; pins: string[] }> {
+    let row = await this.db.readSerial(SELECT_PINS, [roomName]);
+    for (;;) {
+      if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };
+      const current = idsOf(row.pinned_messages);
+      const next = change(current);
+      if (next === 'unchanged' || next === 'full') return { status: next, pins: current };
+      const outcome = await this.db.lwt(SET_PINS, [next, roomName, creatorLogin, current.length ? current : null], async () => {
+        const now = await this.db.readSerial(SELECT_PINS, [roomName]);
+        return { applied: JSON.stringify(idsOf(now?.pinned_messages)) === JSON.stringify(next), row: now };
+      });
+      if (outcome.applied) return { status: 'changed', pins: next };
+      row = outcome.row && 'creator_login' in outcome.row ? outcome.row : await this.db.readSerial(SELECT_PINS, [roomName]);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Reactions: one row per message, emoji and user in message_reactions, so a
+ * reaction added twice is one, and counts (one GROUP BY per message) stay
+ * exact under any interleaving of adds and removes. The emoji a message may
+ * carry are listed in its row (reaction_kinds), grown by an LWT so that two
+ * new emoji racing each other cannot pass the limit together.
+ */
+import { cql, type Database } from '../cassandra/client.js';
+import { fromUdt, type ChatUserValue } from './chat-user.js';
+import type { MessageRow } from './message-row.js';
+
+const ADD = cql(
+  `INSERT INTO message_reactions (room_name, time_bucket, message_id, emoji, login, reactor) VALUES (?, ?, ?, ?, ?, ?)`,
+  { idempotent: true },
+);
+const REMOVE = cql(
+  'DELETE FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND emoji = ? AND login = ?',
+  { idempotent: true },
+);
+const COUNTS = cql(
+  `SELECT emoji, COUNT(*) AS n FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ?
+   GROUP BY emoji`,
+  { idempotent: true },
+);
+const MINE = cql(
+  `SELECT emoji FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND emoji IN ?
+   AND login = ?`,
+  { idempotent: true },
+);
+const FIRST_REACTORS = cql(
+  'SELECT reactor FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND emoji = ? LIMIT ?',
+  { idempotent: true },
+);
+const GROW_KINDS = cql(
+  'UPDATE chat_room_messages SET reaction_kinds = ? WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF reaction_kinds = ?',
+  { idempotent: false },
+);
+const SELECT_KINDS = cql(
+  'SELECT reaction_kinds FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
+const DROP_REACTIONS = cql('DELETE FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
+  idempotent: true,
+});
+
+const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
+const kindsOf = (value: unknown) => [...((value as Set<string> | null) ?? [])];
+
+export class ReactionStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Makes sure `emoji` is one of the message's kinds: the kinds it has, or,
+   * while fewer than `max`, those plus this one (LWT on the set read; when
+   * another kind got in first, read again and retry: each retry means one
+   * more kind, so there are at most `max` of them). False when the message
+   * has `max` other kinds.
+   */
+  async allowKind(message: MessageRow, emoji: string, max: number): Promise<boolean> {
+    let kinds = message.reactionKinds;
+    for (;;) {
+      if (kinds.includes(emoji)) return true;
+      if (kinds.length >= max) return false;
+      const outcome = await this.db.lwt(GROW_KINDS, [[...kinds, emoji], ...key(message), kinds.length ? kinds : null], async () => {
+        const row = await this.db.readSerial(SELECT_KINDS, key(message));
+        return { applied: kindsOf(row?.reaction_kinds).includes(emoji), row };
+      });
+      if (outcome.applied) return true;
+      kinds = outcome.row && 'reaction_kinds' in outcome.row ? kindsOf(outcome.row.reaction_kinds) : kindsOf((await this.db.readSerial(SELECT_KINDS, key(message)))?.reaction_kinds);
+    }
+  }
+
+  async add(message: MessageRow, emoji: string, reactor: ChatUserValue): Promise<void> {
+    await this.db.execute(ADD, [...key(message), emoji, reactor.login, reactor]);
+  }
+
+  async remove(message: MessageRow, emoji: string, login: string): Promise<void> {
+    await this.db.execute(REMOVE, [...key(message), emoji, login]);
+  }
+
+  /** Each emoji that has reactions, with how many, in emoji order. */
+  async counts(message: MessageRow): Promise<Array<{ emoji: string; count: number }>> {
+    const rs = await this.db.execute(COUNTS, key(message));
+    return rs.rows.map((r) => ({ emoji: r.emoji as string, count: Number(r.n) })).filter((c) => c.count > 0);
+  }
+
+  /** Which of `emojis` the user reacted with. */
+  async mine(message: MessageRow, emojis: string[], login: string): Promise<Set<string>> {
+    if (emojis.length === 0) return new Set();
+    const rs = await this.db.execute(MINE, [...key(message), emojis, login]);
+    return new Set(rs.rows.map((r) => r.emoji as string));
+  }
+
+  /** The first `limit` people who reacted with `emoji`, in login order. */
+  async firstReactors(message: MessageRow, emoji: string, limit: number): Promise<ChatUserValue[]> {
+    const rs = await this.db.execute(FIRST_REACTORS, [...key(message), emoji, limit]);
+    return rs.rows.map((r) => fromUdt(r.reactor));
+  }
+
+  /** A deleted message keeps no reactions. */
+  async dropAll(message: MessageRow): Promise<void> {
+    await this.db.execute(DROP_REACTIONS, key(message));
+  }
+}

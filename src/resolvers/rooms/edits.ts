@@ -1,0 +1,147 @@
+/**
+ * Editing and deleting room messages. Which accepted edit is the last one is
+ * decided by the message's version: each edit is a lightweight transaction
+ * from version v to v + 1 (see db/rooms/message-edits.ts), so accepted edits
+ * are totally ordered, the current content is the highest version's, and
+ * every earlier version is in Message.edits exactly once. Events carry the
+ * version: a client keeps the highest it has seen.
+ */
+import type { Context } from '../../context.js';
+import { commitHorizonMs, type MessageRecord } from './model.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { VersionRow } from '../../db/rooms/message-edits.js';
+import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant } from './access.js';
+import { messageWithRoom } from './messages.js';
+import { mentionedParticipants, publishMentions } from './mentions.js';
+import { validContent } from './validation.js';
+
+/** What may not be edited, with the reason: deleted, hidden and system messages. */
+function requireEditable(message: MessageRecord): void {
+  if (message.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
+  if (!message.visible) throw badInput('id', 'The message is hidden: it can no longer be edited');
+  if (message.systemMessage) throw badInput('id', 'System messages cannot be edited');
+  if (message.version >= Limits.room.edits.maxVersion) {
+    throw badInput('id', `A message can be edited at most ${Limits.room.edits.maxVersion} times`);
+  }
+}
+
+async function readMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord }> {
+  const { message, room } = await messageWithRoom(ctx, id);
+  if (!message || !room) throw notFound('Message');
+  return { message, room };
+}
+
+/**
+ * The author (still a participant) replaces a message's content. With
+ * expectedVersion, only from that version (CONFLICT otherwise); without it,
+ * an edit that loses the race to another edit tries again from the new
+ * version, a few times.
+ */
+export async function editMessage(
+  ctx: Context,
+  id: string,
+  rawContent: string,
+  expectedVersion: number | null | undefined,
+): Promise<MessageRecord> {
+  const viewer = requireViewer(ctx);
+  const content = validContent('content', rawContent);
+  if (expectedVersion != null && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
+    throw badInput('expectedVersion', 'expectedVersion must be a version the message has had (0 or more)');
+  }
+  let { message, room } = await readMessage(ctx, id);
+  if (message.author.login !== viewer.login || message.systemMessage) throw forbidden('Only its author may edit a message');
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
+  const { stores, clock, config, rooms } = ctx.services;
+  const mentions = mentionedParticipants(room, content);
+  for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
+    requireEditable(message);
+    if (expectedVersion != null && message.version !== expectedVersion) {
+      throw conflict(`The message is at version ${message.version}, not ${expectedVersion}: read it again before editing`);
+    }
+    const editId = newTimeUuid(clock.now()).toString();
+    const turn = rooms.sequencer.take(room.name);
+    let outcome;
+    try {
+      outcome = await stores.messageEdits.edit(message, { content, mentions, editId }, commitHorizonMs(config.cassandra.requestTimeoutMs));
+    } catch (err) {
+      turn.cancel();
+      throw err;
+    }
+    if (outcome.applied) {
+      const edited: MessageRecord = { ...message, content, version: outcome.version, editId, mentions };
+      await turn.publish([{ kind: 'MessageEdited', roomName: room.name, message: edited }]);
+      const before = new Set(message.mentions.map((p) => p.login));
+      await publishMentions(ctx, edited, mentions.filter((p) => !before.has(p.login)));
+      return edited;
+    }
+    turn.cancel();
+    if (outcome.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
+    const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
+    if (!current) throw notFound('Message');
+    message = current;
+  }
+  throw conflict('The message kept changing while it was being edited; read it again and retry');
+}
+
+/**
+ * Its author, or the room's creator as moderation, deletes a message. It
+ * stays in history as a tombstone (deleted, no content) so pages and cursors
+ * keep their places; its earlier versions and reactions go with its content.
+ * Deleting a deleted message returns the tombstone.
+ */
+export async function deleteMessage(ctx: Context, id: string): Promise<MessageRecord> {
+  const viewer = requireViewer(ctx);
+  const { message, room } = await readMessage(ctx, id);
+  const byAuthor = message.author.login === viewer.login && !message.systemMessage;
+  if (!byAuthor && room.creatorLogin !== viewer.login) {
+    throw forbidden("Only the message's author or the room's creator may delete it");
+  }
+  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [] };
+  if (message.deleted) return tombstone;
+  const { stores, config, rooms } = ctx.services;
+  const turn = rooms.sequencer.take(room.name);
+  let deleted: boolean;
+  try {
+    deleted = await stores.messageEdits.delete(message, commitHorizonMs(config.cassandra.requestTimeoutMs));
+  } catch (err) {
+    turn.cancel();
+    throw err;
+  }
+  if (!deleted) {
+    turn.cancel();
+    return tombstone;
+  }
+  await stores.reactions.dropAll(message);
+  await turn.publish([{ kind: 'MessageDeleted', roomName: room.name, message: tombstone }]);
+  return tombstone;
+}
+
+/** A version of a message as served: its number, its content, and when it was made. */
+export interface MessageVersion extends VersionRow {
+  message: MessageRecord;
+}
+
+const encodeVersionCursor = (v: MessageVersion) => encodeCursor({ e: v.version });
+const decodeVersionCursor = (field: string, cursor: string) =>
+  decodeCursor(field, cursor, (p): p is { e: number } => Number.isInteger(p.e) && (p.e as number) >= 0).e;
+
+/** The earlier versions of a message, newest first. None for a deleted message (its content is gone). */
+export async function editsOf(
+  ctx: Context,
+  message: MessageRecord,
+  first: number | null | undefined,
+  after: string | null | undefined,
+): Promise<Connection<MessageVersion>> {
+  const size = pageSize('first', first);
+  const below = after ? Math.min(decodeVersionCursor('after', after), message.version) : message.version;
+  if (message.deleted || below <= 0) return connection([], encodeVersionCursor, { hasNextPage: false });
+  const rows = await ctx.services.stores.messageEdits.versions(message, below, size + 1);
+  const versions = rows.slice(0, size).map((row) => ({ ...row, message }));
+  return connection(versions, encodeVersionCursor, { hasNextPage: rows.length > size });
+}

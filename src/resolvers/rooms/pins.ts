@@ -1,0 +1,80 @@
+/**
+ * Pinned messages: the room's creator pins up to Limits.room.maxPins of its
+ * messages; Room.pinnedMessages lists them in pin order (first pinned first).
+ */
+import type { Context } from '../../context.js';
+import type { MessageRecord } from './model.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { PinChange } from '../../db/rooms/pins.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { dayBucket } from '../../buckets.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant } from './access.js';
+import { messageWithRoom } from './messages.js';
+
+async function creatorsMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord }> {
+  const viewer = requireViewer(ctx);
+  const { message, room } = await messageWithRoom(ctx, id);
+  if (!message || !room) throw notFound('Message');
+  if (room.creatorLogin !== viewer.login) throw forbidden("Only the room's creator may pin and unpin messages");
+  return { message, room };
+}
+
+/**
+ * Changes the room's pins as `change` says, in the room's event order, and
+ * publishes `kind` when they changed.
+ */
+async function changePins(
+  ctx: Context,
+  room: RoomRecord,
+  message: MessageRecord,
+  kind: 'MessagePinned' | 'MessageUnpinned',
+  change: PinChange,
+): Promise<MessageRecord> {
+  const turn = ctx.services.rooms.sequencer.take(room.name);
+  let outcome;
+  try {
+    outcome = await ctx.services.stores.pins.change(room.name, room.creatorLogin, change);
+  } catch (err) {
+    turn.cancel();
+    throw err;
+  }
+  if (outcome.status !== 'changed') turn.cancel();
+  if (outcome.status === 'gone') throw notFound('Room');
+  if (outcome.status === 'full') throw badInput('id', `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
+  if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
+  return message;
+}
+
+/** Pins a message (pinning it again changes nothing). */
+export async function pinMessage(ctx: Context, id: string): Promise<MessageRecord> {
+  const { message, room } = await creatorsMessage(ctx, id);
+  if (message.deleted) throw badInput('id', 'The message was deleted: it cannot be pinned');
+  return changePins(ctx, room, message, 'MessagePinned', (pins) => {
+    if (pins.includes(message.messageId)) return 'unchanged';
+    return pins.length >= Limits.room.maxPins ? 'full' : [...pins, message.messageId];
+  });
+}
+
+/** Unpins a message (unpinning one that is not pinned changes nothing). */
+export async function unpinMessage(ctx: Context, id: string): Promise<MessageRecord> {
+  const { message, room } = await creatorsMessage(ctx, id);
+  return changePins(ctx, room, message, 'MessageUnpinned', (pins) =>
+    pins.includes(message.messageId) ? pins.filter((p) => p !== message.messageId) : 'unchanged',
+  );
+}
+
+/**
+ * The room's pinned messages in pin order, for its participants: one read of
+ * the pin list, then one read of each pinned message (at most maxPins, in parallel).
+ */
+export async function pinnedMessagesOf(ctx: Context, room: RoomRecord): Promise<MessageRecord[]> {
+  const viewer = requireViewer(ctx);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants read the messages of a room');
+  const { stores } = ctx.services;
+  const ids = await stores.pins.pins(room.name);
+  const messages = await Promise.all(ids.map((id) => stores.roomMessages.byKey(room.name, dayBucket(timeUuidDate(id)), id)));
+  return messages.filter((m): m is MessageRecord => m !== undefined && timeUuidDate(m.messageId) >= room.createdAt);
+}

@@ -1,0 +1,139 @@
+/**
+ * Posting room messages: a participant's message (idempotent with a
+ * clientMessageId, optionally a reply in a thread, with its mentions) and the
+ * server's system messages ("… joins the room").
+ */
+import type { Context } from '../../context.js';
+import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from './model.js';
+import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { dayBucket } from '../../buckets.js';
+import { conflict } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { validClientId } from '../../validation.js';
+import { requireViewer } from '../shared/guards.js';
+import type { RoomEvent } from './feed.js';
+import { requireParticipation, viewerPerson } from './access.js';
+import { validContent, validRoomName } from './validation.js';
+import { mentionedParticipants, publishMentions } from './mentions.js';
+import { requireThreadParent } from './threads.js';
+
+/**
+ * When a message is posted: now, but never before its room was created, so a
+ * server whose clock lags cannot post below the room's history floor.
+ */
+function postTime(ctx: Context, room: RoomIncarnation): Date {
+  const now = ctx.services.clock.now();
+  return now < room.createdAt ? room.createdAt : now;
+}
+
+/**
+ * A message's write is sent only while its id is younger than the write
+ * window: a slower write of an earlier id could land below messages that
+ * catch-up already served (see catchUpSettleMs). The post fails instead; a
+ * retry takes a new id (with the same clientMessageId once the old claim is
+ * past the commit horizon).
+ */
+function requireWriteWindow(ctx: Context, messageId: string): void {
+  const age = ctx.services.clock.now().getTime() - timeUuidDate(messageId).getTime();
+  if (age > Limits.room.messageWriteWindowMs) {
+    throw conflict('The message could not be written in time; send it again (with the same clientMessageId, it is posted once)');
+  }
+}
+
+/** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
+export async function postSystemMessage(
+  ctx: Context,
+  room: RoomRecord,
+  person: ChatUser,
+  text: string,
+  before: RoomEvent,
+): Promise<void> {
+  const at = postTime(ctx, room);
+  const turn = ctx.services.rooms.sequencer.take(room.name);
+  const message = newMessage(room, at, person, text, true);
+  try {
+    await ctx.services.stores.roomMessages.insert(room, message);
+  } catch (err) {
+    turn.cancel();
+    await ctx.services.rooms.sequencer.take(room.name).publish([before]);
+    throw err;
+  }
+  await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
+}
+
+export interface PostArgs {
+  roomName: string;
+  content: string;
+  clientMessageId?: string | null;
+  /** The id of the message this one replies to (a thread). */
+  replyTo?: string | null;
+}
+
+export async function postMessage(ctx: Context, args: PostArgs): Promise<MessageRecord> {
+  requireViewer(ctx);
+  const name = validRoomName('roomName', args.roomName);
+  const content = validContent('content', args.content);
+  const clientId = validClientId('clientMessageId', args.clientMessageId);
+  const [room, author] = await Promise.all([requireParticipation(ctx, name), viewerPerson(ctx)]);
+  const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
+  const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(room, content) };
+  const { stores } = ctx.services;
+  const at = postTime(ctx, room);
+
+  const turn = ctx.services.rooms.sequencer.take(name);
+  const message = newMessage(room, at, author, content, false, thread);
+  try {
+    if (clientId) {
+      const claim = await stores.messageClientIds.claim(
+        room,
+        author.login,
+        clientId,
+        { messageId: message.messageId, content },
+        {
+          ttlSeconds: Limits.room.clientMessageIdTtlSeconds,
+          now: ctx.services.clock.now(),
+          commitHorizonMs: commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs),
+        },
+      );
+      if (!claim.claimed) {
+        turn.cancel();
+        return await originalPost(ctx, room, author, claim, thread);
+      }
+    }
+    requireWriteWindow(ctx, message.messageId);
+    await stores.roomMessages.insert(room, message);
+  } catch (err) {
+    turn.cancel();
+    throw err;
+  }
+  await turn.publish([{ kind: 'MessagePosted', roomName: name, message }]);
+  await publishMentions(ctx, message, message.mentions);
+  return message;
+}
+
+/**
+ * A retry of a post that carried the same clientMessageId: the original
+ * message. If the original attempt died between its claim and its write,
+ * write the message now (idempotent, with the claimed id and content, and the
+ * thread the retry names, as the original did) while its id is inside the
+ * write window, so a success answered to any attempt always means the message
+ * exists. Past the window the retry fails (CONFLICT); past the commit horizon
+ * the claim is dead and a retry posts afresh.
+ */
+async function originalPost(
+  ctx: Context,
+  room: RoomRecord,
+  author: ChatUser,
+  claim: { messageId: string; content: string },
+  thread: { replyTo: string | null; mentions: ChatUser[] },
+): Promise<MessageRecord> {
+  const { roomMessages } = ctx.services.stores;
+  const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
+  if (stored) return stored;
+  requireWriteWindow(ctx, claim.messageId);
+  const message = messageWithId(room, claim.messageId, author, claim.content, false, thread);
+  await roomMessages.insert(room, message);
+  return message;
+}

@@ -1,0 +1,109 @@
+/**
+ * Reactions to room messages: participants add and remove emoji; each emoji
+ * shows its exact count, whether the viewer reacted with it and the first
+ * people who did. Stored one row per user and emoji (db/rooms/reactions.ts).
+ */
+import type { Context } from '../../context.js';
+import type { ChatUser, MessageRecord } from './model.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant, viewerPerson } from './access.js';
+import { messageWithRoom } from './messages.js';
+
+const { reactions: limits } = Limits.room;
+
+/** One emoji as Unicode defines it (RGI: the sequences platforms draw as one picture, skin tones and flags included). */
+const ONE_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
+
+export function validEmoji(field: string, raw: string): string {
+  const emoji = raw.trim();
+  if (emoji.length === 0 || emoji.length > limits.emojiMaxLength || !ONE_EMOJI.test(emoji)) {
+    throw badInput(field, `${field} must be exactly one emoji`);
+  }
+  return emoji;
+}
+
+/** One emoji's reactions to a message, as served. */
+export interface ReactionSummary {
+  message: MessageRecord;
+  emoji: string;
+  count: number;
+  /** Which emoji the viewer reacted with, read once for all of the message's emoji, when asked. */
+  viewerEmojis: () => Promise<Set<string>>;
+}
+
+async function reactableMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord; person: ChatUser }> {
+  const viewer = requireViewer(ctx);
+  const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id), viewerPerson(ctx)]);
+  if (!message || !room) throw notFound('Message');
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may react');
+  return { message, room, person };
+}
+
+/** Announces, once per coalescing window, that this message's reactions changed, with the counts as they are then. */
+function reactionsChanged(ctx: Context, message: MessageRecord): void {
+  const { stores, rooms } = ctx.services;
+  rooms.reactionEvents.changed(message.roomName, message.messageId, async () => {
+    const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
+    if (!current || current.deleted) return;
+    const counts = await stores.reactions.counts(current);
+    await rooms.sequencer.take(message.roomName).publish([{ kind: 'ReactionChanged', roomName: message.roomName, message: current, counts }]);
+  });
+}
+
+/** Adds the viewer's reaction (adding it twice is one reaction). */
+export async function addReaction(ctx: Context, id: string, rawEmoji: string): Promise<MessageRecord> {
+  const emoji = validEmoji('emoji', rawEmoji);
+  const { message, person } = await reactableMessage(ctx, id);
+  if (message.deleted) throw badInput('messageId', 'The message was deleted: it takes no reactions');
+  const { reactions } = ctx.services.stores;
+  if (!(await reactions.allowKind(message, emoji, limits.maxKinds))) {
+    throw badInput('emoji', `A message holds at most ${limits.maxKinds} different reactions`);
+  }
+  await reactions.add(message, emoji, person);
+  reactionsChanged(ctx, message);
+  const kinds = message.reactionKinds.includes(emoji) ? message.reactionKinds : [...message.reactionKinds, emoji];
+  return { ...message, reactionKinds: kinds };
+}
+
+/** Removes the viewer's reaction (removing one that is not there changes nothing). */
+export async function removeReaction(ctx: Context, id: string, rawEmoji: string): Promise<MessageRecord> {
+  const emoji = validEmoji('emoji', rawEmoji);
+  const { message, person } = await reactableMessage(ctx, id);
+  await ctx.services.stores.reactions.remove(message, emoji, person.login);
+  reactionsChanged(ctx, message);
+  return message;
+}
+
+/**
+ * Each emoji of a message with its count, in emoji order: one query for a
+ * message that has had reactions, none for one that never had any. `counts`,
+ * when given, are those an event carries.
+ */
+export async function reactionsOf(
+  ctx: Context,
+  message: MessageRecord,
+  counts?: Array<{ emoji: string; count: number }>,
+): Promise<ReactionSummary[]> {
+  if (message.deleted || message.reactionKinds.length === 0) return [];
+  const found = counts ?? (await ctx.services.stores.reactions.counts(message));
+  let mine: Promise<Set<string>> | undefined;
+  const viewerEmojis = () =>
+    (mine ??= ctx.services.stores.reactions.mine(
+      message,
+      found.map((c) => c.emoji),
+      requireViewer(ctx).login,
+    ));
+  return found.map(({ emoji, count }) => ({ message, emoji, count, viewerEmojis }));
+}
+
+export async function reactedByViewer(summary: ReactionSummary): Promise<boolean> {
+  return (await summary.viewerEmojis()).has(summary.emoji);
+}
+
+/** The first people (in login order) who reacted with this emoji. */
+export function firstReactors(ctx: Context, summary: ReactionSummary): Promise<ChatUser[]> {
+  return ctx.services.stores.reactions.firstReactors(summary.message, summary.emoji, limits.firstReactors);
+}

@@ -1,0 +1,29 @@
+import * as pins from '../../resolvers/rooms/pins.js';
+import { Limits } from '../../limits.js';
+import { builder } from '../shared/builder.js';
+import { MessageRef } from './message.js';
+import { RoomRef } from './room.js';
+
+builder.objectFields(RoomRef, (t) => ({
+  pinnedMessages: t.field({
+    type: [MessageRef],
+    description: `Participants only: the pinned messages in pin order, first pinned first (at most ${Limits.room.maxPins})`,
+    complexity: { field: 1, multiplier: Limits.room.maxPins },
+    resolve: (room, _args, ctx) => pins.pinnedMessagesOf(ctx, room),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  pinMessage: t.field({
+    type: MessageRef,
+    description: `The room's creator pins a message (again: no change); at most ${Limits.room.maxPins} per room. Publishes MessagePinned.`,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => pins.pinMessage(ctx, args.id),
+  }),
+  unpinMessage: t.field({
+    type: MessageRef,
+    description: "The room's creator unpins a message (not pinned: no change). Publishes MessageUnpinned.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => pins.unpinMessage(ctx, args.id),
+  }),
+}));

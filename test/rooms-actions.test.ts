@@ -1,0 +1,367 @@
+/**
+ * What people can do to a room message: edit it (with history), delete it,
+ * react to it, reply to it in a thread, pin it and mention people in it. Each
+ * over HTTP and graphql-ws against the real node.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import {
+  AddReactionDocument,
+  DeleteMessageDocument,
+  EditMessageDocument,
+  HideMessageDocument,
+  HistoryDocument,
+  InboxEventsDocument,
+  MessageReactionsDocument,
+  MessageWithEditsDocument,
+  MyMessagesDocument,
+  PinMessageDocument,
+  PinnedMessagesDocument,
+  PostReplyDocument,
+  RemoveReactionDocument,
+  RoomActionEventsDocument,
+  RoomDocument,
+  SendDirectMessageDocument,
+  ThreadDocument,
+  UnpinMessageDocument,
+  type RoomActionEventsSubscription,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { inboxFeed, roomFeed, type Feed } from './testkit/feeds.js';
+import { cqlRow } from './testkit/cql.js';
+
+let app: App;
+let alice: TestUser; // creates the rooms
+let bob: TestUser;
+let carol: TestUser;
+let dave: TestUser; // takes part in no room
+const feeds: Feed<unknown>[] = [];
+
+beforeAll(async () => {
+  app = await startApp();
+  [alice, bob, carol, dave] = await Promise.all([
+    signUp(app, { firstname: 'Alice' }),
+    signUp(app, { firstname: 'Bob' }),
+    signUp(app, { firstname: 'Carol' }),
+    signUp(app, { firstname: 'Dave' }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all(feeds.map((f) => f.client.dispose()));
+});
+
+const fieldOf = (r: { errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }) => r.errors?.[0]?.extensions?.field;
+
+async function withEdits(id: string, token: string, first?: number, after?: string) {
+  return (await gqlOk(app, MessageWithEditsDocument, { id, first, after }, token)).message!;
+}
+
+async function roomEvents(user: TestUser, roomName: string) {
+  const feed = await roomFeed(app, user.token, RoomActionEventsDocument, { roomName });
+  feeds.push(feed as Feed<unknown>);
+  return feed;
+}
+
+type RoomEvent = RoomActionEventsSubscription['roomEvents'];
+async function nextOf<K extends RoomEvent['__typename']>(feed: Feed<RoomActionEventsSubscription>, kind: K) {
+  const event = (await feed.data()).roomEvents;
+  expect(event.__typename).toBe(kind);
+  return event as Extract<RoomEvent, { __typename: K }>;
+}
+
+describe('editMessage', () => {
+  it('replaces the content, keeps every earlier version newest first, and tells the room', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const feed = await roomEvents(alice, room);
+    const posted = await post(app, bob, room, 'first draft');
+    await nextOf(feed, 'MessagePosted');
+
+    const once = (await gqlOk(app, EditMessageDocument, { id: posted.id, content: '  second draft ' }, bob.token)).editMessage;
+    expect(once).toMatchObject({ id: posted.id, content: 'second draft', version: 1, deleted: false });
+    expect(Date.parse(once.editedAt!)).toBeGreaterThanOrEqual(Date.parse(posted.createdAt));
+    const edited = await nextOf(feed, 'MessageEdited');
+    expect(edited.message).toMatchObject({ id: posted.id, content: 'second draft', version: 1 });
+
+    await gqlOk(app, EditMessageDocument, { id: posted.id, content: 'third draft', expectedVersion: 1 }, bob.token);
+    const read = await withEdits(posted.id, alice.token);
+    expect(read).toMatchObject({ content: 'third draft', version: 2 });
+    expect(read.edits.edges.map((e) => [e.node.version, e.node.content])).toEqual([
+      [1, 'second draft'],
+      [0, 'first draft'],
+    ]);
+    expect(read.edits.edges[1]!.node.createdAt).toBe(posted.createdAt);
+    expect(read.edits.edges[0]!.node.createdAt).toBe(once.editedAt);
+
+    // Paged one at a time, the same versions in the same order.
+    const page1 = await withEdits(posted.id, alice.token, 1);
+    expect(page1.edits.edges.map((e) => e.node.version)).toEqual([1]);
+    expect(page1.edits.pageInfo.hasNextPage).toBe(true);
+    const page2 = await withEdits(posted.id, alice.token, 1, page1.edits.pageInfo.endCursor!);
+    expect(page2.edits.edges.map((e) => e.node.version)).toEqual([0]);
+    expect(page2.edits.pageInfo.hasNextPage).toBe(false);
+
+    // History and the author's own list show the current version.
+    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 5 }, alice.token)).room!.messages!;
+    expect(history.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
+    const mine = (await gqlOk(app, MyMessagesDocument, { first: 50 }, bob.token)).me!.messages!;
+    expect(mine.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
+  });
+
+  it('is for the author only, never on system, hidden or deleted messages, and checks its input', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const byBob = await post(app, bob, room, 'mine');
+    expect(codes(await gql(app, EditMessageDocument, { id: byBob.id, content: 'hijack' }, alice.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, EditMessageDocument, { id: byBob.id, content: 'x' }))).toEqual(['UNAUTHENTICATED']);
+
+    const empty = await gql(app, EditMessageDocument, { id: byBob.id, content: '   ' }, bob.token);
+    expect([codes(empty), fieldOf(empty)]).toEqual([['BAD_USER_INPUT'], 'content']);
+    const badId = await gql(app, EditMessageDocument, { id: 'not-an-id', content: 'x' }, bob.token);
+    expect([codes(badId), fieldOf(badId)]).toEqual([['BAD_USER_INPUT'], 'id']);
+    const stale = await gql(app, EditMessageDocument, { id: byBob.id, content: 'x', expectedVersion: 3 }, bob.token);
+    expect(codes(stale)).toEqual(['CONFLICT']);
+
+    // Bob's join made a system message about him: he did not write it.
+    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 10 }, bob.token)).room!.messages!;
+    const joined = history.edges.find((e) => e.node.systemMessage)!.node;
+    expect(codes(await gql(app, EditMessageDocument, { id: joined.id, content: 'rewritten' }, bob.token))).toEqual(['FORBIDDEN']);
+
+    const hidden = await post(app, bob, room, 'to hide');
+    await gqlOk(app, HideMessageDocument, { id: hidden.id }, alice.token);
+    const onHidden = await gql(app, EditMessageDocument, { id: hidden.id, content: 'back' }, bob.token);
+    expect([codes(onHidden), fieldOf(onHidden)]).toEqual([['BAD_USER_INPUT'], 'id']);
+
+    await gqlOk(app, DeleteMessageDocument, { id: byBob.id }, bob.token);
+    const onDeleted = await gql(app, EditMessageDocument, { id: byBob.id, content: 'back' }, bob.token);
+    expect([codes(onDeleted), fieldOf(onDeleted)]).toEqual([['BAD_USER_INPUT'], 'id']);
+    expect((await withEdits(byBob.id, bob.token)).content).toBeNull();
+  });
+});
+
+describe('deleteMessage', () => {
+  it('leaves a tombstone in place: same id, same cursor, no content, no versions, no reactions', async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const before = await post(app, bob, room, 'before');
+    const doomed = await post(app, bob, room, 'doomed');
+    const after = await post(app, carol, room, 'after');
+    await gqlOk(app, EditMessageDocument, { id: doomed.id, content: 'doomed, edited' }, bob.token);
+    await gqlOk(app, AddReactionDocument, { messageId: doomed.id, emoji: '👍' }, carol.token);
+    const pageBefore = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    const feed = await roomEvents(alice, room);
+
+    const tombstone = (await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage;
+    expect(tombstone).toMatchObject({ id: doomed.id, deleted: true, content: null, mentions: [] });
+    expect((await nextOf(feed, 'MessageDeleted')).message).toMatchObject({ id: doomed.id, deleted: true, content: null });
+
+    const pageAfter = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    expect(pageAfter.edges.map((e) => e.node.id)).toEqual(pageBefore.edges.map((e) => e.node.id));
+    expect(pageAfter.edges.map((e) => e.node.content)).toEqual(['after', null, 'before']);
+    // A cursor taken before the deletion resumes where it did.
+    const resumed = (await gqlOk(app, HistoryDocument, { name: room, first: 2, after: pageBefore.edges[0]!.cursor }, alice.token)).room!.messages!;
+    expect(resumed.edges.map((e) => [e.node.id, e.node.deleted])).toEqual([
+      [doomed.id, true],
+      [before.id, false],
+    ]);
+    expect(after.id).toBe(pageAfter.edges[0]!.node.id);
+    expect(before.id).toBe(pageAfter.edges[2]!.node.id);
+    const read = await withEdits(doomed.id, alice.token);
+    expect(read.edits.edges).toEqual([]);
+    expect((await gqlOk(app, MessageReactionsDocument, { id: doomed.id }, alice.token)).message!.reactions).toEqual([]);
+    // The content is gone from storage too: the room's row, its versions and the author's copy.
+    const [, , bucket, messageId] = Buffer.from(doomed.id, 'base64url').toString().split('|');
+    const row = await cqlRow(app, 'SELECT content, deleted FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [room, Number(bucket), messageId]);
+    expect(row).toMatchObject({ content: null, deleted: true });
+    const versions = await cqlRow(app, 'SELECT COUNT(*) AS n FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [room, Number(bucket), messageId]);
+    expect(Number(versions!.n)).toBe(0);
+    const mine = (await gqlOk(app, MyMessagesDocument, { first: 50 }, bob.token)).me!.messages!;
+    expect(mine.edges.find((e) => e.node.id === doomed.id)?.node.content).toBeNull();
+
+    // Again: the tombstone, and no second event (the next event is the next post).
+    expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage.deleted).toBe(true);
+    await post(app, carol, room, 'next');
+    expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
+  });
+
+  it("is for the author or the room's creator", async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const byBob = await post(app, bob, room, 'by bob');
+    expect(codes(await gql(app, DeleteMessageDocument, { id: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, DeleteMessageDocument, { id: byBob.id }, dave.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, DeleteMessageDocument, { id: byBob.id }, alice.token)).deleteMessage.deleted).toBe(true);
+  });
+});
+
+describe('reactions', () => {
+  it('counts each person once per emoji, knows the viewer, and lists the first people', async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const m = await post(app, alice, room, 'react to me');
+    await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👍' }, carol.token);
+    await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👍' }, bob.token);
+    await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👍' }, bob.token); // twice: one reaction
+    const added = (await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '🇫🇷' }, bob.token)).addReaction;
+    // In code point order: 🇫🇷 (U+1F1EB U+1F1F7) before 👍 (U+1F44D).
+    expect(added.reactions.map((r) => [r.emoji, r.count, r.reactedByViewer])).toEqual([
+      ['🇫🇷', 1, true],
+      ['👍', 2, true],
+    ]);
+    const asAlice = (await gqlOk(app, MessageReactionsDocument, { id: m.id }, alice.token)).message!.reactions;
+    expect(asAlice.map((r) => [r.emoji, r.count, r.reactedByViewer])).toEqual([
+      ['🇫🇷', 1, false],
+      ['👍', 2, false],
+    ]);
+    expect(asAlice[1]!.firstReactors.map((u) => u.login)).toEqual([bob.login, carol.login].sort());
+
+    const removed = (await gqlOk(app, RemoveReactionDocument, { messageId: m.id, emoji: '🇫🇷' }, bob.token)).removeReaction;
+    expect(removed.reactions.map((r) => [r.emoji, r.count])).toEqual([['👍', 2]]);
+    // Removing what is not there changes nothing.
+    await gqlOk(app, RemoveReactionDocument, { messageId: m.id, emoji: '🎉' }, alice.token);
+    expect((await gqlOk(app, MessageReactionsDocument, { id: m.id }, alice.token)).message!.reactions.map((r) => r.count)).toEqual([2]);
+  });
+
+  it('takes exactly one emoji, from participants, and at most 20 kinds per message', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, alice, room, 'limits');
+    for (const emoji of ['a', '👍👍', '', ':)', '👍a', '1', 'x'.repeat(100)]) {
+      const r = await gql(app, AddReactionDocument, { messageId: m.id, emoji }, bob.token);
+      expect([codes(r), fieldOf(r)], JSON.stringify(emoji)).toEqual([['BAD_USER_INPUT'], 'emoji']);
+    }
+    for (const emoji of ['👍🏽', '👨‍👩‍👧', '❤️', ' 👍 ']) {
+      expect((await gql(app, AddReactionDocument, { messageId: m.id, emoji }, bob.token)).errors, emoji).toBeUndefined();
+    }
+    expect(codes(await gql(app, AddReactionDocument, { messageId: m.id, emoji: '🎉' }, dave.token))).toEqual(['FORBIDDEN']);
+
+    // Four kinds so far: sixteen more make twenty.
+    const more = ['😀', '😁', '😂', '🤣', '😃', '😄', '😅', '😆', '😉', '😊', '😋', '😎', '😍', '😘', '🥰', '😗'];
+    for (const emoji of more) await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji }, alice.token);
+    const full = await gql(app, AddReactionDocument, { messageId: m.id, emoji: '🚀' }, alice.token);
+    expect([codes(full), fieldOf(full)]).toEqual([['BAD_USER_INPUT'], 'emoji']);
+    // A kind the message already has is still welcome.
+    await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '😀' }, bob.token);
+    expect((await gqlOk(app, MessageReactionsDocument, { id: m.id }, bob.token)).message!.reactions).toHaveLength(20);
+  });
+
+  it('publishes one ReactionChanged for a burst on one message, with the counts after it', async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const m = await post(app, alice, room, 'burst');
+    const feed = await roomEvents(alice, room);
+    await Promise.all(
+      [bob, carol, alice].flatMap((u) => ['🔥', '✅'].map((emoji) => gqlOk(app, AddReactionDocument, { messageId: m.id, emoji }, u.token))),
+    );
+    const events: Array<Extract<RoomEvent, { __typename: 'ReactionChanged' }>> = [];
+    // A barrier: once this post's event arrives, every ReactionChanged sent before it has too.
+    for (;;) {
+      const event = await nextOf(feed, 'ReactionChanged');
+      events.push(event);
+      if (event.reactions.map((r) => r.count).join() === '3,3') break;
+    }
+    expect(events.length).toBeLessThan(6);
+    expect(events.at(-1)!.reactions).toEqual([
+      { emoji: '✅', count: 3 },
+      { emoji: '🔥', count: 3 },
+    ]);
+  });
+});
+
+describe('replies and threads', () => {
+  it('posts a reply into the room and into its parent’s thread, paged oldest first', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const parent = await post(app, alice, room, 'thread starter');
+    const feed = await roomEvents(alice, room);
+    const replies = [];
+    for (let i = 0; i < 7; i++) {
+      replies.push((await gqlOk(app, PostReplyDocument, { roomName: room, content: `reply ${i}`, replyTo: parent.id }, bob.token)).postMessage);
+    }
+    expect(replies[0]!.replyTo?.id).toBe(parent.id);
+    const live = await nextOf(feed, 'MessagePosted');
+    expect(live.message).toMatchObject({ content: 'reply 0', replyTo: { id: parent.id } });
+
+    const thread = (await gqlOk(app, ThreadDocument, { id: parent.id, first: 3 }, alice.token)).message!;
+    expect(thread.replyCount).toBe(7);
+    expect(thread.lastReplyAt).toBe(replies.at(-1)!.createdAt);
+    const seen = [...thread.replies.edges.map((e) => e.node.content)];
+    let cursor = thread.replies.pageInfo.endCursor;
+    let more = thread.replies.pageInfo.hasNextPage;
+    while (more) {
+      const page = (await gqlOk(app, ThreadDocument, { id: parent.id, first: 3, after: cursor }, alice.token)).message!.replies;
+      seen.push(...page.edges.map((e) => e.node.content));
+      cursor = page.pageInfo.endCursor;
+      more = page.pageInfo.hasNextPage;
+    }
+    expect(seen).toEqual(replies.map((r) => r.content));
+    // Replies are room messages too, marked as replies.
+    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    expect(history.edges[0]!.node.id).toBe(replies.at(-1)!.id);
+    // A message without replies costs nothing and says so.
+    expect((await gqlOk(app, ThreadDocument, { id: replies[0]!.id }, alice.token)).message).toMatchObject({
+      replyCount: 0,
+      lastReplyAt: null,
+      replies: { edges: [] },
+    });
+  });
+
+  it('is one level deep, within the room, and never under a deleted or system message', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const other = await roomWith(app, alice);
+    const parent = await post(app, alice, room, 'parent');
+    const reply = (await gqlOk(app, PostReplyDocument, { roomName: room, content: 'reply', replyTo: parent.id }, bob.token)).postMessage;
+    const elsewhere = await post(app, alice, other, 'elsewhere');
+    const deleted = await post(app, alice, room, 'deleted');
+    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, alice.token);
+    const joined = (await gqlOk(app, HistoryDocument, { name: room, first: 20 }, alice.token)).room!.messages!.edges.find((e) => e.node.systemMessage)!.node;
+    for (const replyTo of [reply.id, elsewhere.id, deleted.id, joined.id, 'garbage']) {
+      const r = await gql(app, PostReplyDocument, { roomName: room, content: 'nope', replyTo }, bob.token);
+      expect([codes(r), fieldOf(r)], replyTo).toEqual([['BAD_USER_INPUT'], 'replyTo']);
+    }
+    expect(codes(await gql(app, ThreadDocument, { id: parent.id }, dave.token))).toEqual(['FORBIDDEN']);
+  });
+});
+
+describe('pins', () => {
+  it("lists the creator's pins in pin order and tells the room", async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const [m1, m2, m3] = [await post(app, bob, room, 'one'), await post(app, bob, room, 'two'), await post(app, bob, room, 'three')];
+    const feed = await roomEvents(bob, room);
+    for (const m of [m2, m3, m1, m2]) await gqlOk(app, PinMessageDocument, { id: m.id }, alice.token);
+    const pinned = async () => (await gqlOk(app, PinnedMessagesDocument, { name: room }, bob.token)).room!.pinnedMessages.map((m) => m.content);
+    expect(await pinned()).toEqual(['two', 'three', 'one']);
+    for (const m of [m2, m3, m1]) expect((await nextOf(feed, 'MessagePinned')).message.id).toBe(m.id);
+
+    await gqlOk(app, UnpinMessageDocument, { id: m3.id }, alice.token);
+    await gqlOk(app, UnpinMessageDocument, { id: m3.id }, alice.token); // not pinned any more: no change, no event
+    expect(await pinned()).toEqual(['two', 'one']);
+    expect((await nextOf(feed, 'MessageUnpinned')).message.id).toBe(m3.id);
+    expect(codes(await gql(app, PinMessageDocument, { id: m3.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, PinnedMessagesDocument, { name: room }, dave.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, RoomDocument, { name: room }, bob.token)).room?.name).toBe(room);
+  });
+});
+
+describe('mentions', () => {
+  it('mentions participants only, and tells each one on their own feed once', async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const bobFeed = await inboxFeed(app, bob, InboxEventsDocument);
+    const carolFeed = await inboxFeed(app, carol, InboxEventsDocument);
+    const daveFeed = await inboxFeed(app, dave, InboxEventsDocument);
+    feeds.push(bobFeed as Feed<unknown>, carolFeed as Feed<unknown>, daveFeed as Feed<unknown>);
+
+    const content = `hi @${bob.login} and @${bob.login.toUpperCase()}, not @${dave.login} nor @nobody_here nor mail@${carol.login}`;
+    const m = (await gqlOk(app, PostReplyDocument, { roomName: room, content }, alice.token)).postMessage;
+    expect(m.mentions.map((u) => u.login)).toEqual([bob.login]);
+    const toBob = (await bobFeed.data()).inboxEvents;
+    expect(toBob).toMatchObject({ __typename: 'Mentioned', mentionedIn: { id: m.id, roomName: room, author: { login: alice.login } } });
+
+    // An edit that adds carol tells carol, and not bob again.
+    const edited = (await gqlOk(app, EditMessageDocument, { id: m.id, content: `@${bob.login} @${carol.login}.` }, alice.token)).editMessage;
+    expect(edited.mentions.map((u) => u.login)).toEqual([bob.login, carol.login]);
+    expect((await carolFeed.data()).inboxEvents).toMatchObject({ __typename: 'Mentioned', mentionedIn: { id: m.id } });
+
+    // Barriers: the next event each of bob and dave receives is a direct message sent now.
+    await gqlOk(app, SendDirectMessageDocument, { to: bob.login, content: 'barrier' }, alice.token);
+    await gqlOk(app, SendDirectMessageDocument, { to: dave.login, content: 'barrier' }, alice.token);
+    expect((await bobFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
+    expect((await daveFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
+  });
+});
