@@ -4,6 +4,7 @@
 import DataLoader from 'dataloader';
 import type { UserRecord } from './db/accounts/users.js';
 import type { RoomRecord } from './db/rooms/rooms.js';
+import type { MessageRow } from './db/rooms/message-row.js';
 import type { ItemRecord } from './db/marketplace/items.js';
 import type { StoredPurchase } from './db/marketplace/purchases.js';
 import type { Session } from './auth/tokens.js';
@@ -37,6 +38,7 @@ export class Loaders {
   private items?: DataLoader<string, ItemRecord | null>;
   private purchases?: DataLoader<string, StoredPurchase | null>;
   private rooms?: DataLoader<string, RoomRecord | null>;
+  private messages?: DataLoader<string, MessageRow | null>;
 
   constructor(private readonly stores: Stores) {}
 
@@ -57,11 +59,37 @@ export class Loaders {
     return (this.rooms ??= byKey((names: readonly string[]) => rooms.byNames(names), roomName));
   }
 
+  /**
+   * Room messages by roomMessageKey(room, id): those of one room are read
+   * together, one query per day bucket (replies' parents on a thread page).
+   */
+  get message(): DataLoader<string, MessageRow | null> {
+    const { roomMessages } = this.stores;
+    return (this.messages ??= new DataLoader<string, MessageRow | null>(
+      async (keys) => {
+        const byRoom = new Map<string, string[]>();
+        for (const key of keys) {
+          const [room, id] = key.split('\u0000') as [string, string];
+          byRoom.set(room, [...(byRoom.get(room) ?? []), id]);
+        }
+        const found = new Map<string, MessageRow>();
+        for (const [room, ids] of byRoom) {
+          for (const [id, message] of await roomMessages.byIds(room, ids)) found.set(roomMessageKey(room, id), message);
+        }
+        return keys.map((key) => found.get(key) ?? null);
+      },
+      { maxBatchSize: 100 },
+    ));
+  }
+
   get purchase(): DataLoader<string, StoredPurchase | null> {
     const { purchases } = this.stores;
     return (this.purchases ??= byKey((ids: readonly string[]) => purchases.byIds(ids), purchaseId));
   }
 }
+
+/** The key of a room message in Loaders.message. */
+export const roomMessageKey = (roomName: string, messageId: string) => `${roomName}\u0000${messageId}`;
 
 export interface Context {
   services: Services;

@@ -365,3 +365,24 @@ describe('mentions', () => {
     expect((await daveFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
   });
 });
+
+describe('cost of the new connections', () => {
+  const nested = (size: number) =>
+    `query ($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id
+      edits(first: ${size}) { edges { node { content } } }
+      replies(first: ${size}) { edges { node { id } } } } } } } }`;
+
+  it('prices edits and replies by page size and reactions by their limit, like every other list', async () => {
+    const room = await roomWith(app, alice);
+    await post(app, alice, room, 'priced');
+    // 50 messages × (edits 50 + replies 50): over the default cost limit of 5,000.
+    const refused = await gql(app, nested(50), { name: room }, alice.token);
+    expect(codes(refused)).toEqual(['QUERY_TOO_COMPLEX']);
+    expect((await gql(app, nested(10), { name: room }, alice.token)).errors).toBeUndefined();
+    // Reactions are priced at 20 kinds, each with its first reactors (a query each): 200 × (1 + 6 + 21) tips it over.
+    const page = (withReactions: boolean) => `query ($name: String!) { room(name: $name) { messages(first: 200) { edges { node {
+      replies(first: 5) { edges { node { id } } } ${withReactions ? 'reactions { emoji firstReactors { login } }' : ''} } } } } }`;
+    expect((await gql(app, page(false), { name: room }, alice.token)).errors).toBeUndefined();
+    expect(codes(await gql(app, page(true), { name: room }, alice.token))).toEqual(['QUERY_TOO_COMPLEX']);
+  });
+});

@@ -30,7 +30,7 @@ export function createStores(db: Database) {
     messagesByAuthor: new MessagesByAuthorStore(db),
     messageEdits: new MessageEditStore(db),
     reactions: new ReactionStore(db),
-    threads: new ThreadStore(db),
+    threads: new ThreadStore(db, roomMessages),
     pins: new PinStore(db),
   };
 }

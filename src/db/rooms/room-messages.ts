@@ -38,6 +38,10 @@ const INSERT_AUTHOR_BUCKET = cql('INSERT INTO messages_by_author_bucket (author_
   idempotent: true,
 });
 
+const SELECT_IN_BUCKET = cql(
+  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id IN ?`,
+  { idempotent: true },
+);
 const SELECT_MESSAGE = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?`,
   { idempotent: true },
@@ -169,6 +173,25 @@ export class RoomMessageStore {
   async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRow | undefined> {
     const row = await this.db.first(SELECT_MESSAGE, [roomName, bucket, messageId]);
     return row ? toMessage(row) : undefined;
+  }
+
+  /** Messages of one room by id: one read per day bucket the ids fall in, all at once. */
+  async byIds(roomName: string, ids: readonly string[]): Promise<Map<string, MessageRow>> {
+    const byBucket = new Map<number, string[]>();
+    for (const id of ids) {
+      const bucket = dayBucket(timeUuidDate(id));
+      byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), id]);
+    }
+    const found = new Map<string, MessageRow>();
+    await Promise.all(
+      [...byBucket].map(async ([bucket, inBucket]) => {
+        for (const row of (await this.db.execute(SELECT_IN_BUCKET, [roomName, bucket, inBucket])).rows) {
+          const message = toMessage(row);
+          if (message) found.set(message.messageId, message);
+        }
+      }),
+    );
+    return found;
   }
 
   /**

@@ -7,7 +7,8 @@
 import { cql, Long, TimeUuid, type Database, type Statement } from '../cassandra/client.js';
 import { timeMicros, timeUuidDate } from '../cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
-import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
+import type { MessageRow } from './message-row.js';
+import type { RoomMessageStore } from './room-messages.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const INSERT_REPLY = cql('INSERT INTO message_replies (room_name, parent_bucket, parent_id, reply_id) VALUES (?, ?, ?, ?)', {
@@ -29,10 +30,6 @@ const THREAD_AFTER = cql(
 const COUNT_THREAD = cql('SELECT COUNT(*) AS n FROM message_replies WHERE room_name = ? AND parent_bucket = ? AND parent_id = ?', {
   idempotent: true,
 });
-const MESSAGES_IN_BUCKET = cql(
-  `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id IN ?`,
-  { idempotent: true },
-);
 
 /** The extra writes of a reply, in the batch that stores it: none for a message that is not one. */
 export function threadWrites(message: MessageRow): Array<{ stmt: Statement; params: unknown[] }> {
@@ -55,7 +52,10 @@ export interface ParentKey {
 }
 
 export class ThreadStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly messages: RoomMessageStore,
+  ) {}
 
   /**
    * A page of a thread, oldest first, after the reply `after` (exclusive).
@@ -69,23 +69,9 @@ export class ThreadStore {
       : await this.db.execute(THREAD_FIRST, [...key, lookAhead(size)]);
     const ids = rs.rows.map((r) => r.reply_id.toString() as string);
     const page = pageOf(ids, size);
-    const byBucket = new Map<number, string[]>();
-    for (const id of page.rows) {
-      const bucket = dayBucket(timeUuidDate(id));
-      byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), id]);
-    }
-    const found = new Map<string, MessageRow>();
-    await Promise.all(
-      [...byBucket].map(async ([bucket, bucketIds]) => {
-        const read = await this.db.execute(MESSAGES_IN_BUCKET, [parent.roomName, bucket, bucketIds]);
-        for (const row of read.rows) {
-          const message = toMessage(row);
-          if (message) found.set(message.messageId, message);
-        }
-      }),
-    );
-    // A reply whose write failed after its thread row (a partial batch cannot happen: it is logged) or
-    // whose room was dropped meanwhile has no message: it is left out.
+    const found = await this.messages.byIds(parent.roomName, page.rows);
+    // The reply and its thread row are written in one logged batch; a reply missing here is one whose
+    // room was dropped meanwhile: it is left out.
     const rows = page.rows.map((id) => found.get(id)).filter((m): m is MessageRow => m !== undefined);
     return { rows, more: page.more };
   }

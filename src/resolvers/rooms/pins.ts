@@ -7,7 +7,6 @@ import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { PinChange } from '../../db/rooms/pins.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
 import { badInput, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
@@ -68,13 +67,16 @@ export async function unpinMessage(ctx: Context, id: string): Promise<MessageRec
 
 /**
  * The room's pinned messages in pin order, for its participants: one read of
- * the pin list, then one read of each pinned message (at most maxPins, in parallel).
+ * the pin list, then one read per day the pinned messages were posted in.
  */
 export async function pinnedMessagesOf(ctx: Context, room: RoomRecord): Promise<MessageRecord[]> {
   const viewer = requireViewer(ctx);
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants read the messages of a room');
   const { stores } = ctx.services;
   const ids = await stores.pins.pins(room.name);
-  const messages = await Promise.all(ids.map((id) => stores.roomMessages.byKey(room.name, dayBucket(timeUuidDate(id)), id)));
-  return messages.filter((m): m is MessageRecord => m !== undefined && timeUuidDate(m.messageId) >= room.createdAt);
+  const found = await stores.roomMessages.byIds(room.name, ids);
+  return ids.flatMap((id) => {
+    const message = found.get(id);
+    return message && timeUuidDate(message.messageId) >= room.createdAt ? [message] : [];
+  });
 }

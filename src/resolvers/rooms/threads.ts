@@ -4,15 +4,13 @@
  * feed like any message, marked with their parent (Message.replyTo), and in
  * their parent's thread (Message.replies, oldest first).
  */
-import type { Context } from '../../context.js';
+import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
+import { isTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
-import { isTimeUuid } from '../../db/cassandra/timeuuids.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
 import { decodeMessageId } from './ids.js';
@@ -27,11 +25,6 @@ export async function requireThreadParent(ctx: Context, room: RoomRecord, field:
   if (parent.systemMessage) throw badInput(field, 'System messages have no thread');
   if (parent.replyTo) throw badInput(field, "Threads are one level deep: reply to the thread's first message");
   return parent;
-}
-
-/** The key of a reply's parent (same room; its bucket is its id's day). */
-export function parentKey(reply: MessageRecord): { roomName: string; bucket: number; messageId: string } | null {
-  return reply.replyTo ? { roomName: reply.roomName, bucket: dayBucket(timeUuidDate(reply.replyTo)), messageId: reply.replyTo } : null;
 }
 
 /** Reading a thread is for the room's participants (an author who left keeps their message, not the room). */
@@ -68,7 +61,6 @@ export async function replyCountOf(ctx: Context, message: MessageRecord): Promis
 
 /** The message a reply answers (null for a message that is not a reply, or whose parent is gone). */
 export async function parentOf(ctx: Context, message: MessageRecord): Promise<MessageRecord | null> {
-  const key = parentKey(message);
-  if (!key) return null;
-  return (await ctx.services.stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId)) ?? null;
+  if (!message.replyTo) return null;
+  return ctx.loaders.message.load(roomMessageKey(message.roomName, message.replyTo));
 }
