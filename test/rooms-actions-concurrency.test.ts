@@ -112,8 +112,8 @@ describe('an edit racing a deletion', () => {
       const copy = await cqlRow(a, 'SELECT content FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id = ?', [alice.login, Math.floor(k.bucket / 100), k.messageId]);
       expect(copy?.content ?? null).toBeNull();
       const versions = await cqlRows(a, 'SELECT content FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [k.roomName, k.bucket, k.messageId]);
-      // A racing edit may write its version row after the deletion dropped them: it is never served (see above).
-      expect(versions.every((v) => v.content === `round ${round}`)).toBe(true);
+      // Even a version row an edit wrote after the deletion dropped them is shadowed by the drop.
+      expect(versions).toEqual([]);
     }
     expect(outcomes.editFirst + outcomes.deleteFirst).toBe(20);
   });

@@ -8,6 +8,7 @@ import type { App } from '../src/app.js';
 import {
   AddReactionDocument,
   DeleteMessageDocument,
+  DeleteRoomDocument,
   EditMessageDocument,
   HideMessageDocument,
   HistoryDocument,
@@ -184,6 +185,21 @@ describe('deleteMessage', () => {
     expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage.deleted).toBe(true);
     await post(app, carol, room, 'next');
     expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
+  });
+
+  it("goes with its room: a deleted room leaves no versions, reactions or threads behind", async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, bob, room, 'short-lived');
+    await gqlOk(app, EditMessageDocument, { id: m.id, content: 'edited' }, bob.token);
+    await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👋' }, alice.token);
+    await gqlOk(app, PostReplyDocument, { roomName: room, content: 'reply', replyTo: m.id }, alice.token);
+    await gqlOk(app, DeleteRoomDocument, { name: room }, alice.token);
+    const [, , bucket, messageId] = Buffer.from(m.id, 'base64url').toString().split('|');
+    const key = [room, Number(bucket), messageId];
+    for (const [table, parent] of [['message_versions', 'time_bucket = ? AND message_id'], ['message_reactions', 'time_bucket = ? AND message_id'], ['message_replies', 'parent_bucket = ? AND parent_id']]) {
+      const left = await cqlRow(app, `SELECT COUNT(*) AS n FROM ${table} WHERE room_name = ? AND ${parent} = ?`, key);
+      expect(Number(left!.n), table).toBe(0);
+    }
   });
 
   it("is for the author or the room's creator", async () => {

@@ -24,3 +24,6 @@ export function nextWriteTimestamp(db: Database): WriteTimestamp {
   const next = options.policies?.timestampGeneration?.next(db.client) ?? Date.now() * 1000;
   return typeof next === 'number' ? cassandra.types.Long.fromNumber(next) : next;
 }
+
+/** The later of two write timestamps. */
+export const maxLong = (a: WriteTimestamp, b: WriteTimestamp): WriteTimestamp => (a.greaterThan(b) ? a : b);

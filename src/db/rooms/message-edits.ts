@@ -15,9 +15,11 @@ import { Limits } from '../../limits.js';
 import type { ChatUserValue } from './chat-user.js';
 import type { MessageRow } from './message-row.js';
 
+// Version rows and the author's copy are written at copyTimestamp(message, version) and dropped at one above
+// every version: a version row written late by an edit racing the deletion is shadowed as well.
 const SAVE_VERSION = cql(
   `INSERT INTO message_versions (room_name, time_bucket, message_id, version, content, edit_id)
-   VALUES (?, ?, ?, ?, ?, ?)`,
+   VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
   { idempotent: true },
 );
 const EDIT = cql(
@@ -43,9 +45,10 @@ const VERSIONS_BELOW = cql(
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND version < ? LIMIT ?`,
   { idempotent: true },
 );
-const DROP_VERSIONS = cql('DELETE FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
-  idempotent: true,
-});
+const DROP_VERSIONS = cql(
+  'DELETE FROM message_versions USING TIMESTAMP ? WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  { idempotent: true },
+);
 const COPY_EDIT = cql(
   `UPDATE messages_by_author USING TIMESTAMP ? SET content = ?, version = ?, edit_id = ?
    WHERE author_login = ? AND time_bucket = ? AND message_id = ?`,
@@ -91,7 +94,8 @@ export class MessageEditStore {
    */
   async edit(current: MessageRow, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
     const v = current.version;
-    await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined]);
+    const savedAt = copyTimestamp(current, v, commitHorizonMs);
+    await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined, savedAt]);
     const outcome = await this.db.lwt(
       EDIT,
       [edit.content, v + 1, edit.editId, edit.mentions, ...key(current), v === 0 ? null : v],
@@ -121,10 +125,9 @@ export class MessageEditStore {
       return { applied: row?.deleted === true, row };
     });
     if (!outcome.applied) return false;
-    await this.db.execute(DROP_VERSIONS, key(message));
-    if (!message.systemMessage) {
-      await this.db.execute(COPY_DELETE, [copyTimestamp(message, Limits.room.edits.maxVersion + 1, commitHorizonMs), ...authorKey(message)]);
-    }
+    const gone = copyTimestamp(message, Limits.room.edits.maxVersion + 1, commitHorizonMs);
+    await this.db.execute(DROP_VERSIONS, [gone, ...key(message)]);
+    if (!message.systemMessage) await this.db.execute(COPY_DELETE, [gone, ...authorKey(message)]);
     return true;
   }
 
@@ -141,8 +144,11 @@ export class MessageEditStore {
   }
 }
 
-/** Past the post's commit horizon, plus the version: later versions (and the deletion) always win. */
-function copyTimestamp(message: MessageRow, version: number, commitHorizonMs: number) {
+/**
+ * Past the post's commit horizon, plus the version: later versions (and the deletion) always win. Also what
+ * a deleted room's cleanup must reach for a message's versions (see RoomMessageStore.dropRoom).
+ */
+export function copyTimestamp(message: Pick<MessageRow, 'messageId'>, version: number, commitHorizonMs: number) {
   const base = timeUuidDate(message.messageId).getTime() + commitHorizonMs;
   return Long.fromNumber(base).multiply(1000).add(version);
 }

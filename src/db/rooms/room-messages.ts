@@ -7,12 +7,13 @@ import { cql, type Database, type Statement } from '../cassandra/client.js';
 import { fromUdt } from './chat-user.js';
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
 import { threadWrites } from './threads.js';
+import { copyTimestamp } from './message-edits.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
 import { Limits } from '../../limits.js';
-import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
+import { maxLong, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 /** What a post needs to know about the room: its name and which incarnation of that name it is. */
@@ -253,7 +254,7 @@ export class RoomMessageStore {
    * messages, then the bucket rows. What a room of the same name wrote after
    * `at` is newer than these deletes and stays.
    */
-  async dropRoom(roomName: string, at: WriteTimestamp): Promise<void> {
+  async dropRoom(roomName: string, at: WriteTimestamp, commitHorizonMs: number): Promise<void> {
     const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
     for (const bucket of buckets) {
       let pageState: string | undefined;
@@ -262,7 +263,11 @@ export class RoomMessageStore {
         // Only messages that were edited, reacted to or replied to have partitions of their own.
         const parts = rs.rows
           .filter((r) => r.version || r.reaction_kinds || r.last_reply_at)
-          .flatMap((r) => DELETE_MESSAGE_PARTS.map((stmt) => ({ stmt, params: [at, roomName, bucket, r.message_id] })));
+          .flatMap((r) => {
+            // Version rows are stamped past the post's commit horizon (message-edits.ts): reach above them.
+            const partsAt = maxLong(at, copyTimestamp({ messageId: r.message_id.toString() }, Limits.room.edits.maxVersion + 1, commitHorizonMs));
+            return DELETE_MESSAGE_PARTS.map((stmt) => ({ stmt, params: [partsAt, roomName, bucket, r.message_id] }));
+          });
         for (let i = 0; i < parts.length; i += Limits.room.cleanupBatch) {
           // Unlogged: each delete is idempotent, and they share no partition worth a logged batch.
           await this.db.batch(parts.slice(i, i + Limits.room.cleanupBatch), { logged: false });

@@ -15,6 +15,7 @@ import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './posting.js';
+import { commitHorizonMs } from './model.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
@@ -121,7 +122,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
   // erases the deleted room only, never what a new room of that name wrote since.
   await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name, deletedAt);
-  await stores.roomMessages.dropRoom(name, deletedAt);
+  await stores.roomMessages.dropRoom(name, deletedAt, commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs));
   return true;
 }
 
