@@ -39,6 +39,7 @@ export class Loaders {
   private purchases?: DataLoader<string, StoredPurchase | null>;
   private rooms?: DataLoader<string, RoomRecord | null>;
   private messages?: DataLoader<string, MessageRow | null>;
+  private markers?: DataLoader<string, Map<string, string | null>>;
 
   constructor(private readonly stores: Stores) {}
 
@@ -80,6 +81,12 @@ export class Loaders {
       },
       { maxBatchSize: 100 },
     ));
+  }
+
+  /** A user's read markers in every room, by room name: one read for a whole room list. */
+  get readMarkers(): DataLoader<string, Map<string, string | null>> {
+    const { readState } = this.stores;
+    return (this.markers ??= new DataLoader((logins: readonly string[]) => Promise.all(logins.map((login) => readState.markers(login)))));
   }
 
   get purchase(): DataLoader<string, StoredPurchase | null> {

@@ -65,6 +65,13 @@ export const Limits = {
     reactionEventWindowMs: 250,
     /** Pinned messages per room. */
     maxPins: 50,
+    /**
+     * Read state: unreadCount is exact up to unreadCap, then reported as
+     * capped. Counting walks the history after the marker pageRows at a time,
+     * and scans at most scanRows (a run of one's own messages counts nothing):
+     * past that the count is reported as capped too.
+     */
+    readState: { unreadCap: 999, pageRows: 1000, scanRows: 5000 },
     /** Mentions parsed from one message's content (the first ones count). */
     maxMentions: 50,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */

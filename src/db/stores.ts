@@ -14,6 +14,7 @@ import { MessageEditStore } from './rooms/message-edits.js';
 import { ReactionStore } from './rooms/reactions.js';
 import { ThreadStore } from './rooms/threads.js';
 import { PinStore } from './rooms/pins.js';
+import { ReadStateStore } from './rooms/read-state.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -32,6 +33,7 @@ export function createStores(db: Database) {
     reactions: new ReactionStore(db),
     threads: new ThreadStore(db, roomMessages),
     pins: new PinStore(db),
+    readState: new ReadStateStore(db),
   };
 }
 

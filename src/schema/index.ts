@@ -9,6 +9,7 @@ import './rooms/message-edits.js';
 import './rooms/reactions.js';
 import './rooms/threads.js';
 import './rooms/pins.js';
+import './rooms/read-state.js';
 import './rooms/room-events.js';
 import './messenger/conversation.js';
 import './messenger/direct-message.js';

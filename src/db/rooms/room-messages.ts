@@ -7,6 +7,7 @@ import { cql, type Database, type Statement } from '../cassandra/client.js';
 import { fromUdt } from './chat-user.js';
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
 import { threadWrites } from './threads.js';
+import { mentionWrites } from './read-state.js';
 import { copyTimestamp } from './message-edits.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
@@ -156,6 +157,7 @@ export class RoomMessageStore {
         ],
       },
       ...threadWrites(message),
+      ...mentionWrites(message),
     ];
     const roomBucketNew = !this.recorded.has(roomBucketKey);
     if (roomBucketNew) queries.push({ stmt: INSERT_ROOM_BUCKET, params: [room.name, message.bucket] });

@@ -77,7 +77,11 @@ export async function editMessage(
       const edited: MessageRecord = { ...message, content, version: outcome.version, editId, mentions };
       await turn.publish([{ kind: 'MessageEdited', roomName: room.name, message: edited }]);
       const before = new Set(message.mentions.map((p) => p.login));
-      await publishMentions(ctx, edited, mentions.filter((p) => !before.has(p.login)));
+      const after = new Set(mentions.map((p) => p.login));
+      const added = mentions.filter((p) => !before.has(p.login));
+      const removed = [...before].filter((login) => !after.has(login));
+      await stores.readState.updateMentions(edited, added.map((p) => p.login).filter((l) => l !== viewer.login), removed);
+      await publishMentions(ctx, edited, added);
       return edited;
     }
     turn.cancel();
@@ -117,8 +121,15 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     turn.cancel();
     return tombstone;
   }
-  await stores.reactions.dropAll(message);
   await turn.publish([{ kind: 'MessageDeleted', roomName: room.name, message: tombstone }]);
+  // The deletion stands (its LWT applied, the event is out): what is left is tidying, which never serves
+  // content. A failure is logged, not thrown, so the caller does not delete again what is deleted.
+  try {
+    await stores.reactions.dropAll(message);
+    await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
+  } catch (err) {
+    ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions or mentions were not dropped");
+  }
   return tombstone;
 }
 

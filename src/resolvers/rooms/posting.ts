@@ -49,7 +49,7 @@ export async function postSystemMessage(
   person: ChatUser,
   text: string,
   before: RoomEvent,
-): Promise<void> {
+): Promise<MessageRecord> {
   const at = postTime(ctx, room);
   const turn = ctx.services.rooms.sequencer.take(room.name);
   const message = newMessage(room, at, person, text, true);
@@ -61,6 +61,7 @@ export async function postSystemMessage(
     throw err;
   }
   await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
+  return message;
 }
 
 export interface PostArgs {

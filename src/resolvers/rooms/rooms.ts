@@ -15,6 +15,7 @@ import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './posting.js';
+import { readUpToJoin } from './read-state.js';
 import { commitHorizonMs } from './model.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
@@ -69,11 +70,14 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
     await stores.rooms.removeFromUser(person.login, name);
     throw notFound('Room');
   }
+  // A newcomer has read everything up to their join: history before it is not "unread".
   await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} joins the room`, {
     kind: 'ParticipantJoined',
     roomName: name,
     user: person,
-  }).catch((err) => logger.error({ err, room: name }, 'joined, but the join message failed'));
+  })
+    .then((joined) => readUpToJoin(ctx, room, person.login, joined.messageId))
+    .catch((err) => logger.error({ err, room: name }, 'joined, but the join message or read marker failed'));
   return { ...room, participants: [...room.participants, person] };
 }
 
@@ -123,6 +127,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   // erases the deleted room only, never what a new room of that name wrote since.
   await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name, deletedAt);
   await stores.roomMessages.dropRoom(name, deletedAt, commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs));
+  await stores.readState.dropRoom(name, [...room.participants.map((p) => p.login), room.creatorLogin], deletedAt);
   return true;
 }
 

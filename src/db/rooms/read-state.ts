@@ -1,0 +1,90 @@
+/**
+ * Read state: each participant's read marker per room (room_read_markers) and
+ * the mentions of each person per room (room_mentions). A post writes no row
+ * per participant: only one per person it mentions, in its own batch.
+ */
+import { cql, type Database, type Statement } from '../cassandra/client.js';
+import type { MessageRow } from './message-row.js';
+import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
+import { Limits } from '../../limits.js';
+
+const SELECT_MARKERS = cql('SELECT room_name, read_up_to FROM room_read_markers WHERE login = ?', { idempotent: true });
+const SELECT_MARKER = cql('SELECT read_up_to FROM room_read_markers WHERE login = ? AND room_name = ?', { idempotent: true });
+const SET_MARKER = cql('UPDATE room_read_markers SET read_up_to = ? WHERE login = ? AND room_name = ? IF read_up_to = ?', {
+  idempotent: false,
+});
+const ADD_MENTION = cql('INSERT INTO room_mentions (login, room_name, message_id) VALUES (?, ?, ?)', { idempotent: true });
+const REMOVE_MENTION = cql('DELETE FROM room_mentions WHERE login = ? AND room_name = ? AND message_id = ?', { idempotent: true });
+const MENTIONS_AFTER = cql('SELECT COUNT(*) AS n FROM room_mentions WHERE login = ? AND room_name = ? AND message_id > ?', {
+  idempotent: true,
+});
+const MENTIONS_ALL = cql('SELECT COUNT(*) AS n FROM room_mentions WHERE login = ? AND room_name = ?', { idempotent: true });
+const DROP_MARKER = cql('DELETE FROM room_read_markers USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
+const DROP_MENTIONS = cql('DELETE FROM room_mentions USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
+
+/** The mention rows a post writes in its batch: one per person its content mentions (but its author). */
+export function mentionWrites(message: MessageRow): Array<{ stmt: Statement; params: unknown[] }> {
+  return message.mentions
+    .filter((p) => p.login !== message.author.login)
+    .map((p) => ({ stmt: ADD_MENTION, params: [p.login, message.roomName, message.messageId] }));
+}
+
+export type MarkerChange = (current: string | null) => string | null | 'unchanged';
+
+export class ReadStateStore {
+  constructor(private readonly db: Database) {}
+
+  /** Every read marker of a user, by room (null: the room has a row without a marker). */
+  async markers(login: string): Promise<Map<string, string | null>> {
+    const rs = await this.db.execute(SELECT_MARKERS, [login]);
+    return new Map(rs.rows.map((r) => [r.room_name as string, r.read_up_to?.toString() ?? null]));
+  }
+
+  /**
+   * Applies `change` to the marker as it is (read at SERIAL), with an LWT on
+   * that value; reads again and retries while other changes get in first.
+   * Returns the marker as it ends.
+   */
+  async change(login: string, roomName: string, change: MarkerChange): Promise<string | null> {
+    let current = (await this.db.readSerial(SELECT_MARKER, [login, roomName]))?.read_up_to?.toString() ?? null;
+    for (;;) {
+      const next = change(current);
+      if (next === 'unchanged' || next === current) return current;
+      const outcome = await this.db.lwt(SET_MARKER, [next, login, roomName, current], async () => {
+        const row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
+        return { applied: (row?.read_up_to?.toString() ?? null) === next, row };
+      });
+      if (outcome.applied) return next;
+      const row = outcome.row && 'read_up_to' in outcome.row ? outcome.row : await this.db.readSerial(SELECT_MARKER, [login, roomName]);
+      current = row?.read_up_to?.toString() ?? null;
+    }
+  }
+
+  /** How many messages of the room mention the user after `after` (all of them when null). */
+  async mentionsAfter(login: string, roomName: string, after: string | null): Promise<number> {
+    const row = after
+      ? await this.db.first(MENTIONS_AFTER, [login, roomName, after])
+      : await this.db.first(MENTIONS_ALL, [login, roomName]);
+    return row ? Number(row.n) : 0;
+  }
+
+  /** Follows a message's mentions as an edit or a deletion changed them. */
+  async updateMentions(message: MessageRow, added: string[], removed: string[]): Promise<void> {
+    const queries = [
+      ...added.map((login) => ({ stmt: ADD_MENTION, params: [login, message.roomName, message.messageId] })),
+      ...removed.map((login) => ({ stmt: REMOVE_MENTION, params: [login, message.roomName, message.messageId] })),
+    ];
+    if (queries.length > 0) await this.db.batch(queries, { logged: false });
+  }
+
+  /** A deleted room's read state, as of its deletion (a room of the same name created since keeps its own). */
+  async dropRoom(roomName: string, logins: Iterable<string>, at: WriteTimestamp): Promise<void> {
+    const queries = [...new Set(logins)].flatMap((login) => [
+      { stmt: DROP_MARKER, params: [at, login, roomName] },
+      { stmt: DROP_MENTIONS, params: [at, login, roomName] },
+    ]);
+    for (let i = 0; i < queries.length; i += Limits.room.cleanupBatch) {
+      await this.db.batch(queries.slice(i, i + Limits.room.cleanupBatch), { logged: false });
+    }
+  }
+}

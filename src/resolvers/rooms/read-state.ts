@@ -1,0 +1,132 @@
+/**
+ * Per-room read state: where the viewer has read up to, what is unread after
+ * it (messages by others, not hidden, deleted or system ones), and how many
+ * messages after it mention them.
+ *
+ * Cost. A post writes nothing per participant: one room_mentions row per
+ * person it mentions, in its own batch. A read costs one read of the viewer's
+ * markers (all rooms at once, per request), then per room a walk of its
+ * history from the marker (the bucket table, then each day partition, at most
+ * Limits.room.readState.scanRows rows) and one count of mention rows.
+ */
+import type { Context } from '../../context.js';
+import type { MessageRecord } from './model.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { dayBucket } from '../../buckets.js';
+import { badInput, forbidden } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant, requireParticipation } from './access.js';
+import { decodeMessageId, encodeMessageId } from './ids.js';
+import { validRoomName } from './validation.js';
+
+const { readState: limits } = Limits.room;
+
+export interface RoomReadState {
+  room: RoomRecord;
+  /** The id of the newest message read (the stored timeuuid), null when none. */
+  readUpTo: string | null;
+  firstUnread: MessageRecord | null;
+  unreadCount: number;
+  /** More than Limits.room.readState.unreadCap messages are unread: unreadCount is the cap. */
+  unreadCapped: boolean;
+  mentionCount: number;
+}
+
+/** What counts as unread: someone else's message, shown as posted (not hidden, deleted or a system message). */
+const counts = (m: MessageRecord, viewer: string) => m.author.login !== viewer && !m.systemMessage && m.visible && !m.deleted;
+
+/** The marker if it belongs to this incarnation of the room (a room of the same name deleted before leaves none). */
+function markerIn(room: RoomRecord, marker: string | null | undefined): string | null {
+  return marker && timeUuidDate(marker) >= room.createdAt ? marker : null;
+}
+
+/** The viewer's read state in a room they take part in. */
+export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomReadState> {
+  const viewer = requireViewer(ctx);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants have a read state in a room');
+  const { stores, clock } = ctx.services;
+  const readUpTo = markerIn(room, (await ctx.loaders.readMarkers.load(viewer.login)).get(room.name));
+  const from = readUpTo ? { bucket: dayBucket(timeUuidDate(readUpTo)), id: readUpTo } : null;
+  const readTo = new Date(clock.now().getTime() + Limits.room.clockSkewMs);
+  const [mentionCount, walk] = await Promise.all([
+    stores.readState.mentionsAfter(viewer.login, room.name, readUpTo),
+    (async () => {
+      let cursor = from;
+      let unread = 0;
+      let first: MessageRecord | null = null;
+      for (let scanned = 0; scanned < limits.scanRows; ) {
+        const page = await stores.roomMessages.page(room, 'newer', cursor, limits.pageRows, readTo);
+        for (const m of page.rows) {
+          if (!counts(m, viewer.login)) continue;
+          first ??= m;
+          unread += 1;
+        }
+        scanned += page.rows.length;
+        const last = page.rows.at(-1);
+        if (!page.more || !last || unread > limits.unreadCap) return { unread, first, more: page.more };
+        cursor = { bucket: last.bucket, id: last.messageId };
+      }
+      return { unread, first, more: true };
+    })(),
+  ]);
+  return {
+    room,
+    readUpTo,
+    firstUnread: walk.first,
+    unreadCount: Math.min(walk.unread, limits.unreadCap),
+    // Past the cap, or past what one read may scan with more to come: reported as capped.
+    unreadCapped: walk.unread > limits.unreadCap || walk.more,
+    mentionCount,
+  };
+}
+
+export const lastReadId = (state: RoomReadState) =>
+  state.readUpTo ? encodeMessageId({ roomName: state.room.name, bucket: dayBucket(timeUuidDate(state.readUpTo)), messageId: state.readUpTo }) : null;
+
+/** A message id of this room, as the viewer gave it. */
+function messageOfRoom(field: string, id: string, room: RoomRecord) {
+  const key = decodeMessageId(field, id);
+  if (key.roomName !== room.name || timeUuidDate(key.messageId) < room.createdAt) throw badInput(field, `${field} must be a message of this room`);
+  return key;
+}
+
+/** Moves the viewer's marker forward to `upTo`; never back (an older id changes nothing). */
+export async function markRoomRead(ctx: Context, rawName: string, upTo: string): Promise<RoomReadState> {
+  const viewer = requireViewer(ctx);
+  const room = await requireParticipation(ctx, validRoomName('name', rawName));
+  const key = messageOfRoom('upTo', upTo, room);
+  const at = timeUuidDate(key.messageId).getTime();
+  await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
+    const mine = markerIn(room, current);
+    if (mine && (timeUuidDate(mine).getTime() > at || (timeUuidDate(mine).getTime() === at && mine >= key.messageId))) return 'unchanged';
+    return key.messageId;
+  });
+  ctx.loaders.readMarkers.clear(viewer.login);
+  return readStateOf(ctx, room);
+}
+
+/**
+ * Marks `from` and everything after it unread again: the marker goes back to
+ * the message before `from` (or to none). The one way back.
+ */
+export async function markRoomUnread(ctx: Context, rawName: string, from: string): Promise<RoomReadState> {
+  const viewer = requireViewer(ctx);
+  const room = await requireParticipation(ctx, validRoomName('name', rawName));
+  const key = messageOfRoom('from', from, room);
+  const { stores, clock } = ctx.services;
+  const before = await stores.roomMessages.page(room, 'older', { bucket: key.bucket, id: key.messageId }, 1, clock.now());
+  const target = before.rows[0]?.messageId ?? null;
+  await stores.readState.change(viewer.login, room.name, () => target);
+  ctx.loaders.readMarkers.clear(viewer.login);
+  return readStateOf(ctx, room);
+}
+
+/** A new participant has read everything up to their join. */
+export async function readUpToJoin(ctx: Context, room: RoomRecord, login: string, joinMessageId: string): Promise<void> {
+  await ctx.services.stores.readState.change(login, room.name, (current) => {
+    const mine = markerIn(room, current);
+    return mine && timeUuidDate(mine) >= timeUuidDate(joinMessageId) ? 'unchanged' : joinMessageId;
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * Per-room read state: the viewer's marker, unread and mention counts, over
+ * HTTP against the real node, including racing posts and marks.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import {
+  DeleteMessageDocument,
+  HideMessageDocument,
+  MarkRoomReadDocument,
+  MarkRoomUnreadDocument,
+  MyRoomListDocument,
+  PostMessageDocument,
+  RoomReadStateDocument,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { recordCql } from './testkit/cql-spy.js';
+import { seedHistory } from './testkit/seed-history.js';
+import { chatUser } from '../src/resolvers/rooms/model.js';
+
+let app: App;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+
+beforeAll(async () => {
+  app = await startApp();
+  [alice, bob, carol] = await Promise.all([signUp(app), signUp(app), signUp(app)]);
+});
+
+const stateOf = async (user: TestUser, name: string) => (await gqlOk(app, RoomReadStateDocument, { name }, user.token)).room!.readState;
+
+describe('room read state', () => {
+  it('counts what others posted after the marker, moves forward only, and back only on purpose', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    // Bob joined: everything before his join is read for him.
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, unreadCapped: false, mentionCount: 0, firstUnreadMessageId: null });
+    const posts = [];
+    for (let i = 0; i < 5; i++) posts.push(await post(app, alice, room, i % 2 ? `hey @${bob.login} ${i}` : `plain ${i}`));
+    await post(app, bob, room, 'my own message does not count');
+    const hidden = await post(app, alice, room, 'hidden later');
+    await gqlOk(app, HideMessageDocument, { id: hidden.id }, alice.token);
+    const deleted = await post(app, alice, room, `deleted later @${bob.login}`);
+    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, alice.token);
+
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 5, mentionCount: 2, firstUnreadMessageId: posts[0]!.id });
+    const marked = (await gqlOk(app, MarkRoomReadDocument, { name: room, upTo: posts[2]!.id }, bob.token)).markRoomRead;
+    expect(marked).toMatchObject({ lastReadMessageId: posts[2]!.id, firstUnreadMessageId: posts[3]!.id, unreadCount: 2, mentionCount: 1 });
+    // Never back: an older id changes nothing.
+    expect((await gqlOk(app, MarkRoomReadDocument, { name: room, upTo: posts[0]!.id }, bob.token)).markRoomRead.lastReadMessageId).toBe(posts[2]!.id);
+    // Unless on purpose: from posts[1] on is unread again.
+    const unread = (await gqlOk(app, MarkRoomUnreadDocument, { name: room, from: posts[1]!.id }, bob.token)).markRoomUnread;
+    expect(unread).toMatchObject({ lastReadMessageId: posts[0]!.id, firstUnreadMessageId: posts[1]!.id, unreadCount: 4, mentionCount: 2 });
+    // Alice's own state is her own: of all that, only Bob's message is unread for her.
+    expect(await stateOf(alice, room)).toMatchObject({ unreadCount: 1, mentionCount: 0, lastReadMessageId: null });
+  });
+
+  it('shows every room of a room list with its counts, in one request', async () => {
+    const rooms = [await roomWith(app, carol, [alice]), await roomWith(app, carol, [alice])];
+    await post(app, carol, rooms[0]!, 'one');
+    await post(app, carol, rooms[1]!, `two @${alice.login}`);
+    await post(app, carol, rooms[1]!, 'three');
+    const list = (await gqlOk(app, MyRoomListDocument, {}, alice.token)).me!.chatRooms!;
+    const byName = new Map(list.map((r) => [r.name, r.readState]));
+    expect(byName.get(rooms[0]!)).toMatchObject({ unreadCount: 1, mentionCount: 0 });
+    expect(byName.get(rooms[1]!)).toMatchObject({ unreadCount: 2, mentionCount: 1 });
+  });
+
+  it('caps unreadCount at 999 and says so', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const incarnation = (await app.services.stores.rooms.byName(room))!;
+    // After Bob's join (his marker), and within the few seconds ahead that reads allow for clock skew.
+    const start = Date.now() + 1;
+    await seedHistory(app, incarnation, chatUser(alice), Array.from({ length: 1005 }, (_, i) => new Date(start + i)));
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 999, unreadCapped: true });
+  });
+
+  it('checks its input and who asks', async () => {
+    const room = await roomWith(app, alice);
+    const other = await roomWith(app, alice);
+    const m = await post(app, alice, other, 'elsewhere');
+    const wrongRoom = await gql(app, MarkRoomReadDocument, { name: room, upTo: m.id }, alice.token);
+    expect([codes(wrongRoom), wrongRoom.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'upTo']);
+    expect(codes(await gql(app, MarkRoomReadDocument, { name: room, upTo: 'nope' }, alice.token))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await gql(app, MarkRoomReadDocument, { name: other, upTo: m.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, RoomReadStateDocument, { name: other }, bob.token))).toEqual(['FORBIDDEN']);
+  });
+
+  it('posting in a room of many writes no row per participant: only one per person mentioned', async () => {
+    const many = await Promise.all(Array.from({ length: 12 }, () => signUp(app)));
+    const room = await roomWith(app, alice, many);
+    await post(app, alice, room, 'warm the bucket rows');
+    const spy = recordCql(app);
+    try {
+      await gqlOk(app, PostMessageDocument, { roomName: room, content: `hello @${many[0]!.login}` }, alice.token);
+    } finally {
+      spy.stop();
+    }
+    const written = spy.writes();
+    expect(written.filter((c) => c.startsWith('INSERT INTO room_mentions'))).toHaveLength(1);
+    expect(written.filter((c) => c.includes('room_read_markers'))).toEqual([]);
+    expect(written).toHaveLength(3); // the message, the author's copy and the one mention row
+  });
+});
+
+describe('read state under concurrency', () => {
+  it('posts racing marks: the marker ends at the newest id marked and the counts stay exact', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const first = [];
+    for (let i = 0; i < 10; i++) first.push(await post(app, alice, room, `early ${i} @${bob.login}`));
+    // Bob marks each of the ten at once while Alice posts ten more, also at once.
+    const [, later] = await Promise.all([
+      Promise.all(first.map((m) => gqlOk(app, MarkRoomReadDocument, { name: room, upTo: m.id }, bob.token))),
+      Promise.all(Array.from({ length: 10 }, (_, i) => post(app, alice, room, `late ${i}${i % 2 ? ` @${bob.login}` : ''}`))),
+    ]);
+    const state = await stateOf(bob, room);
+    expect(state.lastReadMessageId).toBe(first.at(-1)!.id);
+    expect(state.unreadCount).toBe(later.length);
+    expect(state.mentionCount).toBe(5);
+  });
+});
