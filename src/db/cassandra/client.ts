@@ -125,6 +125,14 @@ export class Database {
   }
 
   /**
+   * Idempotent cleanup statements as unlogged batches of at most `size`, one
+   * after another: cheap, and safe to run again if one fails midway.
+   */
+  async batchInChunks(queries: Array<{ stmt: Statement; params: unknown[] }>, size: number): Promise<void> {
+    for (let i = 0; i < queries.length; i += size) await this.batch(queries.slice(i, i + size), { logged: false });
+  }
+
+  /**
    * Runs a lightweight transaction. When it times out its outcome is unknown:
    * it may have applied. The one rule, kept here: never retry it blindly;
    * ask `learnOutcome` (which reads back at SERIAL through readSerial) whether

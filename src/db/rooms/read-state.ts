@@ -83,8 +83,6 @@ export class ReadStateStore {
       { stmt: DROP_MARKER, params: [at, login, roomName] },
       { stmt: DROP_MENTIONS, params: [at, login, roomName] },
     ]);
-    for (let i = 0; i < queries.length; i += Limits.room.cleanupBatch) {
-      await this.db.batch(queries.slice(i, i + Limits.room.cleanupBatch), { logged: false });
-    }
+    await this.db.batchInChunks(queries, Limits.room.cleanupBatch);
   }
 }

@@ -270,10 +270,7 @@ export class RoomMessageStore {
             const partsAt = maxLong(at, copyTimestamp({ messageId: r.message_id.toString() }, Limits.room.edits.maxVersion + 1, commitHorizonMs));
             return DELETE_MESSAGE_PARTS.map((stmt) => ({ stmt, params: [partsAt, roomName, bucket, r.message_id] }));
           });
-        for (let i = 0; i < parts.length; i += Limits.room.cleanupBatch) {
-          // Unlogged: each delete is idempotent, and they share no partition worth a logged batch.
-          await this.db.batch(parts.slice(i, i + Limits.room.cleanupBatch), { logged: false });
-        }
+        await this.db.batchInChunks(parts, Limits.room.cleanupBatch);
         const deletes = rs.rows
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
@@ -288,11 +285,7 @@ export class RoomMessageStore {
           if (group) group.push(d);
           else byPartition.set(key, [d]);
         }
-        for (const group of byPartition.values()) {
-          for (let i = 0; i < group.length; i += Limits.room.cleanupBatch) {
-            await this.db.batch(group.slice(i, i + Limits.room.cleanupBatch), { logged: false });
-          }
-        }
+        for (const group of byPartition.values()) await this.db.batchInChunks(group, Limits.room.cleanupBatch);
         pageState = rs.pageState ?? undefined;
       } while (pageState);
       await this.db.execute(DELETE_ROOM_PARTITION, [at, roomName, bucket]);
