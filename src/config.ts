@@ -72,6 +72,12 @@ export interface MarketplaceConfig {
   bindAttempts: number;
 }
 
+export interface RoomsConfig {
+  /** Messages one user may post (in all rooms, on all instances) per window, before RATE_LIMITED. */
+  postsPerWindow: number;
+  postWindowSeconds: number;
+}
+
 export interface TrustedDocumentsConfig {
   /** `only`: refuse any document that is not in a manifest; `any`: run documents sent as text too. */
   mode: 'only' | 'any';
@@ -120,6 +126,7 @@ export interface Config {
   auth: AuthConfig;
   limits: LimitsConfig;
   marketplace: MarketplaceConfig;
+  rooms: RoomsConfig;
   tracing: TracingConfig;
   metrics: MetricsConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
@@ -257,6 +264,10 @@ export function loadConfig(env: Env = process.env): Config {
       recoveryIntervalMs: int(env, 'PURCHASE_RECOVERY_INTERVAL_MS', 60_000),
       recoveryGraceMs: int(env, 'PURCHASE_RECOVERY_GRACE_MS', DEFAULT_RECOVERY_GRACE_MS),
       bindAttempts: int(env, 'PURCHASE_BIND_ATTEMPTS', DEFAULT_BIND_ATTEMPTS),
+    },
+    rooms: {
+      postsPerWindow: positive(env, 'ROOM_POSTS_PER_WINDOW', 20),
+      postWindowSeconds: positive(env, 'ROOM_POST_WINDOW_SECONDS', 10),
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

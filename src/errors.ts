@@ -38,6 +38,10 @@ export const ErrorCode = {
   ROOM_EXISTS: 'ROOM_EXISTS',
   /** The room has Limits.room.maxParticipants participants. */
   ROOM_FULL: 'ROOM_FULL',
+  /** A moderator banned this user from the room: they cannot join or post. */
+  BANNED: 'BANNED',
+  /** A moderator muted this user in the room until extensions.mutedUntil (extensions.retryAfter seconds). */
+  MUTED: 'MUTED',
   // marketplace
   AUCTION_FINISHED: 'AUCTION_FINISHED',
   NOT_ENOUGH_UNITS: 'NOT_ENOUGH_UNITS',

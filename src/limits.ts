@@ -72,6 +72,8 @@ export const Limits = {
      * past that the count is reported as capped too.
      */
     readState: { unreadCap: 999, pageRows: 1000, scanRows: 5000 },
+    /** Moderation: mutes up to a week, slow mode up to an hour; a ban retries while participants change. */
+    moderation: { maxMuteMinutes: 7 * 24 * 60, maxSlowModeSeconds: 3600, banAttempts: 5 },
     /** Mentions parsed from one message's content (the first ones count). */
     maxMentions: 50,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */

@@ -272,10 +272,11 @@ describe('deleting a big room', () => {
     // 150 more participants, joined through the store (registering 150 users would test registration).
     const logins = Array.from({ length: 150 }, (_, i) => `${name}-p${i}`.slice(0, 32));
     const { rooms } = app.services.stores;
+    const room = (await rooms.byName(name))!;
     await Promise.all(
       logins.map(async (login) => {
         await rooms.addToUser(login, name);
-        expect(await rooms.addParticipantIfExists(name, { login, firstname: 'P', lastname: login })).toBe(true);
+        expect(await rooms.addParticipantIfExists(room, { login, firstname: 'P', lastname: login })).toBe('joined');
       }),
     );
     expect((await gqlOk(app, RoomDocument, { name }, creator.token)).room?.participantCount).toBe(151);

@@ -17,25 +17,39 @@ export interface RoomRecord {
   creatorLogin: string;
   /** The stored set, element for element: a conditional delete compares against exactly this. */
   participants: ChatUserValue[];
+  /** Logins the creator named moderators. */
+  moderators: string[];
+  /** Banned logins (they cannot join again). */
+  banned: string[];
+  /** Muted logins and until when. */
+  mutedUntil: Map<string, Date>;
+  /** One message per this many seconds per participant; null without slow mode. */
+  slowModeSeconds: number | null;
 }
 
+/** A room as created: nobody moderates, is banned or muted, no slow mode. */
+export const unmoderated = { moderators: [], banned: [], mutedUntil: new Map<string, Date>(), slowModeSeconds: null };
+
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
+const MODERATION_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds';
 
 const INSERT_IF_NOT_EXISTS = cql(
   `INSERT INTO chat_rooms (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
   { idempotent: false },
 );
-const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
-const SELECT_MANY = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
+const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
+const SELECT_MANY = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
 // Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
-const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
-const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
   idempotent: true,
 });
-// IF EXISTS: a join that loses the race with a deletion must not leave a row holding only participants.
-const JOIN_IF_EXISTS = cql('UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF EXISTS', {
-  idempotent: false,
-});
+// IF the creator read: a join that loses the race with a deletion must not leave a row holding only
+// participants. IF not banned: a ban racing the join is ordered with it by Paxos.
+const JOIN_IF_EXISTS = cql(
+  'UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF creator_login = ? AND banned[?] = null',
+  { idempotent: false },
+);
 // No LWT: removing is a tombstone, harmless in any order with a deletion.
 const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ? WHERE room_name = ?', {
   idempotent: true,
@@ -59,6 +73,10 @@ function toRoom(row: Row): RoomRecord {
     creator: fromUdt(row.creator),
     creatorLogin: row.creator_login,
     participants: [...((row.participants as Set<unknown> | null) ?? [])].map(fromUdt),
+    moderators: [...((row.moderators as Set<string> | null) ?? [])],
+    banned: [...((row.banned as Map<string, Date> | null) ?? new Map()).keys()],
+    mutedUntil: (row.muted_until as Map<string, Date> | null) ?? new Map(),
+    slowModeSeconds: row.slow_mode_seconds ?? null,
   };
 }
 
@@ -119,14 +137,16 @@ export class RoomStore {
     }
   }
 
-  /** Adds a participant unless the room is gone; false when it is. */
-  async addParticipantIfExists(name: string, user: ChatUserValue): Promise<boolean> {
-    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), name], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [name]);
+  /** Adds a participant unless the room is gone (or is another room of that name now) or bans them. */
+  async addParticipantIfExists(room: RoomRecord, user: ChatUserValue): Promise<'joined' | 'gone' | 'banned'> {
+    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), room.name, room.creatorLogin, user.login], async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
       return { applied: joined, row: row! };
     });
-    return outcome.applied;
+    if (outcome.applied) return 'joined';
+    const banned = (outcome.row?.banned as Map<string, Date> | null | undefined)?.has(user.login);
+    return banned && outcome.row?.creator_login === room.creatorLogin ? 'banned' : 'gone';
   }
 
   /** Leaves: the room's participant entries and the user's chat_rooms entry, in one logged batch. */

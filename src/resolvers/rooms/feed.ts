@@ -31,7 +31,11 @@ export type RoomEvent =
   | { kind: 'ParticipantJoined'; roomName: string; user: ChatUser }
   | { kind: 'ParticipantLeft'; roomName: string; user: ChatUser }
   | { kind: 'TypingStarted'; roomName: string; user: ChatUser }
-  | { kind: 'RoomDeleted'; roomName: string; deletedBy: ChatUser };
+  | { kind: 'RoomDeleted'; roomName: string; deletedBy: ChatUser }
+  | { kind: 'ParticipantRemoved'; roomName: string; user: ChatUser; by: ChatUser; banned: boolean }
+  | { kind: 'ParticipantMuted'; roomName: string; user: ChatUser; until: string | null; by: ChatUser }
+  | { kind: 'SlowModeChanged'; roomName: string; seconds: number | null; by: ChatUser }
+  | { kind: 'ModeratorChanged'; roomName: string; user: ChatUser; moderator: boolean; by: ChatUser };
 
 /** A place in a room's publish order, taken before the write and filled (or given up) after it. */
 export interface Turn {
@@ -192,7 +196,8 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
   step(event: RoomEvent | FeedInterrupted): StreamStep<FeedItem> | Promise<StreamStep<FeedItem>> {
     if (event.kind === 'TypingStarted' && event.user.login === this.login) return { skip: true };
     // The events that end the stream anyway are delivered as they are.
-    if (event.kind === 'RoomDeleted' || (event.kind === 'ParticipantLeft' && event.user.login === this.login)) {
+    const gone = (event.kind === 'ParticipantLeft' || event.kind === 'ParticipantRemoved') && event.user.login === this.login;
+    if (event.kind === 'RoomDeleted' || gone) {
       return { emit: event, end: true };
     }
     const now = this.clock.now().getTime();

@@ -1,32 +1,23 @@
 /**
  * Posting room messages: a participant's message (idempotent with a
- * clientMessageId, optionally a reply in a thread, with its mentions) and the
- * server's system messages ("… joins the room").
+ * clientMessageId, optionally a reply in a thread, with its mentions). The
+ * server's own messages are in system-messages.ts.
  */
 import type { Context } from '../../context.js';
 import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
-import { conflict } from '../../errors.js';
+import { conflict, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
-import type { RoomEvent } from './feed.js';
-import { requireParticipation, viewerPerson } from './access.js';
+import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { validContent, validRoomName } from './validation.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
+import { postTime } from './system-messages.js';
+import { bannedFrom, requirePostAllowed } from './moderation.js';
 import { requireThreadParent } from './threads.js';
-
-/**
- * When a message is posted: now, but never before its room was created, so a
- * server whose clock lags cannot post below the room's history floor.
- */
-function postTime(ctx: Context, room: RoomIncarnation): Date {
-  const now = ctx.services.clock.now();
-  return now < room.createdAt ? room.createdAt : now;
-}
 
 /**
  * A message's write is sent only while its id is younger than the write
@@ -42,28 +33,6 @@ function requireWriteWindow(ctx: Context, messageId: string): void {
   }
 }
 
-/** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
-export async function postSystemMessage(
-  ctx: Context,
-  room: RoomRecord,
-  person: ChatUser,
-  text: string,
-  before: RoomEvent,
-): Promise<MessageRecord> {
-  const at = postTime(ctx, room);
-  const turn = ctx.services.rooms.sequencer.take(room.name);
-  const message = newMessage(room, at, person, text, true);
-  try {
-    await ctx.services.stores.roomMessages.insert(room, message);
-  } catch (err) {
-    turn.cancel();
-    await ctx.services.rooms.sequencer.take(room.name).publish([before]);
-    throw err;
-  }
-  await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
-  return message;
-}
-
 export interface PostArgs {
   roomName: string;
   content: string;
@@ -77,7 +46,10 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const name = validRoomName('roomName', args.roomName);
   const content = validContent('content', args.content);
   const clientId = validClientId('clientMessageId', args.clientMessageId);
-  const [room, author] = await Promise.all([requireParticipation(ctx, name), viewerPerson(ctx)]);
+  const [room, author] = await Promise.all([requireRoom(ctx, name), viewerPerson(ctx)]);
+  if (room.banned.includes(author.login)) throw bannedFrom(name);
+  if (!isParticipant(room, author.login)) throw forbidden('Only participants of the room may do this');
+  await requirePostAllowed(ctx, room, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
   const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(room, content) };
   const { stores } = ctx.services;

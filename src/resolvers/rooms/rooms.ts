@@ -4,7 +4,7 @@
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
 import type { Context } from '../../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
+import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, ErrorCode, conflict, forbidden, notFound } from '../../errors.js';
@@ -14,7 +14,8 @@ import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { postSystemMessage } from './posting.js';
+import { postSystemMessage } from './system-messages.js';
+import { bannedFrom } from './moderation.js';
 import { readUpToJoin } from './read-state.js';
 import { commitHorizonMs } from './model.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
@@ -37,6 +38,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     creator: person,
     creatorLogin: person.login,
     participants: [person],
+    ...unmoderated,
   };
   if (!(await stores.rooms.insertIfNotExists(room))) {
     throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
@@ -53,6 +55,7 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('name', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
+  if (room.banned.includes(viewer.login)) throw bannedFrom(name);
   // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
   // racing near the limit may pass it together; the row stays bounded all the same.
   if (room.participants.length >= Limits.room.maxParticipants) {
@@ -66,9 +69,10 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   // join sees the new participant and removes this entry afterwards; a join
   // that loses to the deletion takes its entry back itself.
   await stores.rooms.addToUser(person.login, name);
-  if (!(await stores.rooms.addParticipantIfExists(name, person))) {
+  const joined = await stores.rooms.addParticipantIfExists(room, person);
+  if (joined !== 'joined') {
     await stores.rooms.removeFromUser(person.login, name);
-    throw notFound('Room');
+    throw joined === 'banned' ? bannedFrom(name) : notFound('Room');
   }
   // A newcomer has read everything up to their join: history before it is not "unread".
   await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} joins the room`, {

@@ -69,6 +69,42 @@ const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implemen
   }),
 });
 
+const ParticipantRemoved = builder.objectRef<Of<'ParticipantRemoved'>>('ParticipantRemoved').implement({
+  description: "A moderator removed a participant (banned: they cannot join again). The removed user's own feed ends with it.",
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+    banned: t.exposeBoolean('banned'),
+  }),
+});
+const ParticipantMuted = builder.objectRef<Of<'ParticipantMuted'>>('ParticipantMuted').implement({
+  description: 'A moderator muted a participant until a time (null: the mute was lifted)',
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    until: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.until }),
+    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+  }),
+});
+const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChanged').implement({
+  description: 'Slow mode changed: one message per `seconds` per participant (null: off)',
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    seconds: t.exposeInt('seconds', { nullable: true }),
+    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+  }),
+});
+const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorChanged').implement({
+  description: 'The creator named a moderator (moderator: true) or took the role back',
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    moderator: t.exposeBoolean('moderator'),
+    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+  }),
+});
+
 const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted').implement({
   description:
     'The event bus was interrupted and live events of this room may have been lost; the feed goes on live. ' +
@@ -94,6 +130,10 @@ const RoomEventRef = builder.unionType('RoomEvent', {
     ParticipantLeft,
     TypingStarted,
     RoomDeleted,
+    ParticipantRemoved,
+    ParticipantMuted,
+    SlowModeChanged,
+    ModeratorChanged,
     FeedInterrupted,
   ],
   resolveType: (event) => event.kind,

@@ -1,0 +1,83 @@
+/**
+ * Moderation writes on a room's row. Each is an LWT conditioned on the
+ * room's creator, so none can leave a row of moderation data behind for a
+ * room deleted meanwhile (nor touch a new room of the same name by someone
+ * else). A ban also conditions on the participant set it read, so a join
+ * racing it is ordered with it (see cql/009_room_moderation.cql).
+ */
+import { cql, type Database } from '../cassandra/client.js';
+import type { ChatUserValue } from './chat-user.js';
+import type { RoomRecord } from './rooms.js';
+
+const IF_CREATOR = 'WHERE room_name = ? IF creator_login = ?';
+const ADD_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators + ? ${IF_CREATOR}`, { idempotent: false });
+const REMOVE_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators - ? ${IF_CREATOR}`, { idempotent: false });
+const BAN = cql(
+  'UPDATE chat_rooms SET banned[?] = ?, participants = participants - ? WHERE room_name = ? IF creator_login = ? AND participants = ?',
+  { idempotent: false },
+);
+const UNBAN = cql(`UPDATE chat_rooms SET banned = banned - ? ${IF_CREATOR}`, { idempotent: false });
+const MUTE = cql(`UPDATE chat_rooms USING TTL ? SET muted_until[?] = ? ${IF_CREATOR}`, { idempotent: false });
+const UNMUTE = cql(`DELETE muted_until[?] FROM chat_rooms ${IF_CREATOR}`, { idempotent: false });
+const SLOW_MODE = cql(`UPDATE chat_rooms SET slow_mode_seconds = ? ${IF_CREATOR}`, { idempotent: false });
+const SELECT_STATE = cql('SELECT creator_login, participants, moderators, banned, muted_until, slow_mode_seconds FROM chat_rooms WHERE room_name = ?', {
+  idempotent: true,
+});
+
+export type BanOutcome = 'banned' | 'changed' | 'gone';
+
+export class ModerationStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Runs an LWT that only asks the room to still be `room` (same creator).
+   * After an unknown outcome, `landed` says from the row read at SERIAL
+   * whether the change is there. False when the room is gone.
+   */
+  private async onRoom(room: RoomRecord, stmt: ReturnType<typeof cql>, params: unknown[], landed: (row: Record<string, unknown>) => boolean): Promise<boolean> {
+    const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin], async () => {
+      const row = await this.db.readSerial(SELECT_STATE, [room.name]);
+      return { applied: Boolean(row && row.creator_login === room.creatorLogin && landed(row)), row };
+    });
+    return outcome.applied;
+  }
+
+  setModerator(room: RoomRecord, login: string, moderator: boolean): Promise<boolean> {
+    const has = (row: Record<string, unknown>) => ((row.moderators as Set<string> | null) ?? new Set()).has(login);
+    return moderator
+      ? this.onRoom(room, ADD_MODERATOR, [new Set([login])], has)
+      : this.onRoom(room, REMOVE_MODERATOR, [new Set([login])], (row) => !has(row));
+  }
+
+  unban(room: RoomRecord, login: string): Promise<boolean> {
+    return this.onRoom(room, UNBAN, [new Set([login])], (row) => !((row.banned as Map<string, Date> | null)?.has(login) ?? false));
+  }
+
+  mute(room: RoomRecord, login: string, until: Date, ttlSeconds: number): Promise<boolean> {
+    return this.onRoom(room, MUTE, [ttlSeconds, login, until], (row) => (row.muted_until as Map<string, Date> | null)?.get(login)?.getTime() === until.getTime());
+  }
+
+  unmute(room: RoomRecord, login: string): Promise<boolean> {
+    return this.onRoom(room, UNMUTE, [login], (row) => !((row.muted_until as Map<string, Date> | null)?.has(login) ?? false));
+  }
+
+  slowMode(room: RoomRecord, seconds: number | null): Promise<boolean> {
+    return this.onRoom(room, SLOW_MODE, [seconds], (row) => (row.slow_mode_seconds ?? null) === seconds);
+  }
+
+  /**
+   * Bans `login` and removes their entries from the participants, only if the
+   * participants are still exactly those of `room` ('changed' otherwise: read
+   * the room again and retry).
+   */
+  async ban(room: RoomRecord, login: string, entries: ChatUserValue[], at: Date): Promise<BanOutcome> {
+    const read = room.participants.length > 0 ? new Set(room.participants) : null;
+    const params = [login, at, new Set(entries), room.name, room.creatorLogin, read];
+    const outcome = await this.db.lwt(BAN, params, async () => {
+      const row = await this.db.readSerial(SELECT_STATE, [room.name]);
+      return { applied: Boolean((row?.banned as Map<string, Date> | null)?.get(login)?.getTime() === at.getTime()), row };
+    });
+    if (outcome.applied) return 'banned';
+    return outcome.row?.creator_login === room.creatorLogin ? 'changed' : 'gone';
+  }
+}
