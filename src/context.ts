@@ -56,7 +56,7 @@ export class Loaders {
 
 export interface Context {
   services: Services;
-  /** The authenticated session, or null for an anonymous caller. */
+  /** The authenticated session, or null for an anonymous caller (fields that read it: src/schema/shared/viewer-dependent.ts). */
   viewer: Session | null;
   clientAddress: string;
   /** This request's id (HTTP) or this operation's (WebSocket), as in the logs and the x-request-id header. */

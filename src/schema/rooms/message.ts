@@ -4,6 +4,7 @@ import * as messages from '../../resolvers/rooms/messages.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 
 export const MessageRef = builder.objectRef<MessageRecord>('Message').implement({
@@ -17,6 +18,7 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
     author: t.field({
       type: UserRef,
       description: 'For a system message, the user it is about',
+      extensions: sameForEveryViewer,
       resolve: (m, _args, ctx) => personAsUser(ctx, m.author),
     }),
     content: t.string({
@@ -41,6 +43,7 @@ builder.objectFields(UserRef, (t) => ({
     nullable: true,
     description: "The user's own messages across rooms, newest first. Visible to the user only; null for everyone else.",
     args: { first: t.arg.int(), after: t.arg.string() },
+    extensions: readsViewer,
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
   }),
 }));

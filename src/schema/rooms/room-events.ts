@@ -3,6 +3,7 @@ import * as live from '../../resolvers/rooms/live.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageRef } from './message.js';
 
@@ -23,25 +24,25 @@ const MessageHidden = builder.objectRef<Of<'MessageHidden'>>('MessageHidden').im
 const ParticipantJoined = builder.objectRef<Of<'ParticipantJoined'>>('ParticipantJoined').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const ParticipantLeft = builder.objectRef<Of<'ParticipantLeft'>>('ParticipantLeft').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const TypingStarted = builder.objectRef<Of<'TypingStarted'>>('TypingStarted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    deletedBy: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
+    deletedBy: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
   }),
 });
 
@@ -72,6 +73,8 @@ builder.subscriptionFields((t) => ({
       'gets a FORBIDDEN error (NOT_FOUND when the room is gone) and the stream ends.',
     args: { roomName: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
+    // The end of a subscriber's access comes as an item of its own stream, never a shared event.
+    extensions: sameForEveryViewer,
     resolve: (item: FeedItem, _args, ctx) => live.resolveRoomEvent(ctx, item),
   }),
 }));
