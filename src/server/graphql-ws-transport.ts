@@ -136,7 +136,8 @@ class Connection<E> {
     this.protocol = socket.protocol;
   }
 
-  async send(data: string): Promise<void> {
+  /** Not async: graphql-ws awaits it per frame, and a plain return costs no promise. */
+  send(data: string): void {
     const { socket, transport } = this;
     // First, whatever happens next: the message's payload pends from its stringify until here.
     const frame = this.frames.frame(data);
