@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../src/app.js';
+import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { Limits } from '../src/limits.js';
 import {
   RoomEventsDocument,
@@ -18,6 +19,8 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { followRoom, post, roomWith } from './testkit/rooms.js';
 import { wsClient, type Subscription, type WsClient } from './testkit/ws.js';
 import { recordCql } from './testkit/cql-spy.js';
+import { sseSubscribe } from './testkit/sse.js';
+import { eventually } from './testkit/poll.js';
 
 let appA: App;
 let appB: App;
@@ -66,6 +69,23 @@ describe('subscribers sending the same document and variables', () => {
       for (const sub of subs) expect(await nextPost(sub)).toEqual({ id: m.id, author: { login: alice.login, bio: null } });
     } finally {
       spy.stop();
+    }
+    expect(userReads(spy)).toHaveLength(1);
+  });
+
+  it('share it over SSE too', async () => {
+    const name = await roomWith(appA, alice, [bob]);
+    const streams = await Promise.all([alice, bob].map((u) => sseSubscribe(appB, RoomPostsWithBiosDocument, { roomName: name }, u.token)));
+    await eventually(() => appB.services.pubsub.listeners(roomChannel(name)) === 2, { what: 'both SSE subscriptions live' });
+    const spy = recordCql(appB);
+    const m = await post(appA, bob, name, 'once for both streams');
+    try {
+      for (const stream of streams) {
+        expect((await stream.next()).data?.roomEvents).toEqual({ __typename: 'MessagePosted', message: { id: m.id, author: { login: bob.login, bio: null } } });
+      }
+    } finally {
+      spy.stop();
+      for (const stream of streams) stream.close();
     }
     expect(userReads(spy)).toHaveLength(1);
   });
