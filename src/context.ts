@@ -40,6 +40,7 @@ export class Loaders {
   private rooms?: DataLoader<string, RoomRecord | null>;
   private messages?: DataLoader<string, MessageRow | null>;
   private markers?: DataLoader<string, Map<string, string | null>>;
+  private mine?: DataLoader<ViewerReactionsKey, Set<string>, string>;
 
   constructor(private readonly stores: Stores) {}
 
@@ -89,10 +90,25 @@ export class Loaders {
     return (this.markers ??= new DataLoader((logins: readonly string[]) => Promise.all(logins.map((login) => readState.markers(login)))));
   }
 
+  /** Which of a message's emoji a user reacted with: one read per message and request. */
+  get viewerReactions(): DataLoader<ViewerReactionsKey, Set<string>, string> {
+    const { reactions } = this.stores;
+    return (this.mine ??= new DataLoader(
+      (keys: readonly ViewerReactionsKey[]) => Promise.all(keys.map((k) => reactions.mine(k.message, k.emojis, k.login))),
+      { cacheKeyFn: (k) => `${roomMessageKey(k.message.roomName, k.message.messageId)}\u0000${k.login}` },
+    ));
+  }
+
   get purchase(): DataLoader<string, StoredPurchase | null> {
     const { purchases } = this.stores;
     return (this.purchases ??= byKey((ids: readonly string[]) => purchases.byIds(ids), purchaseId));
   }
+}
+
+interface ViewerReactionsKey {
+  message: MessageRow;
+  emojis: string[];
+  login: string;
 }
 
 /** The key of a room message in Loaders.message. */
@@ -100,7 +116,7 @@ export const roomMessageKey = (roomName: string, messageId: string) => `${roomNa
 
 export interface Context {
   services: Services;
-  /** The authenticated session, or null for an anonymous caller. */
+  /** The authenticated session, or null for an anonymous caller (fields that read it: src/schema/shared/viewer-dependent.ts). */
   viewer: Session | null;
   clientAddress: string;
   /** This request's id (HTTP) or this operation's (WebSocket), as in the logs and the x-request-id header. */

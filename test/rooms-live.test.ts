@@ -22,7 +22,7 @@ import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
 import { signUp, type TestUser } from './testkit/users.js';
-import { post, roomWith } from './testkit/rooms.js';
+import { followRoom, post, roomWith } from './testkit/rooms.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './testkit/ws.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { sseSubscribe } from './testkit/sse.js';
@@ -53,12 +53,7 @@ type Event = RoomEventsSubscription['roomEvents'];
 async function follow(app: App, user: TestUser, roomName: string): Promise<Subscription<RoomEventsSubscription>> {
   const client = wsClient(app, user.token);
   clients.push(client);
-  const before = app.services.pubsub.listeners(roomChannel(roomName));
-  const sub = subscribe(client, RoomEventsDocument, { roomName });
-  await eventually(() => app.services.pubsub.listeners(roomChannel(roomName)) > before || sub.pending() > 0, {
-    what: `a live subscription to ${roomName}`,
-  });
-  return sub;
+  return followRoom(app, client, roomName, RoomEventsDocument);
 }
 
 async function nextEvent(sub: Subscription<RoomEventsSubscription>): Promise<Event> {

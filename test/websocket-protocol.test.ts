@@ -8,7 +8,8 @@ import WebSocket from 'ws';
 import type { App } from '../src/app.js';
 import { WS_CLOSE } from '../src/server/websocket.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
-import { ProfileUpdatedDocument, UpdateProfileDocument } from './generated/graphql.js';
+import { print } from 'graphql';
+import { ProfileUpdatedDocument, RoomEventsDocument, UpdateProfileDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
@@ -22,19 +23,48 @@ beforeAll(async () => {
   app = await startApp();
 });
 
-/** A raw graphql-transport-ws socket, acknowledged, with every message it receives recorded. */
+/** A raw graphql-transport-ws socket, acknowledged, with every message it receives recorded (parsed, and as sent). */
 async function rawSocket(target: App, token?: string) {
   const socket = new WebSocket(`${target.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
   const received: Array<{ type: string; id?: string; payload?: unknown }> = [];
+  const frames: string[] = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
-  socket.on('message', (data) => received.push(JSON.parse(String(data))));
+  socket.on('message', (data) => {
+    frames.push(String(data));
+    received.push(JSON.parse(String(data)));
+  });
   await new Promise((resolve) => socket.once('open', resolve));
   socket.send(JSON.stringify({ type: 'connection_init', payload: token ? { authorization: `Bearer ${token}` } : {} }));
   await eventually(() => received.some((m) => m.type === 'connection_ack'), { what: 'connection_ack' });
-  return { socket, received, closed };
+  return { socket, received, frames, closed };
 }
+
+describe('next frames', () => {
+  it('are the whole message as JSON.stringify writes it, each with its id, when subscriptions share one result', async () => {
+    const [alice, bob] = await Promise.all([signUp(app), signUp(app)]);
+    const name = await roomWith(app, alice, [bob]);
+    const sockets = [await rawSocket(app, alice.token), await rawSocket(app, bob.token)];
+    const payload = { query: print(RoomEventsDocument), variables: { roomName: name } };
+    sockets.forEach(({ socket }, i) => {
+      for (const id of [`a${i}`, `b${i}`]) socket.send(JSON.stringify({ id, type: 'subscribe', payload }));
+    });
+    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 4, { what: 'four live subscriptions' });
+
+    const m = await post(app, alice, name, 'one result, four frames');
+    const nexts = () => sockets.flatMap((s) => s.frames.filter((f) => JSON.parse(f).type === 'next'));
+    await eventually(() => nexts().length === 4, { what: 'a frame for each subscription' });
+    for (const frame of nexts()) {
+      const { id, payload } = JSON.parse(frame) as { id: string; payload: unknown };
+      expect(frame).toBe(JSON.stringify({ id, type: 'next', payload }));
+    }
+    expect(nexts().map((f) => JSON.parse(f).id).sort()).toEqual(['a0', 'a1', 'b0', 'b1']);
+    expect(new Set(nexts().map((f) => JSON.stringify(JSON.parse(f).payload))).size).toBe(1);
+    expect(JSON.parse(nexts()[0]!).payload.data.roomEvents).toMatchObject({ __typename: 'MessagePosted', message: { id: m.id } });
+    for (const { socket } of sockets) socket.close();
+  });
+});
 
 describe('one bad operation', () => {
   it('gets an error for its own id and leaves the other subscriptions of the socket running', async () => {

@@ -87,6 +87,9 @@ export async function eventStream<T, U = T>(
   return stream;
 }
 
+/** A step that skipped its event: the stream takes the next one. */
+const SKIPPED = Symbol('skipped');
+
 /**
  * One hand-written iterator is the whole stream: buffer, rules and release.
  * An idle stream holds its fields and, while a next() waits, that call's
@@ -95,7 +98,7 @@ export async function eventStream<T, U = T>(
 class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, DeliveryWatcher {
   private readonly queue: T[] = [];
   /** Resolves the next() that waits for an event (or for the end). */
-  private waiting: ((result: Promise<IteratorResult<U>>) => void) | undefined;
+  private waiting: ((result: IteratorResult<U> | Promise<IteratorResult<U>>) => void) | undefined;
   private done = false;
   private overflowed = false;
   private released: Promise<void> | undefined;
@@ -129,7 +132,7 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
   }
 
   next(): Promise<IteratorResult<U>> {
-    if (this.queue.length > 0 || this.done) return this.take();
+    if (this.queue.length > 0 || this.done) return Promise.resolve(this.take());
     return new Promise((resolve) => (this.waiting = resolve));
   }
 
@@ -152,22 +155,41 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
     waiting(this.take());
   }
 
-  /** The next event through the rules, the end once the queue is drained after finishing, or a wait. */
-  private async take(): Promise<IteratorResult<U>> {
+  /**
+   * The next event through the rules, the end once the queue is drained after
+   * finishing, or a wait. Synchronous while the rules are: an event goes out
+   * without a promise (and its microtasks) per subscriber.
+   */
+  private take(): IteratorResult<U> | Promise<IteratorResult<U>> {
     while (this.queue.length > 0) {
       const event = this.queue.shift()!;
-      const step: StreamStep<U> = this.rules?.step ? await this.rules.step(event) : { emit: event as unknown as U };
-      if ('skip' in step) continue;
-      if (step.end) {
-        this.queue.length = 0;
-        await this.finish();
+      let step: StreamStep<U> | Promise<StreamStep<U>>;
+      try {
+        step = this.rules?.step ? this.rules.step(event) : { emit: event as unknown as U };
+      } catch (err) {
+        // As from an async step: the next() that asked fails, nothing throws into the pub/sub's delivery.
+        return Promise.reject(err);
       }
-      if ('emit' in step) return { value: step.emit, done: false };
-      return { value: undefined, done: true };
+      if (step instanceof Promise) {
+        return step.then((awaited) => {
+          const taken = this.afterStep(awaited);
+          return taken === SKIPPED ? this.take() : taken;
+        });
+      }
+      const taken = this.afterStep(step);
+      if (taken !== SKIPPED) return taken;
     }
     if (!this.done) return this.next();
-    if (this.overflowed) throw new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`);
+    if (this.overflowed) return Promise.reject(new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`));
     return { value: undefined, done: true };
+  }
+
+  /** What a step makes of the stream: its result, or SKIPPED for the next event. */
+  private afterStep(step: StreamStep<U>): IteratorResult<U> | Promise<IteratorResult<U>> | typeof SKIPPED {
+    if ('skip' in step) return SKIPPED;
+    if (!step.end) return { value: step.emit, done: false };
+    this.queue.length = 0;
+    return this.finish().then(() => ('emit' in step ? { value: step.emit, done: false } : { value: undefined, done: true }));
   }
 
   private finish(): Promise<void> {

@@ -11,11 +11,15 @@
  *   up), then cut if it does not take the close either. Waiting instead would
  *   pile the events up in every subscription's queue, without bound in bytes.
  * - Nothing is written with console.error: errors go to the app's logger.
+ *
+ * And a `next` payload sent to many sockets is serialized once (SharedFrames):
+ * its onNext and message replacer are the transport's own.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
+import { SharedFrames } from './shared-frames.js';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
 const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
@@ -53,10 +57,15 @@ export interface Transport {
 
 export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
   wss: WebSocketServer,
-  options: ServerOptions<Record<string, unknown>, E & Extra>,
+  options: Omit<ServerOptions<Record<string, unknown>, E & Extra>, 'onNext' | 'jsonMessageReplacer'>,
   transport: TransportOptions<E>,
 ): Transport {
-  const server = makeServer(options);
+  const frames = new SharedFrames();
+  const server = makeServer({
+    ...options,
+    onNext: (_ctx, _id, _payload, _args, result) => frames.payloadOf(result) as never,
+    jsonMessageReplacer: frames.replacer,
+  });
   const { logger, keepAliveMs = 12_000 } = transport;
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => logger.error({ err }, 'WebSocket server error'));
@@ -96,7 +105,7 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
     socket.on('message', onMessage);
     socket.on('pong', onPong);
     socket.on('close', onClose);
-    const connection = new Connection(socket, transport, { socket, ...transport.extra(request) } as E & Extra);
+    const connection = new Connection(socket, transport, frames, { socket, ...transport.extra(request) } as E & Extra);
     connections.set(socket, connection);
     connection.closed = server.opened(connection, connection.extra);
   });
@@ -121,16 +130,20 @@ class Connection<E> {
   constructor(
     private readonly socket: WebSocket,
     private readonly transport: TransportOptions<E>,
+    private readonly frames: SharedFrames,
     readonly extra: E & Extra,
   ) {
     this.protocol = socket.protocol;
   }
 
-  async send(data: string): Promise<void> {
+  /** Not async: graphql-ws awaits it per frame, and a plain return costs no promise. */
+  send(data: string): void {
     const { socket, transport } = this;
+    // First, whatever happens next: the message's payload pends from its stringify until here.
+    const frame = this.frames.frame(data);
     if (socket.readyState !== socket.OPEN || this.slowTimer) return;
-    if (socket.bufferedAmount + Buffer.byteLength(data) > transport.maxBufferedBytes) return this.closeSlow();
-    socket.send(data, (err) => err && transport.logger.debug({ err: err.message }, 'WebSocket send failed'));
+    if (socket.bufferedAmount + Buffer.byteLength(frame) > transport.maxBufferedBytes) return this.closeSlow();
+    socket.send(frame, (err) => err && transport.logger.debug({ err: err.message }, 'WebSocket send failed'));
   }
 
   close(code: number, reason: string): void {

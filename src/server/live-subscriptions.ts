@@ -65,16 +65,18 @@ class LiveResults implements AsyncIterableIterator<ExecutionResult> {
     throw err;
   }
 
-  /** A result as it comes, or, once the session has ended, one UNAUTHENTICATED error in its place and the end. */
-  private async deliver(step: IteratorResult<ExecutionResult>): Promise<IteratorResult<ExecutionResult>> {
+  /**
+   * A result as it comes (synchronously: no promise per event), or, once the
+   * session has ended, one UNAUTHENTICATED error in its place and the end.
+   */
+  private deliver(step: IteratorResult<ExecutionResult>): IteratorResult<ExecutionResult> | Promise<IteratorResult<ExecutionResult>> {
     if (step.done) {
       this.end();
       return step;
     }
     const ended = sessionEndResult(this.ctx);
     if (!ended) return step;
-    await this.return();
-    return { value: ended, done: false };
+    return this.return().then(() => ({ value: ended, done: false }));
   }
 
   private end(): void {

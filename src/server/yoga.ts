@@ -19,6 +19,7 @@ import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { useMetrics } from './metrics-plugins.js';
 import { useLiveSubscriptions } from './live-subscriptions.js';
+import { useSharedEventExecution } from './shared-execution.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
@@ -59,6 +60,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useTrustedDocuments(trusted),
     // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
     useLiveSubscriptions(svc.metrics),
+    // Each event executed once for the subscribers that would get the same result, whatever the transport.
+    useSharedEventExecution(),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 

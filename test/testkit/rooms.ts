@@ -1,9 +1,14 @@
 /** Chat room helpers for tests: unique names, a room with members, raw reads of the tables. */
 import { randomBytes } from 'node:crypto';
+import type { Client } from 'graphql-ws';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
+import { roomChannel } from '../../src/resolvers/rooms/feed.js';
 import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
 import { gqlOk } from './http.js';
 import { cqlRow } from './cql.js';
+import { eventually } from './poll.js';
+import { subscribe, type Subscription } from './ws.js';
 import type { TestUser } from './users.js';
 
 let counter = 0;
@@ -23,6 +28,21 @@ export async function roomWith(app: App, creator: TestUser, members: TestUser[] 
 
 export async function post(app: App, user: TestUser, roomName: string, content: string) {
   return (await gqlOk(app, PostMessageDocument, { roomName, content }, user.token)).postMessage;
+}
+
+/** Subscribes over `client` to a room's events with `document`, and waits until the subscription is live on `app`. */
+export async function followRoom<T>(
+  app: App,
+  client: Client,
+  roomName: string,
+  document: TypedDocumentNode<T, { roomName: string }>,
+): Promise<Subscription<T>> {
+  const before = app.services.pubsub.listeners(roomChannel(roomName));
+  const sub = subscribe(client, document, { roomName });
+  await eventually(() => app.services.pubsub.listeners(roomChannel(roomName)) > before || sub.pending() > 0, {
+    what: `a live subscription to ${roomName}`,
+  });
+  return sub;
 }
 
 /** The stored chat_rooms row, exactly as Cassandra holds it (null columns included). */

@@ -25,13 +25,13 @@ export function validEmoji(field: string, raw: string): string {
   return emoji;
 }
 
-/** One emoji's reactions to a message, as served. */
+/** One emoji's reactions to a message, as served (the same for every viewer: see reactedByViewer). */
 export interface ReactionSummary {
   message: MessageRecord;
   emoji: string;
   count: number;
-  /** Which emoji the viewer reacted with, read once for all of the message's emoji, when asked. */
-  viewerEmojis: () => Promise<Set<string>>;
+  /** Every emoji of the message with reactions: the viewer's own are read once for all of them. */
+  emojis: string[];
 }
 
 async function reactableMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord; person: ChatUser }> {
@@ -89,18 +89,14 @@ export async function reactionsOf(
 ): Promise<ReactionSummary[]> {
   if (message.deleted || message.reactionKinds.length === 0) return [];
   const found = counts ?? (await ctx.services.stores.reactions.counts(message));
-  let mine: Promise<Set<string>> | undefined;
-  const viewerEmojis = () =>
-    (mine ??= ctx.services.stores.reactions.mine(
-      message,
-      found.map((c) => c.emoji),
-      requireViewer(ctx).login,
-    ));
-  return found.map(({ emoji, count }) => ({ message, emoji, count, viewerEmojis }));
+  const emojis = found.map((c) => c.emoji);
+  return found.map(({ emoji, count }) => ({ message, emoji, count, emojis }));
 }
 
-export async function reactedByViewer(summary: ReactionSummary): Promise<boolean> {
-  return (await summary.viewerEmojis()).has(summary.emoji);
+/** Whether the viewer reacted with this emoji: one read per message for all its emoji (a per-request loader). */
+export async function reactedByViewer(ctx: Context, summary: ReactionSummary): Promise<boolean> {
+  const login = requireViewer(ctx).login;
+  return (await ctx.loaders.viewerReactions.load({ message: summary.message, emojis: summary.emojis, login })).has(summary.emoji);
 }
 
 /** The first people (in login order) who reacted with this emoji. */

@@ -1,6 +1,7 @@
 import type { UserRecord } from '../../db/accounts/users.js';
 import * as accounts from '../../resolvers/accounts/accounts.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 
 export const UserRef = builder.objectRef<UserRecord>('User').implement({
   description: 'A registered person',
@@ -12,6 +13,7 @@ export const UserRef = builder.objectRef<UserRecord>('User').implement({
     email: t.string({
       nullable: true,
       description: 'Visible to its owner only; null for everyone else',
+      extensions: readsViewer,
       resolve: (u, _args, ctx) => accounts.visibleEmail(ctx, u),
     }),
     bio: t.exposeString('bio', { nullable: true }),
@@ -58,6 +60,7 @@ builder.subscriptionFields((t) => ({
     description: "A user's profile after each change",
     args: { login: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => accounts.subscribeProfile(ctx, args.login),
+    extensions: sameForEveryViewer,
     resolve: (event: { login: string }, _args, ctx) => accounts.profileEventUser(ctx, event),
   }),
 }));

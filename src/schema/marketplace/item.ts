@@ -3,6 +3,7 @@ import * as items from '../../resolvers/marketplace/items.js';
 import * as events from '../../resolvers/marketplace/events.js';
 import type { ItemEvent } from '../../resolvers/marketplace/events.js';
 import { builder } from '../shared/builder.js';
+import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { Limits } from '../../limits.js';
 import { DecimalRef } from './money.js';
 import { UserRef } from '../accounts/user.js';
@@ -11,9 +12,9 @@ export const ItemRef = builder.objectRef<ItemView>('Item').implement({
   description: 'Something for sale: a number of units at a unit price, between a start and an end date',
   fields: (t) => ({
     id: t.exposeID('id'),
-    seller: t.field({ type: UserRef, resolve: (item, _args, ctx) => items.itemSeller(ctx, item) }),
+    seller: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (item, _args, ctx) => items.itemSeller(ctx, item) }),
     name: t.exposeString('name'),
-    description: t.string({ resolve: (item, _args, ctx) => items.itemDescription(ctx, item) }),
+    description: t.string({ extensions: sameForEveryViewer, resolve: (item, _args, ctx) => items.itemDescription(ctx, item) }),
     unitPrice: t.field({ type: DecimalRef, resolve: (item) => item.unitPrice }),
     offeredUnits: t.exposeInt('offeredUnits'),
     availableUnits: t.exposeInt('availableUnits'),
@@ -22,6 +23,7 @@ export const ItemRef = builder.objectRef<ItemView>('Item').implement({
     tags: t.exposeStringList('tags', { description: 'Lower-case, sorted' }),
     auctionFinished: t.boolean({
       description: 'True once the item is sold out or its end date has passed',
+      extensions: sameForEveryViewer,
       resolve: (item, _args, ctx) => items.isFinished(ctx, item),
     }),
   }),
@@ -84,6 +86,7 @@ builder.subscriptionFields((t) => ({
       'The item after each completed purchase (its live stock, never older than the last one sent). Completes after the purchase that sells it out, or at its end date. Errors: NOT_FOUND; AUCTION_FINISHED when the item is already sold out or past its end date.',
     args: { itemId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => events.subscribeItem(ctx, args.itemId),
+    extensions: sameForEveryViewer,
     resolve: (event: ItemEvent, _args, ctx) => events.itemFromEvent(ctx, event),
   }),
 }));

@@ -5,6 +5,7 @@ import { DEFAULT_BIND_ATTEMPTS } from '../../config.js';
 import { Limits } from '../../limits.js';
 import { BIND_DEADLINE_MS, DUPLICATE_WAIT_MS } from '../../resolvers/marketplace/timing.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { ItemRef } from './item.js';
 import { DecimalRef } from './money.js';
 import { UserRef } from '../accounts/user.js';
@@ -26,8 +27,8 @@ const PurchaseStatusRef = builder.enumType('PurchaseStatus', {
 export const PurchaseRef = builder.objectRef<PurchaseRecord>('Purchase').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
-    item: t.field({ type: ItemRef, resolve: (p, _args, ctx) => purchases.purchaseItem(ctx, p) }),
-    buyer: t.field({ type: UserRef, resolve: (p, _args, ctx) => purchases.purchaseBuyer(ctx, p) }),
+    item: t.field({ type: ItemRef, extensions: sameForEveryViewer, resolve: (p, _args, ctx) => purchases.purchaseItem(ctx, p) }),
+    buyer: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (p, _args, ctx) => purchases.purchaseBuyer(ctx, p) }),
     unitPrice: t.field({ type: DecimalRef, resolve: (p) => p.unitPrice }),
     quantity: t.exposeInt('quantity'),
     status: t.field({ type: PurchaseStatusRef, resolve: (p) => p.status }),
@@ -42,6 +43,7 @@ builder.objectFields(ItemRef, (t) => ({
     type: PurchaseConnectionRef,
     description: 'The completed purchases of the item, newest first: its seller only',
     args: { first: t.arg.int(), after: t.arg.string() },
+    extensions: readsViewer,
     resolve: (item, args, ctx) => purchases.itemPurchases(ctx, item, args.first, args.after),
   }),
 }));

@@ -5,6 +5,7 @@ import { participant } from '../../resolvers/messenger/participants.js';
 import { markConversationRead } from '../../resolvers/messenger/read.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { DirectMessageConnection, DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
 
@@ -12,7 +13,12 @@ export const ConversationRef = builder.objectRef<ConversationRecord>('Conversati
   description: 'A direct conversation, as the logged-in user sees it (one row of their inbox)',
   fields: (t) => ({
     id: t.id({ description: 'The two logins in sorted order, "smaller:bigger"', resolve: (c) => inbox.conversationId(c) }),
-    partner: t.field({ type: UserRef, description: 'The other participant', resolve: (c, _args, ctx) => participant(ctx, c.partner) }),
+    partner: t.field({
+      type: UserRef,
+      description: 'The other participant',
+      extensions: sameForEveryViewer,
+      resolve: (c, _args, ctx) => participant(ctx, c.partner),
+    }),
     lastMessage: t.field({ type: DirectMessageRef, nullable: true, resolve: (c) => c.lastMessage }),
     lastMessageAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.lastMessage?.createdAt ?? null }),
     unreadCount: t.int({ description: "The partner's messages I have not read", resolve: (c) => c.unreadCount }),
@@ -38,6 +44,8 @@ export const ConversationRef = builder.objectRef<ConversationRecord>('Conversati
       type: DirectMessageConnection,
       description: 'Newest first, across months',
       args: { first: t.arg.int(), after: t.arg.string() },
+      // The owner's only.
+      extensions: readsViewer,
       resolve: (c, args, ctx) => conversationMessages(ctx, c, args),
     }),
   }),

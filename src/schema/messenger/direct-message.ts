@@ -3,14 +3,15 @@ import { participant } from '../../resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../../resolvers/messenger/send.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 
 export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMessage').implement({
   description: 'A message between two users',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'A time-based UUID; ids sort by send time' }),
-    from: t.field({ type: UserRef, resolve: (m, _args, ctx) => participant(ctx, m.sender) }),
-    to: t.field({ type: UserRef, resolve: (m, _args, ctx) => participant(ctx, m.recipient) }),
+    from: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.sender) }),
+    to: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.recipient) }),
     content: t.exposeString('content'),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
   }),

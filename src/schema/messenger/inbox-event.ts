@@ -9,6 +9,7 @@ import {
 } from '../../resolvers/messenger/events.js';
 import { participant } from '../../resolvers/messenger/participants.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { ConversationRef } from './conversation.js';
 import { DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
@@ -20,6 +21,8 @@ const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMes
     conversation: t.field({
       type: ConversationRef,
       description: 'The conversation as it is now (unread count included)',
+      // The subscriber's own inbox row.
+      extensions: readsViewer,
       resolve: (e, _args, ctx) => eventConversation(ctx, e),
     }),
   }),
@@ -28,8 +31,13 @@ const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMes
 const ConversationRead = builder.objectRef<ConversationReadEvent>('ConversationRead').implement({
   description: 'A read receipt: the partner read my messages (or I read theirs on another device)',
   fields: (t) => ({
-    partner: t.field({ type: UserRef, description: 'The other participant', resolve: (e, _args, ctx) => participant(ctx, e.partner) }),
-    reader: t.field({ type: UserRef, description: 'Who read', resolve: (e, _args, ctx) => participant(ctx, e.reader) }),
+    partner: t.field({
+      type: UserRef,
+      description: 'The other participant',
+      extensions: sameForEveryViewer,
+      resolve: (e, _args, ctx) => participant(ctx, e.partner),
+    }),
+    reader: t.field({ type: UserRef, description: 'Who read', extensions: sameForEveryViewer, resolve: (e, _args, ctx) => participant(ctx, e.reader) }),
     readAt: t.field({ type: 'DateTime', resolve: (e) => e.readAt }),
     readUpTo: t.id({ description: 'Every message sent at or before this one is read', resolve: (e) => e.readUpTo }),
   }),
@@ -52,6 +60,8 @@ builder.subscriptionFields((t) => ({
     type: InboxEventRef,
     description: 'Messages to me, read receipts and mentions of me in rooms, live, for the logged-in user only',
     subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
+    // Refuses an event addressed to anyone but the subscriber.
+    extensions: readsViewer,
     resolve: (event: InboxEvent, _args, ctx) => inboxEvent(ctx, event),
   }),
 }));

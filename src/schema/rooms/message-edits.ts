@@ -3,6 +3,7 @@ import * as edits from '../../resolvers/rooms/edits.js';
 import { messageVersionAt } from '../../resolvers/rooms/messages.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { MessageRef } from './message.js';
 
 const MessageVersionRef = builder.objectRef<MessageVersion>('MessageVersion').implement({
@@ -27,6 +28,7 @@ builder.objectFields(MessageRef, (t) => ({
       'The versions before the current one, newest first; each accepted edit is here exactly once once a later one ' +
       'replaced it. Empty for a deleted message (its content is gone with it).',
     args: { first: t.arg.int(), after: t.arg.string() },
+    extensions: sameForEveryViewer,
     resolve: (m, args, ctx) => edits.editsOf(ctx, m, args.first, args.after),
   }),
 }));

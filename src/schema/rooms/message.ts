@@ -5,6 +5,7 @@ import { postMessage } from '../../resolvers/rooms/posting.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 
 export const MessageRef = builder.objectRef<MessageRecord>('Message').implement({
@@ -18,6 +19,7 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
     author: t.field({
       type: UserRef,
       description: 'For a system message, the user it is about',
+      extensions: sameForEveryViewer,
       resolve: (m, _args, ctx) => personAsUser(ctx, m.author),
     }),
     content: t.string({
@@ -46,6 +48,7 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
       type: [UserRef],
       description: `The participants its content mentions with @login, in order of first mention (at most ${Limits.room.maxMentions}). Unknown logins and non-participants are plain text.`,
       complexity: { field: 1, multiplier: Limits.room.maxMentions },
+      extensions: sameForEveryViewer,
       resolve: (m, _args, ctx) => m.mentions.map((p) => personAsUser(ctx, p)),
     }),
   }),
@@ -65,6 +68,7 @@ builder.objectFields(UserRef, (t) => ({
       'they stand; reactions, thread and mentions show when the message is read through its room or message(id). ' +
       'Visible to the user only; null for everyone else.',
     args: { first: t.arg.int(), after: t.arg.string() },
+    extensions: readsViewer,
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),
   }),
 }));

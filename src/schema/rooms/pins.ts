@@ -1,6 +1,7 @@
 import * as pins from '../../resolvers/rooms/pins.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer } from '../shared/viewer-dependent.js';
 import { MessageRef } from './message.js';
 import { RoomRef } from './room.js';
 
@@ -9,6 +10,7 @@ builder.objectFields(RoomRef, (t) => ({
     type: [MessageRef],
     description: `Participants only: the pinned messages in pin order, first pinned first (at most ${Limits.room.maxPins})`,
     complexity: { field: 1, multiplier: Limits.room.maxPins },
+    extensions: readsViewer,
     resolve: (room, _args, ctx) => pins.pinnedMessagesOf(ctx, room),
   }),
 }));

@@ -3,6 +3,7 @@ import * as reactions from '../../resolvers/rooms/reactions.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageRef } from './message.js';
 
@@ -15,12 +16,14 @@ export const ReactionRef = builder.objectRef<ReactionSummary>('Reaction').implem
     count: t.exposeInt('count', { description: 'Exact: one per person who reacted with this emoji' }),
     reactedByViewer: t.boolean({
       description: 'Whether the logged-in user reacted with this emoji (one query per message, for all its emoji)',
-      resolve: (r) => reactions.reactedByViewer(r),
+      extensions: readsViewer,
+      resolve: (r, _args, ctx) => reactions.reactedByViewer(ctx, r),
     }),
     firstReactors: t.field({
       type: [UserRef],
       description: `The first ${limits.firstReactors} people who reacted with it, in login order (one query per emoji)`,
       complexity: { field: 1, multiplier: limits.firstReactors },
+      extensions: sameForEveryViewer,
       resolve: async (r, _args, ctx) => (await reactions.firstReactors(ctx, r)).map((p) => personAsUser(ctx, p)),
     }),
   }),
@@ -33,6 +36,7 @@ builder.objectFields(MessageRef, (t) => ({
       `Each emoji the message has, with its count, in Unicode code point order; at most ${limits.maxKinds} kinds. ` +
       'No query for a message never reacted to; one for one that was.',
     complexity: { field: 1, multiplier: limits.maxKinds },
+    extensions: sameForEveryViewer,
     resolve: (m, _args, ctx) => reactions.reactionsOf(ctx, m),
   }),
 }));

@@ -3,6 +3,7 @@ import * as readState from '../../resolvers/rooms/read-state.js';
 import { encodeMessageId } from '../../resolvers/rooms/ids.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer } from '../shared/viewer-dependent.js';
 import { RoomRef } from './room.js';
 
 const { readState: limits } = Limits.room;
@@ -32,6 +33,7 @@ builder.objectFields(RoomRef, (t) => ({
       `then per room a walk of the unread history (at most ${limits.scanRows} rows) and one count of mentions.`,
     // A walk of up to a few day partitions and a count: priced like a page.
     complexity: { field: 5, multiplier: 1 },
+    extensions: readsViewer,
     resolve: (room, _args, ctx) => readState.readStateOf(ctx, room),
   }),
 }));

@@ -3,6 +3,7 @@ import * as live from '../../resolvers/rooms/live.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { MessageRef } from './message.js';
@@ -40,6 +41,7 @@ const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChange
       type: [ReactionRef],
       description: 'The counts when the event was sent',
       complexity: { field: 1, multiplier: Limits.room.reactions.maxKinds },
+      extensions: sameForEveryViewer,
       resolve: (e, _args, ctx) => reactionsOf(ctx, e.message, e.counts),
     }),
   }),
@@ -47,25 +49,25 @@ const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChange
 const ParticipantJoined = builder.objectRef<Of<'ParticipantJoined'>>('ParticipantJoined').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const ParticipantLeft = builder.objectRef<Of<'ParticipantLeft'>>('ParticipantLeft').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const TypingStarted = builder.objectRef<Of<'TypingStarted'>>('TypingStarted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    deletedBy: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
+    deletedBy: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
   }),
 });
 
@@ -73,8 +75,8 @@ const ParticipantRemoved = builder.objectRef<Of<'ParticipantRemoved'>>('Particip
   description: "A moderator removed a participant (banned: they cannot join again). The removed user's own feed ends with it.",
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
-    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
     banned: t.exposeBoolean('banned'),
   }),
 });
@@ -82,9 +84,9 @@ const ParticipantMuted = builder.objectRef<Of<'ParticipantMuted'>>('ParticipantM
   description: 'A moderator muted a participant until a time (null: the mute was lifted)',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
     until: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.until }),
-    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+    by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
   }),
 });
 const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChanged').implement({
@@ -92,16 +94,16 @@ const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChange
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
     seconds: t.exposeInt('seconds', { nullable: true }),
-    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+    by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
   }),
 });
 const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorChanged').implement({
   description: 'The creator named a moderator (moderator: true) or took the role back',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
-    user: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
+    user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
     moderator: t.exposeBoolean('moderator'),
-    by: t.field({ type: UserRef, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+    by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
   }),
 });
 
@@ -149,6 +151,8 @@ builder.subscriptionFields((t) => ({
       'gets a FORBIDDEN error (NOT_FOUND when the room is gone) and the stream ends.',
     args: { roomName: t.arg.string({ required: true }) },
     subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
+    // The end of a subscriber's access comes as an item of its own stream, never a shared event.
+    extensions: sameForEveryViewer,
     resolve: (item: FeedItem, _args, ctx) => live.resolveRoomEvent(ctx, item),
   }),
 }));

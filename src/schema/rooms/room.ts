@@ -4,6 +4,7 @@ import * as messages from '../../resolvers/rooms/messages.js';
 import { distinctPeople, personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageConnection } from './message.js';
 import './room-events.js';
@@ -14,12 +15,13 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
     name: t.exposeString('name', { description: 'Unique, case-insensitive (stored lowercase)' }),
     banner: t.exposeString('banner', { nullable: true }),
     createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
-    creator: t.field({ type: UserRef, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
+    creator: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
       type: [UserRef],
       description: `From the room row itself: no query per participant. At most ${Limits.room.maxParticipants}.`,
       // Priced at the longest it can be (the default assumes 10), so what is selected on each participant counts in full.
       complexity: { field: 1, multiplier: Limits.room.maxParticipants },
+      extensions: sameForEveryViewer,
       resolve: (r, _args, ctx) => distinctPeople(r.participants).map((p) => personAsUser(ctx, p)),
     }),
     participantCount: t.int({ resolve: (r) => distinctPeople(r.participants).length }),
@@ -33,6 +35,8 @@ export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
         'from before that: it may repeat messages you have (key them by id) and never skips one. ' +
         `Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
       args: { ...t.arg.connectionArgs() },
+      // Participants only: FORBIDDEN for anyone else.
+      extensions: readsViewer,
       resolve: (room, args, ctx) => messages.roomHistory(ctx, room, args),
     }),
   }),
@@ -58,6 +62,7 @@ builder.objectFields(UserRef, (t) => ({
     type: [RoomRef],
     nullable: true,
     description: 'The rooms the user takes part in. Visible to the user only; null for everyone else.',
+    extensions: readsViewer,
     resolve: (user, _args, ctx) => rooms.chatRoomsOf(ctx, user),
   }),
 }));

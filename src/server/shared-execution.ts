@@ -1,0 +1,158 @@
+/**
+ * A subscription event is executed once per instance for all the subscribers
+ * who would get the same result, not once per subscriber (issue 12: with a
+ * thousand subscribers of a room, executing each event's selection per
+ * subscriber was a large share of the fan-out's CPU).
+ *
+ * The engine's subscribe (graphql-tools: the source stream, then an execute
+ * per subscriber and event) is replaced by graphql's createSourceEventStream
+ * and, per event, one execute per sharing key: the document, the operation
+ * name, the variables, and the viewer's login when the operation selects a
+ * field marked readsViewer (src/schema/shared/viewer-dependent.ts). Results
+ * are kept by the event object itself: both pub/sub engines hand one parsed
+ * object to every listener of the instance (src/pubsub/listeners.ts), so the
+ * results go when the last subscriber has taken the event.
+ *
+ * Only that execution is shared. What a subscriber's stream yields stays its
+ * own (it skips its own typing, re-checks its access, and its AccessEnded or
+ * FeedInterrupted items are objects of its own, never shared), and every
+ * plugin's hooks (masking, error metrics, the session's end) run on each
+ * subscriber's results, as before. The execution runs with the context of the
+ * first subscriber to take the event; by the rule above, no field it runs
+ * reads that context's viewer unless the key carries it.
+ */
+import {
+  createSourceEventStream,
+  execute,
+  getOperationAST,
+  getVariableValues,
+  GraphQLError,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+} from 'graphql';
+import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
+import type { Context } from '../context.js';
+import { ViewerDependence } from './viewer-dependence.js';
+
+type Result = ExecutionResult | Promise<ExecutionResult>;
+type Subscribe = (args: ExecutionArgs) => unknown;
+
+export function useSharedEventExecution(): YogaPlugin {
+  const sharing = new EventSharing();
+  return {
+    onSubscribe: ({ subscribeFn, setSubscribeFn }) => {
+      setSubscribeFn(((args: ExecutionArgs) => sharing.subscribe(args, subscribeFn as Subscribe)) as never);
+    },
+  };
+}
+
+/** The results of the events being delivered, and what tells one subscription's key from another's. */
+export class EventSharing {
+  /** Each event's results by sharing key, for as long as some subscriber's queue holds the event. */
+  private readonly results = new WeakMap<object, Map<string, Result>>();
+  private readonly documentIds = new WeakMap<DocumentNode, number>();
+  private nextDocumentId = 0;
+  private readonly viewerDependence = new ViewerDependence();
+
+  async subscribe(args: ExecutionArgs, engine: Subscribe): Promise<unknown> {
+    // What the engine would refuse (no such operation, variables that do not coerce) gets the engine's own answer.
+    if (!isWellFormed(args)) return engine(args);
+    const source = await createSourceEventStream(args);
+    if (!isAsyncIterable(source)) return source;
+    return new SharedEventResults(source[Symbol.asyncIterator](), args, this.keyOf(args), this);
+  }
+
+  /** The result of executing the operation over `event`, made by the first subscriber of `key` to ask. */
+  resultFor(event: unknown, args: ExecutionArgs, key: string): Result {
+    if (typeof event !== 'object' || event === null) return execute({ ...args, rootValue: event });
+    let byKey = this.results.get(event);
+    if (!byKey) this.results.set(event, (byKey = new Map()));
+    let result = byKey.get(key);
+    if (!result) byKey.set(key, (result = execute({ ...args, rootValue: event })));
+    return result;
+  }
+
+  /**
+   * Made once per subscription. The parts cannot run into each other: an
+   * operation name is a GraphQL name, and JSON escapes control characters.
+   */
+  private keyOf(args: ExecutionArgs): string {
+    let id = this.documentIds.get(args.document);
+    if (id === undefined) this.documentIds.set(args.document, (id = this.nextDocumentId++));
+    const key = `${id}\n${args.operationName ?? ''}\n${JSON.stringify(args.variableValues ?? {})}`;
+    if (!this.viewerDependence.of(args.schema, args.document, args.operationName)) return key;
+    return `${key}\n${(args.contextValue as Context).viewer?.login ?? ''}`;
+  }
+}
+
+function isWellFormed({ schema, document, operationName, variableValues }: ExecutionArgs): boolean {
+  const operation = getOperationAST(document, operationName);
+  if (operation?.operation !== 'subscription') return false;
+  return !getVariableValues(schema, operation.variableDefinitions ?? [], variableValues ?? {}, { maxErrors: 1 }).errors;
+}
+
+/**
+ * One subscriber's results: one hand-written iterator over its source stream,
+ * where graphql-tools had a mapping iterator, a flattening one, and an async
+ * generator per event. It holds its source, its arguments and its key.
+ */
+class SharedEventResults implements AsyncIterableIterator<ExecutionResult> {
+  constructor(
+    private readonly source: AsyncIterator<unknown>,
+    private readonly args: ExecutionArgs,
+    private readonly key: string,
+    private readonly sharing: EventSharing,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    return this.source.next().then(
+      (step) => (step.done ? step : this.resultOf(step.value)),
+      (err: unknown) => this.abort(sourceError(err, this.args)),
+    );
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    await this.source.return?.();
+    return { value: undefined, done: true };
+  }
+
+  async throw(err?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    await this.return();
+    throw err;
+  }
+
+  private resultOf(event: unknown): IteratorResult<ExecutionResult> | Promise<IteratorResult<ExecutionResult>> {
+    let result: Result;
+    try {
+      result = this.sharing.resultFor(event, this.args, this.key);
+    } catch (err) {
+      return this.abort(err);
+    }
+    if (!isPromise(result)) return { value: result, done: false };
+    return result.then(
+      (value) => ({ value, done: false }),
+      (err: unknown) => this.abort(err),
+    );
+  }
+
+  /** As graphql-tools did: a failure ends the source stream, then is thrown. */
+  private abort(err: unknown): Promise<never> {
+    const rethrow = () => {
+      throw err;
+    };
+    return Promise.resolve(this.source.return?.()).then(rethrow, rethrow);
+  }
+}
+
+/** The source stream's own failure, located at the operation as graphql-tools located it. */
+function sourceError(err: unknown, args: ExecutionArgs): unknown {
+  const operation = getOperationAST(args.document, args.operationName);
+  const locate = (e: unknown) =>
+    new GraphQLError(e instanceof Error ? e.message : String(e), { originalError: e instanceof Error ? e : undefined, nodes: operation ?? undefined });
+  return err instanceof AggregateError ? new AggregateError(err.errors.map(locate), err.message) : locate(err);
+}
