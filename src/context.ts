@@ -122,6 +122,8 @@ export interface Context {
   /** This request's id (HTTP) or this operation's (WebSocket), as in the logs and the x-request-id header. */
   requestId: string;
   loaders: Loaders;
+  /** An SSE client's Last-Event-ID header: the cursor a reconnecting EventSource resumes from. */
+  lastEventId?: string;
 }
 
 export function buildContext(

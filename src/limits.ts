@@ -74,6 +74,8 @@ export const Limits = {
     readState: { unreadCap: 999, pageRows: 1000, scanRows: 5000 },
     /** Moderation: mutes up to a week, slow mode up to an hour; a ban retries while participants change. */
     moderation: { maxMuteMinutes: 7 * 24 * 60, maxSlowModeSeconds: 3600, banAttempts: 5 },
+    /** Messages read from storage per query when roomEvents resumes from a cursor. */
+    resumePage: 200,
     /** Mentions parsed from one message's content (the first ones count). */
     maxMentions: 50,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */

@@ -23,6 +23,7 @@ import { useSharedEventExecution } from './shared-execution.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
+import { useSseEventIds } from './sse-event-ids.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
@@ -62,6 +63,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useLiveSubscriptions(svc.metrics),
     // Each event executed once for the subscribers that would get the same result, whatever the transport.
     useSharedEventExecution(),
+    // SSE events carry their cursor as the event id, for EventSource's Last-Event-ID.
+    useSseEventIds(),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 
@@ -82,7 +85,10 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
       if (ws) return buildContext(svc, ws.session, ws.clientAddress, ws.requestId);
       const session = await httpSession(svc, req!);
       const requestId = currentRequestScope()?.requestId ?? randomUUID();
-      return buildContext(svc, session, clientAddress(req!, config.trustProxy), requestId);
+      const ctx = buildContext(svc, session, clientAddress(req!, config.trustProxy), requestId);
+      const lastEventId = req!.headers['last-event-id'];
+      if (typeof lastEventId === 'string' && lastEventId !== '') ctx.lastEventId = lastEventId;
+      return ctx;
     },
     plugins,
   });

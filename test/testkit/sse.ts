@@ -15,6 +15,8 @@ export interface SseSubscription<T> {
   rest(): Promise<string>;
   /** The client goes away. */
   close(): void;
+  /** The id of the last event next() returned (what EventSource would send back as Last-Event-ID). */
+  lastEventId(): string | undefined;
 }
 
 export async function sseSubscribe<T, V>(
@@ -22,6 +24,7 @@ export async function sseSubscribe<T, V>(
   document: TypedDocumentNode<T, V> | string,
   variables: V,
   token?: string,
+  headers: Record<string, string> = {},
 ): Promise<SseSubscription<T>> {
   const abort = new AbortController();
   const res = await fetch(`${app.url}/graphql`, {
@@ -30,12 +33,14 @@ export async function sseSubscribe<T, V>(
       'content-type': 'application/json',
       accept: 'text/event-stream',
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
     },
     body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
     signal: abort.signal,
   });
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
+  let lastId: string | undefined;
   return {
     status: res.status,
     contentType: res.headers.get('content-type'),
@@ -45,8 +50,12 @@ export async function sseSubscribe<T, V>(
         if (end >= 0) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const data = block.split('\n').find((l) => l.startsWith('data:'));
-          if (block.includes('event: next') && data) return JSON.parse(data.slice(5)) as FormattedExecutionResult<T>;
+          const lines = block.split('\n');
+          const data = lines.find((l) => l.startsWith('data:'));
+          if (block.includes('event: next') && data) {
+            lastId = lines.find((l) => l.startsWith('id:'))?.slice(3).trim() ?? lastId;
+            return JSON.parse(data.slice(5)) as FormattedExecutionResult<T>;
+          }
           continue;
         }
         const { value, done } = await reader.read();
@@ -62,5 +71,6 @@ export async function sseSubscribe<T, V>(
       }
     },
     close: () => abort.abort(),
+    lastEventId: () => lastId,
   };
 }

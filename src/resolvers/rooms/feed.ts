@@ -146,7 +146,7 @@ export async function roomEventStream(
 }
 
 /** A catch-up (`messages(before:)`) cursor for everything that may have committed after `at`. */
-function catchUpCursorBefore(at: Date, settleMs: number): string {
+export function catchUpCursorBefore(at: Date, settleMs: number): string {
   const from = new Date(at.getTime() - settleMs);
   return encodeHistoryCursor({ bucket: dayBucket(from), id: maxTimeUuid(from).toString() });
 }

@@ -2,7 +2,10 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
-import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
+import { catchUpCursorBefore, roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
+import { catchUpSettleMs } from './model.js';
+import { ReplayThenLive } from './resume.js';
+import { decodeHistoryCursor, encodeHistoryCursor } from '../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './access.js';
 import { validRoomName } from './validation.js';
@@ -11,11 +14,33 @@ import { validRoomName } from './validation.js';
  * roomEvents: participants only, checked when subscribing, once more when the
  * stream is live, and on delivery at most once per re-check window.
  */
-export async function subscribeRoomEvents(ctx: Context, rawName: string): Promise<AsyncIterableIterator<FeedItem>> {
+export async function subscribeRoomEvents(
+  ctx: Context,
+  rawName: string,
+  after: string | null | undefined,
+): Promise<AsyncIterableIterator<FeedItem>> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
+  // An EventSource that reconnects sends the last event's id (its cursor) as Last-Event-ID.
+  const resumeAt = after ?? ctx.lastEventId;
+  const from = resumeAt ? decodeHistoryCursor(after ? 'after' : 'Last-Event-ID', resumeAt, 'day') : null;
   const followed = await requireParticipation(ctx, name);
-  return roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login));
+  const live = await roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login));
+  return from ? new ReplayThenLive(ctx.services, followed, { bucket: from.bucket, id: from.id }, live) : live;
+}
+
+/**
+ * The cursor an event carries, to resume from with roomEvents(after:). A
+ * message's is its own place in history: resuming replays exactly what came
+ * after it. Any other event's is the catch-up point of the moment it is
+ * delivered (its time less the settle window, when a write with an earlier id
+ * may still land): resuming from it may repeat a few messages (key them by
+ * id), never skips one.
+ */
+export function eventCursor(ctx: Context, event: RoomEvent | FeedInterrupted): string {
+  if (event.kind === 'MessagePosted') return encodeHistoryCursor({ bucket: event.message.bucket, id: event.message.messageId });
+  const { clock, config } = ctx.services;
+  return catchUpCursorBefore(clock.now(), catchUpSettleMs(config.cassandra.requestTimeoutMs));
 }
 
 /** Each event is resolved with fresh loaders: a subscription lives for hours. The end of access is its error. */

@@ -12,6 +12,14 @@ import { reactionsOf } from '../../resolvers/rooms/reactions.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 
+/** Every event's cursor field (see live.eventCursor): the same for every viewer. */
+const CURSOR = {
+  description:
+    'Where this event stands in the feed: resubscribe with roomEvents(after: cursor) to resume. A message event\'s ' +
+    'cursor resumes exactly after it; any other event\'s may repeat a few messages (key them by id), never skips one.',
+  extensions: sameForEveryViewer,
+};
+
 type MessageEventKind = 'MessagePosted' | 'MessageHidden' | 'MessageEdited' | 'MessageDeleted' | 'MessagePinned' | 'MessageUnpinned';
 
 /** An event about one message, which it carries as it was when the event was sent. */
@@ -20,6 +28,7 @@ function messageEvent<K extends MessageEventKind>(kind: K, description: string) 
     description,
     fields: (t) => ({
       roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
       message: t.field({ type: MessageRef, resolve: (e) => e.message }),
     }),
   });
@@ -36,6 +45,7 @@ const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChange
   description: `Reactions to a message changed: at most one event per message every ${Limits.room.reactionEventWindowMs} ms per server`,
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     message: t.field({ type: MessageRef, resolve: (e) => e.message }),
     reactions: t.field({
       type: [ReactionRef],
@@ -49,24 +59,28 @@ const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChange
 const ParticipantJoined = builder.objectRef<Of<'ParticipantJoined'>>('ParticipantJoined').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const ParticipantLeft = builder.objectRef<Of<'ParticipantLeft'>>('ParticipantLeft').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const TypingStarted = builder.objectRef<Of<'TypingStarted'>>('TypingStarted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
   }),
 });
 const RoomDeleted = builder.objectRef<Of<'RoomDeleted'>>('RoomDeleted').implement({
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     deletedBy: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.deletedBy) }),
   }),
 });
@@ -75,6 +89,7 @@ const ParticipantRemoved = builder.objectRef<Of<'ParticipantRemoved'>>('Particip
   description: "A moderator removed a participant (banned: they cannot join again). The removed user's own feed ends with it.",
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
     by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
     banned: t.exposeBoolean('banned'),
@@ -84,6 +99,7 @@ const ParticipantMuted = builder.objectRef<Of<'ParticipantMuted'>>('ParticipantM
   description: 'A moderator muted a participant until a time (null: the mute was lifted)',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
     until: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.until }),
     by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
@@ -93,6 +109,7 @@ const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChange
   description: 'Slow mode changed: one message per `seconds` per participant (null: off)',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     seconds: t.exposeInt('seconds', { nullable: true }),
     by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
   }),
@@ -101,6 +118,7 @@ const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorCha
   description: 'The creator named a moderator (moderator: true) or took the role back',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     user: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.user) }),
     moderator: t.exposeBoolean('moderator'),
     by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
@@ -115,6 +133,7 @@ const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted'
     're-read the participants, whose join and leave events may be lost too.',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
     resumeCursor: t.exposeString('resumeCursor', { description: 'A messages(before:) cursor from before the interruption' }),
   }),
 });
@@ -149,8 +168,15 @@ builder.subscriptionFields((t) => ({
       'and after the subscriber leaves the room (its own ParticipantLeft is the last event). Access is also ' +
       're-checked as events are delivered (every few seconds at most): a subscriber who no longer takes part ' +
       'gets a FORBIDDEN error (NOT_FOUND when the room is gone) and the stream ends.',
-    args: { roomName: t.arg.string({ required: true }) },
-    subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName),
+    args: {
+      roomName: t.arg.string({ required: true }),
+      after: t.arg.string({
+        description:
+          'Resume from an event\'s cursor: every message posted after it is replayed from storage (as MessagePosted), ' +
+          'then the feed goes on live, with nothing missed or repeated at the seam. Other events are not replayed.',
+      }),
+    },
+    subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName, args.after),
     // The end of a subscriber's access comes as an item of its own stream, never a shared event.
     extensions: sameForEveryViewer,
     resolve: (item: FeedItem, _args, ctx) => live.resolveRoomEvent(ctx, item),
