@@ -76,6 +76,8 @@ export interface RoomsConfig {
   /** Messages one user may post (in all rooms, on all instances) per window, before RATE_LIMITED. */
   postsPerWindow: number;
   postWindowSeconds: number;
+  /** How long a presence entry lives without a heartbeat: a user of a crashed instance goes offline within about 4/3 of it. */
+  presenceTtlMs: number;
 }
 
 export interface TrustedDocumentsConfig {
@@ -268,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     rooms: {
       postsPerWindow: positive(env, 'ROOM_POSTS_PER_WINDOW', 20),
       postWindowSeconds: positive(env, 'ROOM_POST_WINDOW_SECONDS', 10),
+      presenceTtlMs: positive(env, 'PRESENCE_TTL_SECONDS', 30) * 1000,
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

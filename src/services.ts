@@ -14,6 +14,7 @@ import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
 import type { RoomSequencer } from './resolvers/rooms/feed.js';
 import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';
 import type { ReactionEvents } from './resolvers/rooms/reaction-events.js';
+import type { RoomPresence } from './resolvers/rooms/presence.js';
 import type { Metrics } from './server/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */
@@ -48,5 +49,7 @@ export interface Services {
     recentReads: RecentRoomReads;
     /** ReactionChanged events due, coalesced per message. */
     reactionEvents: ReactionEvents;
+    /** Who is online in each room, from every instance's open roomEvents subscriptions. */
+    presence: RoomPresence;
   };
 }

@@ -43,6 +43,7 @@ describe('fields that read the viewer', () => {
       'Message.replies',
       'Reaction.reactedByViewer',
       'Room.messages',
+      'Room.onlineParticipants',
       'Room.pinnedMessages',
       'Room.readState',
       'Subscription.inboxEvents',

@@ -11,6 +11,7 @@ import './rooms/threads.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';
+import './rooms/presence.js';
 import './rooms/room-events.js';
 import './messenger/conversation.js';
 import './messenger/direct-message.js';

@@ -10,7 +10,8 @@ export type BackgroundJob = () => Promise<void>;
 
 /** Every background job of an instance, started together; the result stops them all. */
 export function startBackgroundJobs(services: Services): BackgroundJob {
-  const jobs = [startPurchaseRecovery(services)];
+  services.rooms.presence.start();
+  const jobs = [startPurchaseRecovery(services), () => services.rooms.presence.stop()];
   return async () => {
     await Promise.all(jobs.map((stop) => stop()));
   };

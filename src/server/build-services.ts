@@ -2,7 +2,7 @@
  * Builds the long-lived parts of one instance: storage (starting or reusing the
  * local node when no cluster is configured), pub/sub, rate limits and tokens.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { Database, type AroundRequest } from '../db/cassandra/client.js';
@@ -23,6 +23,8 @@ import { RoomSequencer } from '../resolvers/rooms/feed.js';
 import { RecentRoomReads } from '../resolvers/rooms/feed-access.js';
 import { Limits } from '../limits.js';
 import { ReactionEvents } from '../resolvers/rooms/reaction-events.js';
+import { RoomPresence } from '../resolvers/rooms/presence.js';
+import { MemoryPresence, RedisPresence, type PresenceStore } from '../presence/presence-store.js';
 import { systemClock, type Clock, type Services } from '../services.js';
 import { Metrics } from './metrics.js';
 
@@ -46,10 +48,12 @@ export async function buildServices(
 
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;
+  let presenceStore: PresenceStore = new MemoryPresence();
   if (config.redisUrl) {
     const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix, metrics);
     pubsub = redisPubSub;
     rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);
+    presenceStore = new RedisPresence(redisPubSub.publisher, config.redisPrefix, randomUUID());
   } else {
     pubsub = new InProcessPubSub(logger, metrics);
     rateLimiter = new MemoryRateLimiter();
@@ -65,6 +69,7 @@ export async function buildServices(
     revocations.start(config.auth.tokenTtlSeconds * 1000),
   ]);
   const stores = createStores(db);
+  const sequencer = new RoomSequencer(pubsub, logger);
   return {
     config,
     logger,
@@ -80,9 +85,10 @@ export async function buildServices(
     decoyPasswordHash,
     marketplace: newMarketplaceRuntime(hooks),
     rooms: {
-      sequencer: new RoomSequencer(pubsub, logger),
+      sequencer,
       recentReads: new RecentRoomReads({ stores, clock }),
       reactionEvents: new ReactionEvents(Limits.room.reactionEventWindowMs, logger),
+      presence: new RoomPresence(presenceStore, { pubsub, clock, logger, stores }, config.rooms.presenceTtlMs),
     },
   };
 }

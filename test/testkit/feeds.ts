@@ -7,6 +7,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
 import { roomChannel } from '../../src/resolvers/rooms/feed.js';
 import { inboxChannel } from '../../src/resolvers/messenger/events.js';
+import { presenceChannel } from '../../src/resolvers/rooms/presence.js';
 import { eventually } from './poll.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './ws.js';
 
@@ -40,4 +41,9 @@ export function roomFeed<T, V extends { roomName: string }>(app: App, token: str
 /** A user's inbox feed (direct messages, receipts, mentions) on `app`, live when this resolves. */
 export function inboxFeed<T>(app: App, user: { login: string; token: string }, document: TypedDocumentNode<T, Record<string, never>>) {
   return liveOn(app, user.token, inboxChannel(user.login), document, {} as Record<string, never>);
+}
+
+/** A room's presence feed (roomPresence) for `token`'s user on `app`, live when this resolves. */
+export function presenceFeed<T, V extends { roomName: string }>(app: App, token: string, document: TypedDocumentNode<T, V>, variables: V) {
+  return liveOn(app, token, presenceChannel(variables.roomName), document, variables);
 }

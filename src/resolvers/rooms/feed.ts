@@ -125,8 +125,9 @@ export async function roomEventStream(
   roomName: string,
   login: string,
   access: FeedAccess,
+  onEnded?: () => void,
 ): Promise<AsyncIterableIterator<FeedItem>> {
-  const feed = new RoomFeed(services, roomName, login, access);
+  const feed = new RoomFeed(services, roomName, login, access, onEnded);
   const events = await eventStream(services.pubsub, roomChannel(roomName), feed);
   // Checked again now that the stream is live: a leave or delete that
   // committed before this point is seen here, any later one arrives as an event.
@@ -175,11 +176,16 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
     private readonly roomName: string,
     private readonly login: string,
     private readonly access: FeedAccess,
+    private readonly onEnded?: () => void,
   ) {
     this.clock = services.clock;
     this.logger = services.logger;
     this.settleMs = catchUpSettleMs(services.config.cassandra.requestTimeoutMs);
     this.checkedAt = this.clock.now().getTime();
+  }
+
+  ended(): void {
+    this.onEnded?.();
   }
 
   /** Once delivery is back after an interruption, the marker telling the subscriber to catch up. */

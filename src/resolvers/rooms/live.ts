@@ -25,7 +25,12 @@ export async function subscribeRoomEvents(
   const resumeAt = after ?? ctx.lastEventId;
   const from = resumeAt ? decodeHistoryCursor(after ? 'after' : 'Last-Event-ID', resumeAt, 'day') : null;
   const followed = await requireParticipation(ctx, name);
-  const live = await roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login));
+  // The subscriber is online in the room for as long as this feed is open (see presence.ts).
+  const { presence } = ctx.services.rooms;
+  const person = followed.participants.find((p) => p.login === viewer.login) ?? (await viewerPerson(ctx));
+  const left = () => void presence.exited(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence exit failed'));
+  const live = await roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login), left);
+  await presence.entered(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence entry failed'));
   return from ? new ReplayThenLive(ctx.services, followed, { bucket: from.bucket, id: from.id }, live) : live;
 }
 

@@ -1,0 +1,46 @@
+/** Reading presence: a room's online participants, its presence feed and a user's last sighting (see presence.ts). */
+import type { Context } from '../../context.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { UserRecord } from '../../db/accounts/users.js';
+import { forbidden } from '../../errors.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant } from './access.js';
+import { distinctPeople, personAsUser } from './people.js';
+import { refreshLoaders } from '../../context.js';
+import { eventStream, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
+import { presenceChannel, type PresenceChange } from './presence.js';
+import { requireParticipation } from './access.js';
+import { validRoomName } from './validation.js';
+
+export async function onlineParticipants(ctx: Context, room: RoomRecord): Promise<UserRecord[]> {
+  const viewer = requireViewer(ctx);
+  if (!isParticipant(room, viewer.login)) throw forbidden('Only participants see who is online');
+  const online = new Set(await ctx.services.rooms.presence.online(room.name));
+  return distinctPeople(room.participants)
+    .filter((p) => online.has(p.login))
+    .map((p) => personAsUser(ctx, p));
+}
+
+export function lastSeenAt(ctx: Context, login: string): Promise<Date | null> {
+  return ctx.services.rooms.presence.lastSeen(login);
+}
+
+/** A subscriber hears of others coming and going, not of themselves. */
+class OthersOnly implements StreamRules<PresenceChange, PresenceChange> {
+  constructor(private readonly login: string) {}
+  step(change: PresenceChange): StreamStep<PresenceChange> {
+    return change.user.login === this.login ? { skip: true } : { emit: change };
+  }
+}
+
+/** roomPresence: participants only. Following it does not make one online: an open roomEvents feed does. */
+export async function subscribeRoomPresence(ctx: Context, rawName: string): Promise<AsyncIterableIterator<PresenceChange>> {
+  const viewer = requireViewer(ctx);
+  const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
+  return eventStream(ctx.services.pubsub, presenceChannel(room.name), new OthersOnly(viewer.login));
+}
+
+export function presenceEvent(ctx: Context, change: PresenceChange): PresenceChange {
+  refreshLoaders(ctx);
+  return change;
+}
