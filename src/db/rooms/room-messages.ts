@@ -10,6 +10,7 @@ import { threadWrites } from './threads.js';
 import { mentionWrites } from './read-state.js';
 import { copyTimestamp } from './message-edits.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
+import { listRoomBuckets } from './room-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
@@ -69,15 +70,6 @@ const ROOM_OLDEST = cql(
 const ROOM_NEWER_THAN = cql(
   `SELECT ${MESSAGE_COLUMNS} FROM chat_room_messages
    WHERE room_name = ? AND time_bucket = ? AND message_id > ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
-  { idempotent: true },
-);
-const ROOM_BUCKETS_DESC = cql(
-  'SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ? LIMIT ?',
-  { idempotent: true },
-);
-const ROOM_BUCKETS_ASC = cql(
-  `SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ?
-   ORDER BY time_bucket ASC LIMIT ?`,
   { idempotent: true },
 );
 
@@ -215,11 +207,7 @@ export class RoomMessageStore {
     const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
     if (dir === 'newer' && readUpTo < readFrom) return { rows: [], more: false };
     const source: BucketedSource<MessageRow> = {
-      buckets: async (lo, hi, direction, limit) => {
-        const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
-        const rs = await this.db.execute(stmt, [room.name, lo, hi, limit]);
-        return rs.rows.map((r) => r.time_bucket as number);
-      },
+      buckets: (lo, hi, direction, limit) => listRoomBuckets(this.db, room.name, lo, hi, direction, limit),
       read: async (bucket, direction, after, limit) => {
         const rs =
           direction === 'older'
