@@ -25,10 +25,10 @@ export interface RoomIncarnation {
 }
 
 // visible is left out on purpose: null means visible, and re-writing a message never un-hides it.
-// reply_to and mentions are bound unset (undefined) when empty: a bound null would write a tombstone.
+// reply_to, mentions and terms are bound unset (undefined) when empty: a bound null would write a tombstone.
 const INSERT_MESSAGE = cql(
-  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   { idempotent: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
@@ -73,8 +73,10 @@ const ROOM_NEWER_THAN = cql(
   { idempotent: true },
 );
 
+// A hidden message leaves the search index with its terms (search also drops hidden rows the index still
+// finds: an edit racing the hide can write terms back).
 const HIDE_MESSAGE = cql(
-  'UPDATE chat_room_messages SET visible = false WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  'UPDATE chat_room_messages SET visible = false, terms = null WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
 const HIDE_BY_AUTHOR = cql(
@@ -146,6 +148,7 @@ export class RoomMessageStore {
           message.systemMessage,
           message.replyTo ?? undefined,
           message.mentions.length > 0 ? message.mentions : undefined,
+          message.terms?.length ? message.terms : undefined,
         ],
       },
       ...threadWrites(message),
