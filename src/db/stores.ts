@@ -15,6 +15,7 @@ import { ReactionStore } from './rooms/reactions.js';
 import { ThreadStore } from './rooms/threads.js';
 import { PinStore } from './rooms/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
+import { MessageSearchStore } from './rooms/message-search.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -34,6 +35,7 @@ export function createStores(db: Database) {
     threads: new ThreadStore(db, roomMessages),
     pins: new PinStore(db),
     readState: new ReadStateStore(db),
+    messageSearch: new MessageSearchStore(db),
   };
 }
 

@@ -10,6 +10,7 @@ import './rooms/reactions.js';
 import './rooms/threads.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
+import './rooms/search.js';
 import './rooms/room-events.js';
 import './messenger/conversation.js';
 import './messenger/direct-message.js';
