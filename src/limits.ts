@@ -80,6 +80,17 @@ export const Limits = {
     maxMentions: 50,
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
     clockSkewMs: 5_000,
+    /**
+     * Search within a room (issue 15, part 4). A term is at most maxTermLength
+     * characters (longer words are cut there, in the index and in queries
+     * alike); a message's first maxTermsPerMessage distinct terms are indexed.
+     * A query is at most queryMaxLength characters holding 1 to maxQueryTerms
+     * distinct terms (each one more condition in the index). A page reads at
+     * most bucketsPerPage day partitions, bucketsAtOnce of them in parallel:
+     * a rare term costs a bounded number of queries per page, and the page
+     * says where to resume.
+     */
+    search: { maxTermLength: 64, maxTermsPerMessage: 200, queryMaxLength: 500, maxQueryTerms: 8, bucketsPerPage: 60, bucketsAtOnce: 6 },
   },
   /**
    * An idempotency key chosen by the client (postMessage's clientMessageId,

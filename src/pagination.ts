@@ -80,6 +80,25 @@ export function decodeHistoryCursor(field: string, cursor: string, buckets: 'day
   };
 }
 
+/**
+ * A place in a newest-first search of a room's day buckets: below message
+ * `id` of day `bucket`, or, with no id, below the whole day (where a page
+ * that read its bound of days stopped, whether it found anything or not).
+ */
+export interface SearchPosition {
+  bucket: number;
+  id: string | null;
+}
+
+export function encodeSearchCursor(pos: SearchPosition): string {
+  return encodeCursor({ sb: pos.bucket, ...(pos.id === null ? {} : { t: pos.id }) });
+}
+
+export function decodeSearchCursor(field: string, cursor: string): SearchPosition {
+  const pos = decodeCursor(field, cursor, (p): p is { sb: number; t?: string } => isDayBucket(p.sb) && (p.t === undefined || isTimeUuid(p.t)));
+  return { bucket: pos.sb, id: pos.t?.toLowerCase() ?? null };
+}
+
 export interface Edge<T> {
   cursor: string;
   node: T;
@@ -111,10 +130,15 @@ class LazyEdge<T> implements Edge<T> {
   }
 }
 
+/**
+ * endCursor is the last edge's cursor, unless `opts.endCursor` says where the
+ * next page starts instead (a page that stopped past its last edge, or
+ * before finding any).
+ */
 export function connection<T>(
   items: T[],
   cursorOf: (item: T) => string,
-  opts: { hasNextPage: boolean; hasPreviousPage?: boolean },
+  opts: { hasNextPage: boolean; hasPreviousPage?: boolean; endCursor?: string },
 ): Connection<T> {
   const edges = items.map((node) => new LazyEdge(node, cursorOf));
   return {
@@ -126,7 +150,7 @@ export function connection<T>(
         return edges[0]?.cursor ?? null;
       },
       get endCursor() {
-        return edges.at(-1)?.cursor ?? null;
+        return opts.endCursor ?? edges.at(-1)?.cursor ?? null;
       },
     },
   };

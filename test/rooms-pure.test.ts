@@ -7,6 +7,8 @@ import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
 import { validBanner, validRoomName } from '../src/resolvers/rooms/validation.js';
 import { validClientId } from '../src/validation.js';
 import { TimeUuid } from '../src/db/cassandra/client.js';
+import { messageTerms, queryTerms, termsOf } from '../src/resolvers/rooms/search-terms.js';
+import { Limits } from '../src/limits.js';
 
 describe('day buckets', () => {
   it('round-trips a bucket to its UTC midnight and rejects days that do not exist', () => {
@@ -85,5 +87,45 @@ describe('recent buckets', () => {
     recent.add('b');
     recent.add('c');
     expect([recent.has('a'), recent.has('b'), recent.has('c')]).toEqual([false, true, true]);
+  });
+});
+
+describe('search terms', () => {
+  const fieldOf = (run: () => unknown) => {
+    try {
+      run();
+    } catch (err) {
+      return (err as { extensions?: { code?: string; field?: string } }).extensions;
+    }
+    return undefined;
+  };
+
+  it('lowercases, folds compatibility forms, splits on everything but letters, marks and digits, and dedupes', () => {
+    expect(termsOf('Hello, WORLD! hello-world… 42nd', 100)).toEqual(['hello', 'world', '42nd']);
+    // Fullwidth letters, a ligature and a superscript digit become their plain forms.
+    expect(termsOf('ＱＵＯＫＫＡ ﬁsh x²', 100)).toEqual(['quokka', 'fish', 'x2']);
+    // Combining marks stay in their word: Devanagari vowel signs, a decomposed accent (composed by NFKC).
+    expect(termsOf('नमस्ते café cafe\u0301', 100)).toEqual(['नमस्ते', 'café']);
+    expect(termsOf('🎉 -- ... ', 100)).toEqual([]);
+  });
+
+  it('cuts long words the same way everywhere and keeps the first terms of a long text', () => {
+    const long = 'a'.repeat(Limits.room.search.maxTermLength + 10);
+    expect(termsOf(long, 10)).toEqual(['a'.repeat(Limits.room.search.maxTermLength)]);
+    expect(queryTerms('query', long)).toEqual(termsOf(long, 10));
+    const many = Array.from({ length: Limits.room.search.maxTermsPerMessage + 50 }, (_, i) => `w${i}`).join(' ');
+    const terms = messageTerms(many, false);
+    expect(terms).toHaveLength(Limits.room.search.maxTermsPerMessage);
+    expect(terms[0]).toBe('w0');
+    expect(messageTerms('alice joins the room', true)).toEqual([]);
+  });
+
+  it('refuses a query without words, with too many words, or too long, naming the field', () => {
+    expect(queryTerms('query', 'Quokka? LAKE!')).toEqual(['quokka', 'lake']);
+    const tooMany = Array.from({ length: Limits.room.search.maxQueryTerms + 1 }, (_, i) => `w${i}`).join(' ');
+    expect(queryTerms('query', tooMany.replace(/ w\d+$/, ''))).toHaveLength(Limits.room.search.maxQueryTerms);
+    for (const bad of ['', '   ', '?!', tooMany, 'x'.repeat(Limits.room.search.queryMaxLength + 1)]) {
+      expect(fieldOf(() => queryTerms('query', bad)), JSON.stringify(bad)).toMatchObject({ code: 'BAD_USER_INPUT', field: 'query' });
+    }
   });
 });

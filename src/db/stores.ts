@@ -16,6 +16,7 @@ import { ThreadStore } from './rooms/threads.js';
 import { PinStore } from './rooms/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
+import { MessageSearchStore } from './rooms/message-search.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -36,6 +37,7 @@ export function createStores(db: Database) {
     pins: new PinStore(db),
     readState: new ReadStateStore(db),
     moderation: new ModerationStore(db),
+    messageSearch: new MessageSearchStore(db),
   };
 }
 

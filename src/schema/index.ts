@@ -12,6 +12,7 @@ import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';
 import './rooms/presence.js';
+import './rooms/search.js';
 import './rooms/room-events.js';
 import './messenger/conversation.js';
 import './messenger/direct-message.js';

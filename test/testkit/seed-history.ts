@@ -12,10 +12,11 @@ export async function seedHistory(
   room: RoomIncarnation,
   author: ChatUser,
   times: Date[],
-  { inFlight = 64 } = {},
+  { inFlight = 64, contentOf = (_at: Date, i: number) => `seed ${i}` } = {},
 ): Promise<MessageRecord[]> {
   const sorted = [...times].sort((a, b) => a.getTime() - b.getTime());
-  const messages = sorted.map((at, i) => newMessage(room, at, author, `seed ${i}`, false));
+  // newMessage, as a post makes it: content, search terms and all.
+  const messages = sorted.map((at, i) => newMessage(room, at, author, contentOf(at, i), false));
   let next = 0;
   const worker = async () => {
     while (next < messages.length) {

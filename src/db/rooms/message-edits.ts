@@ -22,13 +22,14 @@ const SAVE_VERSION = cql(
    VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
   { idempotent: true },
 );
+// The terms change with the content in the same LWT, so the index always finds a message by its current version.
 const EDIT = cql(
-  `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?
+  `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?, terms = ?
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF version = ? AND deleted = null`,
   { idempotent: false },
 );
 const DELETE = cql(
-  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null
+  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null`,
   { idempotent: false },
 );
@@ -71,6 +72,8 @@ export interface VersionRow {
 export interface EditProposal {
   content: string;
   mentions: ChatUserValue[];
+  /** The new content's search terms (empty: none, the old ones are dropped all the same). */
+  terms: string[];
   /** A fresh timeuuid: identifies this edit and gives its time. */
   editId: string;
 }
@@ -98,7 +101,7 @@ export class MessageEditStore {
     await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined, savedAt]);
     const outcome = await this.db.lwt(
       EDIT,
-      [edit.content, v + 1, edit.editId, edit.mentions, ...key(current), v === 0 ? null : v],
+      [edit.content, v + 1, edit.editId, edit.mentions, edit.terms.length > 0 ? edit.terms : null, ...key(current), v === 0 ? null : v],
       async () => {
         const row = await this.db.readSerial(SELECT_STATE, key(current));
         if (row?.edit_id?.toString() === edit.editId) return { applied: true, row };

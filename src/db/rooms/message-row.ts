@@ -30,11 +30,16 @@ export interface MessageRow {
   mentions: ChatUserValue[];
   /** Every reaction emoji it has been given (kept when their count falls to 0). */
   reactionKinds: string[];
+  /**
+   * Its search terms, only on a message about to be written (its insert
+   * indexes them). Reads leave them out: nothing serves them.
+   */
+  terms?: string[];
 }
 
 /** The parts of a message a post decides; the rest start empty. */
 export type NewMessageRow = Pick<MessageRow, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
-  Partial<Pick<MessageRow, 'replyTo' | 'mentions'>>;
+  Partial<Pick<MessageRow, 'replyTo' | 'mentions' | 'terms'>>;
 
 /** A message as it is right after its post: visible, unedited, unreacted, without replies. */
 export function postedMessage(fields: NewMessageRow): MessageRow {

@@ -10,6 +10,7 @@ import { threadWrites } from './threads.js';
 import { mentionWrites } from './read-state.js';
 import { copyTimestamp } from './message-edits.js';
 import { RecentBuckets } from '../cassandra/recent-buckets.js';
+import { listRoomBuckets } from './room-buckets.js';
 import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
 import { dayBucket, monthOfDay } from '../../buckets.js';
@@ -24,10 +25,10 @@ export interface RoomIncarnation {
 }
 
 // visible is left out on purpose: null means visible, and re-writing a message never un-hides it.
-// reply_to and mentions are bound unset (undefined) when empty: a bound null would write a tombstone.
+// reply_to, mentions and terms are bound unset (undefined) when empty: a bound null would write a tombstone.
 const INSERT_MESSAGE = cql(
-  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   { idempotent: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
@@ -71,18 +72,11 @@ const ROOM_NEWER_THAN = cql(
    WHERE room_name = ? AND time_bucket = ? AND message_id > ? AND message_id <= ? ORDER BY message_id ASC LIMIT ?`,
   { idempotent: true },
 );
-const ROOM_BUCKETS_DESC = cql(
-  'SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ? LIMIT ?',
-  { idempotent: true },
-);
-const ROOM_BUCKETS_ASC = cql(
-  `SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ?
-   ORDER BY time_bucket ASC LIMIT ?`,
-  { idempotent: true },
-);
 
+// A hidden message leaves the search index with its terms (search also drops hidden rows the index still
+// finds: an edit racing the hide can write terms back).
 const HIDE_MESSAGE = cql(
-  'UPDATE chat_room_messages SET visible = false WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  'UPDATE chat_room_messages SET visible = false, terms = null WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
 const HIDE_BY_AUTHOR = cql(
@@ -154,6 +148,7 @@ export class RoomMessageStore {
           message.systemMessage,
           message.replyTo ?? undefined,
           message.mentions.length > 0 ? message.mentions : undefined,
+          message.terms?.length ? message.terms : undefined,
         ],
       },
       ...threadWrites(message),
@@ -215,11 +210,7 @@ export class RoomMessageStore {
     const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
     if (dir === 'newer' && readUpTo < readFrom) return { rows: [], more: false };
     const source: BucketedSource<MessageRow> = {
-      buckets: async (lo, hi, direction, limit) => {
-        const stmt = direction === 'older' ? ROOM_BUCKETS_DESC : ROOM_BUCKETS_ASC;
-        const rs = await this.db.execute(stmt, [room.name, lo, hi, limit]);
-        return rs.rows.map((r) => r.time_bucket as number);
-      },
+      buckets: (lo, hi, direction, limit) => listRoomBuckets(this.db, room.name, lo, hi, direction, limit),
       read: async (bucket, direction, after, limit) => {
         const rs =
           direction === 'older'

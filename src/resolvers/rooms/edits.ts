@@ -20,6 +20,7 @@ import { isParticipant } from './access.js';
 import { messageWithRoom } from './messages.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from './validation.js';
+import { messageTerms } from './search-terms.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {
@@ -59,6 +60,7 @@ export async function editMessage(
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
   const { stores, clock, config, rooms } = ctx.services;
   const mentions = mentionedParticipants(room, content);
+  const terms = messageTerms(content, false);
   for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
     requireEditable(message);
     if (expectedVersion != null && message.version !== expectedVersion) {
@@ -68,7 +70,7 @@ export async function editMessage(
     const turn = rooms.sequencer.take(room.name);
     let outcome;
     try {
-      outcome = await stores.messageEdits.edit(message, { content, mentions, editId }, commitHorizonMs(config.cassandra.requestTimeoutMs));
+      outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms }, commitHorizonMs(config.cassandra.requestTimeoutMs));
     } catch (err) {
       turn.cancel();
       throw err;

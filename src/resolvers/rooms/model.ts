@@ -10,6 +10,7 @@ import type { ChatUserValue } from '../../db/rooms/chat-user.js';
 import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
+import { messageTerms } from './search-terms.js';
 
 /**
  * A person as denormalized into rooms and messages: login, firstname and
@@ -41,7 +42,10 @@ export function newMessage(
   return messageWithId(room, newTimeUuid(at).toString(), author, content, systemMessage, thread);
 }
 
-/** A message with a given id (taken earlier, e.g. by a clientMessageId claim): its bucket is its id's day. */
+/**
+ * A message with a given id (taken earlier, e.g. by a clientMessageId claim): its bucket is its id's day.
+ * Every new message is made here, so every new message carries its search terms.
+ */
 export function messageWithId(
   room: RoomIncarnation,
   messageId: string,
@@ -59,6 +63,7 @@ export function messageWithId(
     systemMessage,
     replyTo: thread.replyTo ?? null,
     mentions: thread.mentions ?? [],
+    terms: messageTerms(content, systemMessage),
   });
 }
 
