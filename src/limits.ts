@@ -63,8 +63,9 @@ export const Limits = {
     reactions: { maxKinds: 20, firstReactors: 3, emojiMaxLength: 64 },
     /** ReactionChanged events of one message are coalesced into one per this window, per instance. */
     reactionEventWindowMs: 250,
-    /** Pinned messages per room. */
+    /** Pinned messages per room; a pin or unpin retries its LWT this many times while others get in first. */
     maxPins: 50,
+    pinAttempts: 100,
     /**
      * Read state: unreadCount is exact up to unreadCap, then reported as
      * capped. Counting walks the history after the marker pageRows at a time,

@@ -132,7 +132,10 @@ describe('editMessage', () => {
     expect(codes(await gql(app, EditMessageDocument, { id: joined.id, content: 'rewritten' }, bob.token))).toEqual(['FORBIDDEN']);
 
     const hidden = await post(app, bob, room, 'to hide');
+    await gqlOk(app, EditMessageDocument, { id: hidden.id, content: 'to hide, edited' }, bob.token);
     await gqlOk(app, HideMessageDocument, { id: hidden.id }, alice.token);
+    // Its history goes from view with its content.
+    expect((await withEdits(hidden.id, alice.token)).edits.edges).toEqual([]);
     const onHidden = await gql(app, EditMessageDocument, { id: hidden.id, content: 'back' }, bob.token);
     expect([codes(onHidden), fieldOf(onHidden)]).toEqual([['BAD_USER_INPUT'], 'id']);
 

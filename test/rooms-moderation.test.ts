@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import {
+  EditMessageDocument,
   JoinRoomDocument,
   ModerationEventsDocument,
   MuteParticipantDocument,
@@ -105,6 +106,10 @@ describe('moderators and their powers', () => {
     await gqlOk(a, MuteParticipantDocument, { name, login: bob.login, minutes: 0 }, mod.token);
     expect((await feed.data()).roomEvents).toMatchObject({ __typename: 'ParticipantMuted', until: null });
     await post(b, bob, name, 'thanks');
+    // Nor may a muted participant rewrite what they posted before.
+    const earlier = (await gqlOk(a, PostMessageDocument, { roomName: name, content: 'before the mute' }, carol.token)).postMessage;
+    await gqlOk(a, MuteParticipantDocument, { name, login: carol.login, minutes: 1 }, mod.token);
+    expect(codes(await gql(a, EditMessageDocument, { id: earlier.id, content: 'rewritten' }, carol.token))).toEqual(['MUTED']);
   });
 
   it('slow mode: one message per window per participant across instances, moderators exempt', async () => {

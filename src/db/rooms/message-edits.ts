@@ -2,7 +2,10 @@
  * Edits and deletion of a room message. Both are lightweight transactions on
  * the message's row, so Paxos puts them in one order: an edit of version v
  * applies only IF version = v AND deleted = null (its new version is v + 1),
- * a deletion only IF deleted = null. So the version number decides which
+ * a deletion only IF deleted = null. Both also ask the row to be visible (an
+ * edit) and to hold its post's columns (system_message != null): an edit
+ * racing a hide never rewrites hidden content, and neither ever writes a row
+ * of leftovers into a room deleted meanwhile. So the version number decides which
  * accepted edit is the last one, and an edit racing a deletion never brings
  * the content back. The earlier versions live in message_versions; the
  * author's copy (messages_by_author) follows with write timestamps that grow
@@ -25,12 +28,13 @@ const SAVE_VERSION = cql(
 // The terms change with the content in the same LWT, so the index always finds a message by its current version.
 const EDIT = cql(
   `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?, terms = ?
-   WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF version = ? AND deleted = null`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id = ?
+   IF version = ? AND deleted = null AND visible = null AND system_message != null`,
   { idempotent: false },
 );
 const DELETE = cql(
   `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null
-   WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null`,
+   WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null AND system_message != null`,
   { idempotent: false },
 );
 const SELECT_STATE = cql(
@@ -78,7 +82,10 @@ export interface EditProposal {
   editId: string;
 }
 
-export type EditOutcome = { applied: true; version: number } | { applied: false; deleted: boolean; version: number };
+export type EditOutcome =
+  | { applied: true; version: number }
+  /** deleted: deleted, or gone with its room; hidden: hidden meanwhile. */
+  | { applied: false; deleted: boolean; hidden: boolean; version: number };
 
 const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
 
@@ -117,7 +124,8 @@ export class MessageEditStore {
       return { applied: true, version: v + 1 };
     }
     const row: Row | undefined = outcome.row;
-    return { applied: false, deleted: row?.deleted === true, version: row?.version ?? 0 };
+    const gone = !row || row.deleted === true || ('system_message' in row && row.system_message == null);
+    return { applied: false, deleted: gone, hidden: row?.visible === false, version: row?.version ?? 0 };
   }
 
   /** Marks the message deleted (content gone); false when it already was. Its versions and author's copy follow. */

@@ -2,7 +2,7 @@
  * A room's pinned messages: a list of message ids in the room's row, in pin
  * order. Changed by an LWT on the list as read (and on the creator, so a pin
  * racing the room's deletion cannot leave a row holding only pins); a
- * concurrent change makes it read again.
+ * concurrent change makes it read again, a bounded number of times.
  */
 import { cql, type Database } from '../cassandra/client.js';
 
@@ -25,12 +25,18 @@ export class PinStore {
 
   /**
    * Applies `change` to the pins as they are, with an LWT on the list read;
-   * reads again and retries while other changes get in first. 'gone' when the
+   * reads again and retries while other changes get in first ('contended'
+   * after `attempts`). 'gone' when the
    * room no longer exists (or has another creator: a room of the same name).
    */
-  async change(roomName: string, creatorLogin: string, change: PinChange): Promise<{ status: 'changed' | 'unchanged' | 'full' | 'gone'; pins: string[] }> {
+  async change(
+    roomName: string,
+    creatorLogin: string,
+    change: PinChange,
+    attempts: number,
+  ): Promise<{ status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended'; pins: string[] }> {
     let row = await this.db.readSerial(SELECT_PINS, [roomName]);
-    for (;;) {
+    for (let attempt = 0; attempt < attempts; attempt++) {
       if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };
       const current = idsOf(row.pinned_messages);
       const next = change(current);
@@ -42,5 +48,6 @@ export class PinStore {
       if (outcome.applied) return { status: 'changed', pins: next };
       row = outcome.row && 'creator_login' in outcome.row ? outcome.row : await this.db.readSerial(SELECT_PINS, [roomName]);
     }
+    return { status: 'contended', pins: [] };
   }
 }

@@ -32,11 +32,12 @@ const FIRST_REACTORS = cql(
   { idempotent: true },
 );
 const GROW_KINDS = cql(
-  'UPDATE chat_room_messages SET reaction_kinds = ? WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF reaction_kinds = ?',
+  // system_message != null: never a row of leftovers in a room deleted meanwhile.
+  'UPDATE chat_room_messages SET reaction_kinds = ? WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF reaction_kinds = ? AND system_message != null',
   { idempotent: false },
 );
 const SELECT_KINDS = cql(
-  'SELECT reaction_kinds FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
+  'SELECT reaction_kinds, system_message FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?',
   { idempotent: true },
 );
 const DROP_REACTIONS = cql('DELETE FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
@@ -53,20 +54,22 @@ export class ReactionStore {
    * Makes sure `emoji` is one of the message's kinds: the kinds it has, or,
    * while fewer than `max`, those plus this one (LWT on the set read; when
    * another kind got in first, read again and retry: each retry means one
-   * more kind, so there are at most `max` of them). False when the message
-   * has `max` other kinds.
+   * more kind, so there are at most `max` of them). 'full' when the message
+   * has `max` other kinds, 'gone' when it went with its room.
    */
-  async allowKind(message: MessageRow, emoji: string, max: number): Promise<boolean> {
+  async allowKind(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
     let kinds = message.reactionKinds;
     for (;;) {
-      if (kinds.includes(emoji)) return true;
-      if (kinds.length >= max) return false;
+      if (kinds.includes(emoji)) return 'allowed';
+      if (kinds.length >= max) return 'full';
       const outcome = await this.db.lwt(GROW_KINDS, [[...kinds, emoji], ...key(message), kinds.length ? kinds : null], async () => {
         const row = await this.db.readSerial(SELECT_KINDS, key(message));
         return { applied: kindsOf(row?.reaction_kinds).includes(emoji), row };
       });
-      if (outcome.applied) return true;
-      kinds = outcome.row && 'reaction_kinds' in outcome.row ? kindsOf(outcome.row.reaction_kinds) : kindsOf((await this.db.readSerial(SELECT_KINDS, key(message)))?.reaction_kinds);
+      if (outcome.applied) return 'allowed';
+      const row = outcome.row && 'system_message' in outcome.row ? outcome.row : await this.db.readSerial(SELECT_KINDS, key(message));
+      if (row?.system_message == null) return 'gone';
+      kinds = kindsOf(row.reaction_kinds);
     }
   }
 

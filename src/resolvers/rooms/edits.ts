@@ -20,6 +20,7 @@ import { isParticipant } from './access.js';
 import { messageWithRoom } from './messages.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from './validation.js';
+import { requireNotMuted } from './moderation.js';
 import { messageTerms } from './search-terms.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
@@ -58,6 +59,7 @@ export async function editMessage(
   let { message, room } = await readMessage(ctx, id);
   if (message.author.login !== viewer.login || message.systemMessage) throw forbidden('Only its author may edit a message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
+  requireNotMuted(ctx, room, viewer.login);
   const { stores, clock, config, rooms } = ctx.services;
   const mentions = mentionedParticipants(room, content);
   const terms = messageTerms(content, false);
@@ -88,6 +90,7 @@ export async function editMessage(
     }
     turn.cancel();
     if (outcome.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
+    if (outcome.hidden) throw badInput('id', 'The message is hidden: it can no longer be edited');
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
     if (!current) throw notFound('Message');
     message = current;
@@ -144,7 +147,7 @@ const encodeVersionCursor = (v: MessageVersion) => encodeCursor({ e: v.version }
 const decodeVersionCursor = (field: string, cursor: string) =>
   decodeCursor(field, cursor, (p): p is { e: number } => Number.isInteger(p.e) && (p.e as number) >= 0).e;
 
-/** The earlier versions of a message, newest first. None for a deleted message (its content is gone). */
+/** The earlier versions of a message, newest first. None for a deleted or hidden message (its content is gone). */
 export async function editsOf(
   ctx: Context,
   message: MessageRecord,
@@ -153,7 +156,8 @@ export async function editsOf(
 ): Promise<Connection<MessageVersion>> {
   const size = pageSize('first', first);
   const below = after ? Math.min(decodeVersionCursor('after', after), message.version) : message.version;
-  if (message.deleted || below <= 0) return connection([], encodeVersionCursor, { hasNextPage: false });
+  // A deleted or hidden message's earlier versions are gone from view with its content.
+  if (message.deleted || !message.visible || below <= 0) return connection([], encodeVersionCursor, { hasNextPage: false });
   const rows = await ctx.services.stores.messageEdits.versions(message, below, size + 1);
   const versions = rows.slice(0, size).map((row) => ({ ...row, message }));
   return connection(versions, encodeVersionCursor, { hasNextPage: rows.length > size });

@@ -76,8 +76,8 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
  * A message and its room, both read at once. No message when either is gone,
  * or when the message belongs to an earlier room of the same name.
  */
-export async function messageWithRoom(ctx: Context, id: string): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
-  const key = decodeMessageId('id', id);
+export async function messageWithRoom(ctx: Context, id: string, field = 'id'): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
+  const key = decodeMessageId(field, id);
   const { stores } = ctx.services;
   const [message, room] = await Promise.all([
     stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),

@@ -21,13 +21,9 @@ export const bannedFrom = (room: string) => new AppError(ErrorCode.BANNED, `You 
 
 export const isModerator = (room: RoomRecord, login: string) => room.creatorLogin === login || room.moderators.includes(login);
 
-/**
- * Whether `login` may post in `room` now: not muted, within slow mode (which
- * moderators skip) and within the per-user limit. Counts this post.
- */
-export async function requirePostAllowed(ctx: Context, room: RoomRecord, login: string): Promise<void> {
-  const { clock, rateLimiter, config } = ctx.services;
-  const now = clock.now().getTime();
+/** A muted participant may neither post nor edit until the mute ends (MUTED, with when). */
+export function requireNotMuted(ctx: Context, room: RoomRecord, login: string): void {
+  const now = ctx.services.clock.now().getTime();
   const mutedUntil = room.mutedUntil.get(login);
   if (mutedUntil && mutedUntil.getTime() > now) {
     throw new AppError(ErrorCode.MUTED, `You are muted in "${room.name}" until ${mutedUntil.toISOString()}`, {
@@ -35,6 +31,15 @@ export async function requirePostAllowed(ctx: Context, room: RoomRecord, login: 
       retryAfter: Math.ceil((mutedUntil.getTime() - now) / 1000),
     });
   }
+}
+
+/**
+ * Whether `login` may post in `room` now: not muted, within slow mode (which
+ * moderators skip) and within the per-user limit. Counts this post.
+ */
+export async function requirePostAllowed(ctx: Context, room: RoomRecord, login: string): Promise<void> {
+  const { rateLimiter, config } = ctx.services;
+  requireNotMuted(ctx, room, login);
   if (room.slowModeSeconds && !isModerator(room, login)) {
     const slot = await rateLimiter.increment(`slow:${room.name}:${login}`, room.slowModeSeconds);
     if (slot.count > 1) {

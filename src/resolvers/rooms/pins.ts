@@ -7,7 +7,7 @@ import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { PinChange } from '../../db/rooms/pins.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { badInput, forbidden, notFound } from '../../errors.js';
+import { badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
@@ -35,13 +35,14 @@ async function changePins(
   const turn = ctx.services.rooms.sequencer.take(room.name);
   let outcome;
   try {
-    outcome = await ctx.services.stores.pins.change(room.name, room.creatorLogin, change);
+    outcome = await ctx.services.stores.pins.change(room.name, room.creatorLogin, change, Limits.room.pinAttempts);
   } catch (err) {
     turn.cancel();
     throw err;
   }
   if (outcome.status !== 'changed') turn.cancel();
   if (outcome.status === 'gone') throw notFound('Room');
+  if (outcome.status === 'contended') throw conflict('The pins kept changing; try again');
   if (outcome.status === 'full') throw badInput('id', `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
   if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
   return message;

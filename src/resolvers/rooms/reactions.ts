@@ -36,7 +36,7 @@ export interface ReactionSummary {
 
 async function reactableMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord; person: ChatUser }> {
   const viewer = requireViewer(ctx);
-  const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id), viewerPerson(ctx)]);
+  const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id, 'messageId'), viewerPerson(ctx)]);
   if (!message || !room) throw notFound('Message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may react');
   return { message, room, person };
@@ -59,9 +59,9 @@ export async function addReaction(ctx: Context, id: string, rawEmoji: string): P
   const { message, person } = await reactableMessage(ctx, id);
   if (message.deleted) throw badInput('messageId', 'The message was deleted: it takes no reactions');
   const { reactions } = ctx.services.stores;
-  if (!(await reactions.allowKind(message, emoji, limits.maxKinds))) {
-    throw badInput('emoji', `A message holds at most ${limits.maxKinds} different reactions`);
-  }
+  const kind = await reactions.allowKind(message, emoji, limits.maxKinds);
+  if (kind === 'gone') throw notFound('Message');
+  if (kind === 'full') throw badInput('emoji', `A message holds at most ${limits.maxKinds} different reactions`);
   await reactions.add(message, emoji, person);
   reactionsChanged(ctx, message);
   const kinds = message.reactionKinds.includes(emoji) ? message.reactionKinds : [...message.reactionKinds, emoji];

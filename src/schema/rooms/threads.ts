@@ -13,7 +13,9 @@ builder.objectFields(MessageRef, (t) => ({
     resolve: (m, _args, ctx) => threads.parentOf(ctx, m),
   }),
   replyCount: t.int({
-    description: 'Replies in its thread (exact; no query for a message without replies)',
+    description: 'Replies in its thread (exact; no query for a message without replies, one count of its thread otherwise)',
+    // A count of the thread's partition: priced like an object read.
+    complexity: 1,
     extensions: sameForEveryViewer,
     resolve: (m, _args, ctx) => threads.replyCountOf(ctx, m),
   }),
