@@ -19,8 +19,10 @@ import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
 import { useMetrics } from './metrics-plugins.js';
 import { useLiveSubscriptions } from './live-subscriptions.js';
+import { useJitExecution } from './jit-execution.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
+import { Limits } from '../limits.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
@@ -59,6 +61,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useTrustedDocuments(trusted),
     // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
     useLiveSubscriptions(svc.metrics),
+    // Sets the execute function only: the hooks above see its results as they saw Yoga's executor's.
+    ...(config.graphqlJit ? [useJitExecution(Limits.jit)] : []),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 
