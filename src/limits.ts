@@ -11,6 +11,16 @@ export const Limits = {
    * The oldest is forgotten first; at about 0.5 KB each, 10,000 cost ~5 MB.
    */
   verifiedTokenCacheSize: 10_000,
+  /**
+   * graphql-jit (GRAPHQL_JIT, src/server/jit-execution.ts). Compiling an
+   * operation costs about 35 µs of CPU per selection (fragments expanded), and
+   * its code stays in memory: an operation is compiled on its second run (one
+   * sent once never is) and only if it has at most `maxSelections`
+   * selections (the largest of our clients' has 40), and at most
+   * `operationsKept` documents keep theirs, the least recently used forgotten
+   * first. Any other operation runs interpreted, with the same result.
+   */
+  jit: { compileOnRun: 2, maxSelections: 300, operationsKept: 500 },
   /** Chat rooms (issue 4). Names: first character a letter or digit, then letters, digits, '_', '.', '-'. */
   room: {
     name: { min: 3, max: 31, pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/ },

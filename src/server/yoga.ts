@@ -20,8 +20,10 @@ import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErro
 import { useMetrics } from './metrics-plugins.js';
 import { useLiveSubscriptions } from './live-subscriptions.js';
 import { useSharedEventExecution } from './shared-execution.js';
+import { useJitExecution } from './jit-execution.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
+import { Limits } from '../limits.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import { useSseEventIds } from './sse-event-ids.js';
 
@@ -65,6 +67,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useSharedEventExecution(),
     // SSE events carry their cursor as the event id, for EventSource's Last-Event-ID.
     useSseEventIds(),
+    // Sets the execute function only: the hooks above see its results as they saw Yoga's executor's.
+    ...(config.graphqlJit ? [useJitExecution(Limits.jit)] : []),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 

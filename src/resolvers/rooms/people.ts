@@ -4,7 +4,9 @@
  * query per person. The User type also has fields those values lack (bio,
  * createdAt, email for its owner): each is a promise resolved through the
  * request's user DataLoader, so they cost one batched query for all the
- * people on a page, and only when a client asks for them.
+ * people on a page, and only when a client asks for them. Every User field
+ * that reads one has a resolver of its own: graphql-jit (src/server/jit-execution.ts)
+ * reads a field without one straight off its parent, and would not await it.
  */
 import type { Context } from '../../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';

@@ -16,7 +16,9 @@ export const UserRef = builder.objectRef<UserRecord>('User').implement({
       extensions: readsViewer,
       resolve: (u, _args, ctx) => accounts.visibleEmail(ctx, u),
     }),
-    bio: t.exposeString('bio', { nullable: true }),
+    // A resolver, not an exposed property: a stored person's bio is a promise (src/resolvers/rooms/people.ts), and
+    // graphql-jit reads a field without resolver straight off its parent, without awaiting it.
+    bio: t.string({ nullable: true, resolve: (u) => u.bio }),
     createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
   }),
 });

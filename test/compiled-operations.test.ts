@@ -1,0 +1,114 @@
+/**
+ * Queries and mutations are compiled by graphql-jit on their second run
+ * (GRAPHQL_JIT). A client cannot tell: every run of an operation answers as an
+ * instance that never compiles answers it (data, errors with their messages,
+ * paths, codes and fields, HTTP status), over HTTP and over graphql-ws.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { App } from '../src/app.js';
+import {
+  BuyItemDocument,
+  CreateItemDocument,
+  CreateRoomDocument,
+  DeleteRoomDocument,
+  HistoryDocument,
+  ItemDocument,
+  JoinRoomDocument,
+  MeDocument,
+  RoomParticipantsFullDocument,
+  UpdateProfileDocument,
+} from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { gql, gqlOk } from './testkit/http.js';
+import { createItem, itemInput } from './testkit/marketplace.js';
+import { post, roomWith, uniqueRoomName } from './testkit/rooms.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { wsClient, wsRequest } from './testkit/ws.js';
+
+let compiling: App;
+let interpreting: App;
+let alice: TestUser;
+let bob: TestUser;
+let room: string;
+let itemId: string;
+const missingRoom = uniqueRoomName('none');
+
+beforeAll(async () => {
+  // One keyspace: both instances read the same rows.
+  compiling = await startApp();
+  interpreting = await startApp({ env: { GRAPHQL_JIT: 'off' } });
+  alice = await signUp(compiling);
+  bob = await signUp(compiling);
+  await gqlOk(compiling, UpdateProfileDocument, { input: { bio: 'Curiouser and curiouser' } }, alice.token);
+  room = await roomWith(compiling, alice, [bob]);
+  await post(compiling, bob, room, 'hello');
+  itemId = (await createItem(compiling, alice)).id;
+});
+
+interface Case {
+  what: string;
+  document: TypedDocumentNode<unknown, Record<string, unknown>> | string;
+  /** Read when the case runs: the rows they name are made in beforeAll. */
+  variables?: () => Record<string, unknown>;
+  token?: () => string;
+}
+
+const doc = (d: unknown) => d as TypedDocumentNode<unknown, Record<string, unknown>>;
+
+const cases: Case[] = [
+  // Participants are stored people whose other fields are promises; dates, decimals, lists and fragments.
+  { what: 'stored people with loaded fields', document: doc(RoomParticipantsFullDocument), variables: () => ({ name: room }), token: () => alice.token },
+  // Without cursors: each carries the time of its read.
+  {
+    what: 'a page of history',
+    document: 'query ($name: String!) { room(name: $name) { messages(first: 10) { edges { node { id content createdAt author { login bio } } } pageInfo { hasNextPage } } } }',
+    variables: () => ({ name: room }),
+    token: () => bob.token,
+  },
+  { what: 'an item with a decimal price and dates', document: doc(ItemDocument), variables: () => ({ id: itemId }), token: () => bob.token },
+  { what: 'no session', document: doc(MeDocument) },
+  // Variables the schema refuses, each with its message, input path and HTTP status.
+  { what: 'an Int given as text', document: doc(HistoryDocument), variables: () => ({ name: room, first: 'ten' }), token: () => bob.token },
+  { what: 'a required variable left out', document: doc(HistoryDocument), variables: () => ({}), token: () => bob.token },
+  { what: 'an Int out of range', document: doc(BuyItemDocument), variables: () => ({ itemId, quantity: 2 ** 31 }), token: () => bob.token },
+  { what: 'an input field out of the type', document: doc(CreateRoomDocument), variables: () => ({ input: { name: 'abc', color: 'red' } }), token: () => bob.token },
+  { what: 'a required input field left out', document: doc(CreateRoomDocument), variables: () => ({ input: {} }), token: () => bob.token },
+  { what: 'a DateTime that is no date', document: doc(CreateItemDocument), variables: () => ({ input: { ...itemInput(), endDate: '2026-02-30T10:00:00Z' } }), token: () => bob.token },
+  // Our own errors, from use cases and from the cost limit.
+  { what: 'a room that does not exist', document: doc(JoinRoomDocument), variables: () => ({ name: missingRoom }), token: () => bob.token },
+  { what: 'a deletion by someone else', document: doc(DeleteRoomDocument), variables: () => ({ name: room }), token: () => bob.token },
+  {
+    what: 'an operation over the cost limit',
+    document: 'query ($name: String!) { room(name: $name) { participants { messages(first: 5) { edges { node { id } } } } } }',
+    variables: () => ({ name: room }),
+    token: () => alice.token,
+  },
+  { what: 'two operations and no name', document: 'query A { me { login } } query B { me { bio } }', token: () => alice.token },
+];
+
+describe('an operation run again and again', () => {
+  it.each(cases.map((c) => [c.what, c] as const))('answers %s over HTTP as an instance that never compiles', async (_what, c) => {
+    const expected = await gql(interpreting, c.document, c.variables?.(), c.token?.());
+    for (let run = 1; run <= 3; run++) {
+      expect(await gql(compiling, c.document, c.variables?.(), c.token?.()), `run ${run}`).toEqual(expected);
+    }
+  });
+
+  it('answers the same over graphql-ws', async () => {
+    const viaWs = async (app: App, c: Case) => {
+      const client = wsClient(app, c.token?.());
+      try {
+        const results = [];
+        for (let run = 1; run <= 3; run++) results.push(await wsRequest(client, c.document as TypedDocumentNode<unknown, Record<string, unknown>>, c.variables?.()));
+        return results;
+      } finally {
+        await client.dispose();
+      }
+    };
+    for (const c of cases.filter((x) => typeof x.document !== 'string')) {
+      const [expected] = await viaWs(interpreting, c);
+      expect(await viaWs(compiling, c), c.what).toEqual([expected, expected, expected]);
+    }
+  });
+});
