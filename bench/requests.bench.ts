@@ -7,7 +7,6 @@
  * alternating rounds (A B C D, A B C D, …) after a warm-up each, so all four
  * see the same machine. A response with GraphQL errors counts as an error.
  */
-import autocannon from 'autocannon';
 import { isDeepStrictEqual } from 'node:util';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { startFloorProcess } from './floor-server.js';
@@ -15,6 +14,8 @@ import { startPeerProcess } from './peer-servers.js';
 import { seedRequestScenarios, type RequestScenario } from './request-scenarios.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { median } from './harness.js';
+import { profileScenario, shareList, type CpuProfile } from './cpu-profile.js';
+import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
 
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -26,42 +27,25 @@ type ContenderName = (typeof CONTENDERS)[number];
 /** Login throttling off: a round of logins of one user from one address is not an attack here. */
 const ENV = { ...PRODUCTION_ENV, LOGIN_FAILURES_PER_LOGIN: '1000000', LOGIN_FAILURES_PER_ADDRESS: '1000000' };
 
-interface Sample {
-  rps: number;
-  p99: number;
-  errors: number;
-}
-
 interface Contender {
   server: ServerProcess;
   /** The HTTP request that runs `s` on this contender. */
-  request(s: RequestScenario): { url: string; body: string; headers: Record<string, string> };
+  request(s: RequestScenario): HttpRequest;
 }
 
 function contender(name: ContenderName, server: ServerProcess): Contender {
   return {
     server,
     request: (s) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...(s.token ? { authorization: `Bearer ${s.token}` } : {}) };
-      return name === 'floor'
-        ? { url: `${server.url}/${s.name}`, body: JSON.stringify(s.variables), headers }
-        : { url: `${server.url}/graphql`, body: JSON.stringify({ query: s.query, variables: s.variables }), headers };
+      const graphql = graphqlRequest(server.url, s);
+      return name === 'floor' ? { ...graphql, url: `${server.url}/${s.name}`, body: JSON.stringify(s.variables) } : graphql;
     },
   };
 }
 
-async function load(c: Contender, s: RequestScenario, connections: number, seconds?: number): Promise<Sample> {
-  const { url, body, headers } = c.request(s);
+function load(c: Contender, s: RequestScenario, connections: number, seconds?: number): Promise<Sample> {
   const isLogin = s.name === 'login';
-  let graphqlErrors = 0;
-  const r = await autocannon({
-    url,
-    connections,
-    duration: seconds ?? (isLogin ? LOGIN.seconds : SECONDS),
-    timeout: isLogin ? LOGIN.timeout : 10,
-    requests: [{ method: 'POST', body, headers, onResponse: (_status, text) => void (text.includes('"errors"') && graphqlErrors++) }],
-  });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx + graphqlErrors };
+  return loadRequest(c.request(s), connections, seconds ?? (isLogin ? LOGIN.seconds : SECONDS), isLogin ? LOGIN.timeout : 10);
 }
 
 /** One request per contender; reads must answer the very same data, writes must succeed. */
@@ -100,6 +84,18 @@ async function measure(contenders: Record<ContenderName, Contender>, s: RequestS
   return row;
 }
 
+/** Parley's own layers, the driver, and Yoga with the fetch-API layer and envelop under it, summed from `byPlace`. */
+function profileLines(title: string, p: CpuProfile): string[] {
+  const sum = (test: (place: string) => boolean) => (100 * p.byPlace.filter(([k]) => test(k)).reduce((n, [, v]) => n + v, 0)).toFixed(1);
+  const yoga = (k: string) => k === 'graphql-yoga' || k.startsWith('@whatwg-node/') || k.startsWith('@envelop/') || k.startsWith('@graphql-yoga/') || k === 'urlpattern-polyfill';
+  return [
+    `- ${title}: idle ${sum((k) => k === '(idle)')} %; Yoga, whatwg-node and envelop ${sum(yoga)} %; graphql and graphql-jit`,
+    `  ${sum((k) => k === 'graphql' || k === 'graphql-jit')} %; cassandra-driver ${sum((k) => k === 'cassandra-driver')} %; Parley's own code ${sum((k) => k.startsWith('parley:'))} %;`,
+    `  garbage collection ${sum((k) => k === '(garbage collector)')} %. By place: ${shareList(p.byPlace, 12)}.`,
+    `  By function: ${shareList(p.byFunction, 8)}.`,
+  ];
+}
+
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '–');
 
 function tableRow(label: string, r: Row): string {
@@ -124,16 +120,22 @@ export default async function run(): Promise<string> {
     };
     const scenarios = await seedRequestScenarios(contenders.parley.server.url);
     const rows: string[] = [];
+    let historyAlone: Row | undefined;
     for (const s of Object.values(scenarios)) {
       await check(contenders, s);
       for (const connections of [16, 64]) {
         console.log(`  ${s.name} at ${connections}`);
-        rows.push(tableRow(`${s.title}, ${connections}`, await measure(contenders, s, connections)));
+        const row = await measure(contenders, s, connections);
+        if (s.name === 'history' && connections === 16) historyAlone = row;
+        rows.push(tableRow(`${s.title}, ${connections}`, row));
       }
     }
     console.log('  history beside logins');
     const beside = await measure(contenders, scenarios.history!, 16, { s: scenarios.login!, connections: 4 });
     rows.push(tableRow('history page at 16 while 4 connections log in', beside));
+    console.log('  profiles');
+    const profiles = [await profileScenario(scenarios.history!, ENV), await profileScenario(scenarios.postMessage!, ENV)];
+    const kept = (name: ContenderName) => `${name} ${((100 * beside[name].rps) / historyAlone![name].rps).toFixed(0)} %`;
     return [
       `Each cell is req/s / p99 ms: the median over ${ROUNDS} alternating rounds of ${SECONDS} s (logins ${LOGIN.seconds} s) per contender,`,
       'after a 2 s warm-up each. Parley: `npm start`\'s compiled build in production mode, metrics off. Floor: bench/floor-server.ts',
@@ -150,16 +152,33 @@ export default async function run(): Promise<string> {
       'PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and about 3 logins/s are served, scrypt-bound',
       'alike. At 64 the connections beyond slot and queue are refused at once with RATE_LIMITED (retryAfter 1), by design:',
       'those refusals are the errors of that row, and its req/s counts them, so it measures how fast overflow is refused,',
-      'not logins served. Beside 4 logging-in connections the history page keeps 28 % of its rate alone in this run (one',
-      'core hashing of two shared with Cassandra and the load generator); before the gate, in a trial run, it kept 3 %.',
+      'not logins served. Beside 4 logging-in connections the history page keeps, of its rate alone at 16 in this run:',
+      `${CONTENDERS.map(kept).join(', ')} (one core hashing, of two shared with Cassandra and the load generator);`,
+      'before the gate, in a trial run, Parley kept 3 %.',
       '',
-      'Before (the history page, Parley against the same floor, measured by the earlier bench/history-page.bench.ts):',
-      'at commit d3317f8 (sources through tsx, NODE_ENV=test) 881 and 939 req/s at 16 and 64 connections against the',
-      "floor's 2,935 and 2,645: 0.30× and 0.36×; after the compiled build, the verified-token cache, cursors encoded only",
-      'when selected and stored people as a class, 909 and 986 against 1,697 and 2,424: 0.54× and 0.41× (commit 470be46).',
-      'graphql-jit through @envelop/graphql-jit was measured once at 0.49× and 0.50× (against 0.45× and 0.42× without in',
-      'the same session) and not adopted: 8 tests failed with it (variable coercion messages and field paths, the',
-      'participants complexity bound, subscriptions over graphql-ws).',
+      'What bounds Parley: a --cpu-prof of a Parley process alone (the others idle) at 16 connections for 10 s, per',
+      'scenario, its self time as shares of all samples, by where the code lives and by function:',
+      '',
+      ...profiles.flatMap((p, i) => profileLines(i === 0 ? 'history page' : 'postMessage', p)),
+      '',
+      'The floor and Mercurius do the same CQL, token check, use cases and (Mercurius) the same Pothos schema run by',
+      'graphql-jit. What Parley has and they do not is graphql-yoga on the fetch API: each request becomes a',
+      'whatwg-node Request (headers, URL, body stream) and its answer a Response, through envelop\'s hooks of',
+      "Parley's plugins (limits, masking, trusted documents, live subscriptions, SSE ids, metrics). No single hot spot:",
+      'Yoga, whatwg-node and envelop together are the layer above, garbage collection follows allocation across all of',
+      'them. Tried and kept: the compiled build, graphql-jit (src/server/jit-execution.ts), the verified-token cache,',
+      "cursors only when selected, a body limit that counts only chunked bodies (Yoga's piped every body through a",
+      'TransformStream; src/server/request-body-limit.ts). Worker processes do not help on this 2-core machine, where',
+      'Cassandra and the load generator need the other core (bench/results/workers.md).',
+      '',
+      'Before, Parley/floor req/s at 16 and 64 connections, from earlier runs of this bench on this machine:',
+      '- 2026-11-23T03:34 (compiled build, verified-token cache, cursors encoded only when selected; graphql-js execution):',
+      '  history 0.54 and 0.59, postMessage 0.60 and 0.61, conversations 0.70 and 0.70, me with chatRooms 0.71 and 0.67,',
+      '  sendDirectMessage 1.02 and 1.10; Parley/best peer 0.63 to 1.20 (Mercurius the faster peer but for one row).',
+      '- 2026-11-23T07:15 (graphql-jit for queries and mutations, commit fefcc61): history 0.60 and 0.63, postMessage',
+      '  0.61 and 0.56, conversations 0.61 and 0.82, me with chatRooms 0.65 and 0.70, sendDirectMessage 0.98 and 0.98.',
+      '- Earlier, the history page alone (bench/history-page.bench.ts, since folded into this one): 0.30 and 0.36 at',
+      '  commit d3317f8 (sources through tsx, NODE_ENV=test), 0.54 and 0.41 at commit 470be46.',
     ].join('\n');
   } finally {
     await Promise.all(started.map((s) => s.stop()));

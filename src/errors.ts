@@ -16,6 +16,8 @@ export const ErrorCode = {
   CONFLICT: 'CONFLICT',
   /** The HTTP request is malformed: a body that is not JSON, a missing query, a wrong method. */
   BAD_REQUEST: 'BAD_REQUEST',
+  /** The HTTP body is over 1 MiB (answered 413). */
+  REQUEST_ENTITY_TOO_LARGE: 'REQUEST_ENTITY_TOO_LARGE',
   /** The operation text is not GraphQL. */
   GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
   /** The operation does not fit the schema (unknown field, missing argument...). */

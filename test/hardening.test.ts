@@ -145,8 +145,35 @@ describe('bad requests get stable codes, never an internal error', () => {
       body: JSON.stringify({ query: '{ __typename }', variables: { pad: 'x'.repeat(2 * 1024 * 1024) } }),
     });
     expect(res.status).toBe(413);
+    expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('REQUEST_ENTITY_TOO_LARGE');
     // The server is still fine.
     expect((await gql(app, '{ __typename }')).data).toEqual({ __typename: 'Query' });
+  });
+
+  it('counts a chunked body (no Content-Length) as it streams and refuses it past 1 MiB', async () => {
+    const chunk = new TextEncoder().encode(`{"query":"{ __typename }","variables":{"pad":"${'x'.repeat(64 * 1024)}`);
+    const filler = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // 2 MiB in all, never closed properly as JSON: the limit must refuse it before any parse.
+        if (sent >= 2 * 1024 * 1024) return controller.close();
+        controller.enqueue(sent === 0 ? chunk : filler);
+        sent += sent === 0 ? chunk.byteLength : filler.byteLength;
+      },
+    });
+    const res = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('REQUEST_ENTITY_TOO_LARGE');
+    // A chunked body under the limit is served.
+    const small = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"query":"{ __typename }"}'));
+        controller.close();
+      },
+    });
+    const ok = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: small, duplex: 'half' } as RequestInit);
+    expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
   });
 });
 

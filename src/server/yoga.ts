@@ -21,6 +21,7 @@ import { useMetrics } from './metrics-plugins.js';
 import { useLiveSubscriptions } from './live-subscriptions.js';
 import { useSharedEventExecution } from './shared-execution.js';
 import { useJitExecution } from './jit-execution.js';
+import { useRequestBodyLimit } from './request-body-limit.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { Limits } from '../limits.js';
@@ -60,6 +61,7 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useLimitErrorCodes(),
     useValidationErrorLog(logger),
     useRequestParseErrors(),
+    useRequestBodyLimit(MAX_REQUEST_BYTES),
     useTrustedDocuments(trusted),
     // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
     useLiveSubscriptions(svc.metrics),
@@ -82,8 +84,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     cors: corsFor(originPolicy(config)),
     logging: yogaLogger(logger),
-    // Bigger bodies are refused with 413 before parsing (Yoga's default is 25 MB).
-    maxRequestBodySize: MAX_REQUEST_BYTES,
+    // Bigger bodies are refused with 413 before parsing by useRequestBodyLimit, which costs less per request.
+    maxRequestBodySize: false,
     maskedErrors: { maskError: maskError(logger) },
     context: async ({ req, ws }) => {
       if (ws) return buildContext(svc, ws.session, ws.clientAddress, ws.requestId);

@@ -1,0 +1,90 @@
+/**
+ * A CPU profile of Parley serving one request scenario: a Parley process of
+ * its own with --cpu-prof, driven by autocannon at concurrency 16 for 10 s,
+ * then its self time summed two ways: by function, and by where the code
+ * lives (a package, Node's own modules, Parley's layers, the engine's idle,
+ * GC and program buckets). Only the samples taken while the load ran count:
+ * the server's start-up (module loading, connecting) is left out. V8 stamps
+ * samples on the monotonic clock process.hrtime reads, in microseconds. The .cpuprofile file lands in bench/profiles/ (not
+ * committed) for Chrome's DevTools.
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { projectPath } from '../src/project-root.js';
+import { startServerProcess } from './server-process.js';
+import { PRODUCTION_ENV } from './scenarios.js';
+import type { RequestScenario } from './request-scenarios.js';
+import { graphqlRequest } from './request-load.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+export interface CpuProfile {
+  file: string;
+  /** Shares of all samples (0–1), largest first. */
+  byFunction: Array<[string, number]>;
+  byPlace: Array<[string, number]>;
+}
+
+const dir = projectPath('bench', 'profiles') + '/';
+
+export async function profileScenario(scenario: RequestScenario, env: Record<string, string> = PRODUCTION_ENV): Promise<CpuProfile> {
+  mkdirSync(dir, { recursive: true });
+  const before = new Set(readdirSync(dir));
+  const server = await startServerProcess(env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const { url, body, headers } = graphqlRequest(server.url, scenario);
+  const from = process.hrtime.bigint() / 1000n;
+  await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
+  const to = process.hrtime.bigint() / 1000n;
+  await server.stop();
+  const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no profile written');
+  const { nodes, startTime, samples, timeDeltas } = JSON.parse(readFileSync(dir + file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const hitsOf = new Map<number, number>();
+  let at = BigInt(startTime);
+  for (const [i, id] of samples.entries()) {
+    at += BigInt(timeDeltas[i]!);
+    if (at >= from && at <= to) hitsOf.set(id, (hitsOf.get(id) ?? 0) + 1);
+  }
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  let total = 0;
+  for (const n of nodes) {
+    const hits = hitsOf.get(n.id) ?? 0;
+    total += hits;
+    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
+    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`, hits);
+    add(byPlace, placeOf(n.callFrame), hits);
+  }
+  const shares = (m: Map<string, number>) => [...m].map(([k, v]): [string, number] => [k, v / total]).sort((a, b) => b[1] - a[1]);
+  return { file: dir + file, byFunction: shares(byFunction), byPlace: shares(byPlace) };
+}
+
+function add(m: Map<string, number>, key: string, hits: number): void {
+  m.set(key, (m.get(key) ?? 0) + hits);
+}
+
+/** A package (scoped ones whole), node:<module>, parley:src/<layer>/<domain>, or the engine's own bucket. */
+function placeOf({ url, functionName }: ProfileNode['callFrame']): string {
+  const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (inPackage) return inPackage[1]!;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  const own = /\/(?:dist\/)?((?:src|bench)\/[^/]+(?:\/[^/.]+)?)/.exec(url);
+  if (own) return `parley:${own[1]}`;
+  return url === '' ? functionName || '(native)' : url;
+}
+
+/** A markdown list of the first `n` entries, as percentages of all samples. */
+export function shareList(entries: Array<[string, number]>, n: number): string {
+  return entries
+    .slice(0, n)
+    .map(([k, v]) => `${(100 * v).toFixed(1)} % ${k}`)
+    .join('; ');
+}
