@@ -4,9 +4,9 @@
  * rule; credentials (cookies) are never allowed, since tokens travel in a header.
  */
 import { describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { App } from '../src/app.js';
 import { startApp, stopApp } from './testkit/app.js';
+import { tryUpgrade } from './testkit/upgrade.js';
 
 const FOREIGN = 'https://evil.example';
 const FRONTEND = 'https://app.example';
@@ -27,19 +27,11 @@ async function preflight(app: App, origin: string) {
 }
 
 /** Opens a graphql-ws socket as a page from `origin` would: the status the upgrade got, or 101. */
-function upgradeStatus(app: App, origin?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${app.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', origin ? { origin } : {});
-    socket.once('open', () => {
-      socket.close();
-      resolve(101);
-    });
-    socket.once('unexpected-response', (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      socket.terminate();
-    });
-    socket.once('error', (err) => (err.message.includes('Unexpected server response') ? undefined : reject(err)));
-  });
+async function upgradeStatus(app: App, origin?: string): Promise<number> {
+  const result = await tryUpgrade(app, origin ? { origin } : {});
+  if (typeof result === 'number') return result;
+  result.close();
+  return 101;
 }
 
 describe('production', () => {

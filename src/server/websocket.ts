@@ -20,6 +20,7 @@ import { allowsUpgrade, originPolicy } from './cors.js';
 import { requestIdFor } from './request-id.js';
 import { clientAddress } from './client-address.js';
 import { runInRequestScope } from './request-scope.js';
+import { OpenSocketsPerAddress } from './sockets-per-address.js';
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
@@ -79,15 +80,23 @@ export function attachWebSockets(
   trusted: TrustedDocuments,
 ): WebSocketBridge {
   const origins = originPolicy(svc.config);
+  const perAddress = new OpenSocketsPerAddress(svc.config.wsMaxConnectionsPerAddress);
   const wss = new WebSocketServer({
     server: httpServer,
     path: yoga.graphqlEndpoint,
     maxPayload: MAX_REQUEST_BYTES,
-    // A page from a foreign origin cannot open a socket (answered 403), as it cannot make an HTTP request.
-    verifyClient: ({ req }: { req: IncomingMessage }, answer: (ok: boolean, status?: number, message?: string) => void) =>
-      allowsUpgrade(origins, req) ? answer(true) : answer(false, 403, 'Origin not allowed'),
+    // A page from a foreign origin cannot open a socket (answered 403), as it cannot make an HTTP request;
+    // an address that holds its share of sockets cannot open another (429) until one closes.
+    verifyClient: ({ req }: { req: IncomingMessage }, answer: (ok: boolean, status?: number, message?: string) => void) => {
+      if (!allowsUpgrade(origins, req)) return answer(false, 403, 'Origin not allowed');
+      if (perAddress.full(clientAddress(req, svc.config.trustProxy))) return answer(false, 429, 'Too many WebSockets from this address');
+      answer(true);
+    },
   });
-  wss.on('connection', (socket) => svc.metrics.trackWebSocket(socket));
+  wss.on('connection', (socket, req) => {
+    svc.metrics.trackWebSocket(socket);
+    perAddress.opened(socket, clientAddress(req, svc.config.trustProxy));
+  });
   const maskAndLog = maskError(svc.logger);
   /** The open sockets of each watched token, and its expiry timer (one per token, however many sockets carry it). */
   const byJti = new Map<string, { sockets: Set<WebSocket>; stopTimer: () => void }>();
