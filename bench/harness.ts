@@ -24,7 +24,7 @@ export async function benchEnv(env: Record<string, string> = {}): Promise<Record
     SCRYPT_N: String(2 ** 12),
     REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     // Every client socket comes from 127.0.0.1 too (the cap has its own test).
-    WS_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+    MAX_LIVE_CONNECTIONS_PER_ADDRESS: '1000000',
     // Tests and benchmarks post far faster than one person would (the limit has its own test).
     ROOM_POSTS_PER_WINDOW: '1000000',
     LOG_LEVEL: 'warn',

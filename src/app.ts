@@ -14,6 +14,7 @@ import { startBackgroundJobs, type BackgroundJob } from './server/background-job
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
+import { LiveConnectionsPerAddress } from './server/live-connections-per-address.js';
 import { createLogger } from './server/logging.js';
 import type { MarketplaceHooks } from './resolvers/marketplace/runtime.js';
 import { withRequestId } from './server/request-id.js';
@@ -66,13 +67,15 @@ export function createApp(options: AppOptions = {}): App {
       const trusted = TrustedDocuments.load(config.trustedDocuments);
       tracing = startTracing(config.tracing, config.cassandra.keyspace, options.tracing?.spanProcessor);
       services = await buildServices(config, logger, options.clock, tracing?.aroundCql, options.hooks);
-      const yoga = buildYoga(services, trusted, tracing?.plugin);
+      // One count of live connections per address for WebSockets and SSE streams alike.
+      const live = new LiveConnectionsPerAddress(config.maxLiveConnectionsPerAddress);
+      const yoga = buildYoga(services, trusted, live, tracing?.plugin);
       server = createServer(withRequestId(yoga, config.trustProxy));
       server.on('connection', (socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
       });
-      webSockets = attachWebSockets(services, yoga, server, trusted);
+      webSockets = attachWebSockets(services, yoga, server, trusted, live);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

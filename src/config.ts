@@ -138,8 +138,8 @@ export interface Config {
   trustedDocuments: TrustedDocumentsConfig;
   /** Unsent bytes one WebSocket may hold before it is closed as too slow (4413). */
   wsMaxBufferedBytes: number;
-  /** Open WebSockets one client address may hold on one instance; more upgrades are refused with 429. */
-  wsMaxConnectionsPerAddress: number;
+  /** Live connections (WebSockets and SSE streams) one client address may hold on one instance; more are refused with 429. */
+  maxLiveConnectionsPerAddress: number;
   /** Run queries and mutations as code compiled by graphql-jit (subscriptions never are). */
   graphqlJit: boolean;
 }
@@ -225,7 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024),
-    wsMaxConnectionsPerAddress: positive(env, 'WS_MAX_CONNECTIONS_PER_ADDRESS', 256),
+    maxLiveConnectionsPerAddress: positive(env, 'MAX_LIVE_CONNECTIONS_PER_ADDRESS', 256),
     graphqlJit: bool(env, 'GRAPHQL_JIT', true),
     trustedDocuments: {
       mode: oneOf(env, 'TRUSTED_DOCUMENTS', ['any', 'only'] as const, 'any'),

@@ -20,7 +20,7 @@ import { allowsUpgrade, originPolicy } from './cors.js';
 import { requestIdFor } from './request-id.js';
 import { clientAddress } from './client-address.js';
 import { runInRequestScope } from './request-scope.js';
-import { OpenSocketsPerAddress } from './sockets-per-address.js';
+import type { LiveConnectionsPerAddress } from './live-connections-per-address.js';
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
@@ -78,9 +78,9 @@ export function attachWebSockets(
   yoga: ParleyYoga,
   httpServer: Server,
   trusted: TrustedDocuments,
+  live: LiveConnectionsPerAddress,
 ): WebSocketBridge {
   const origins = originPolicy(svc.config);
-  const perAddress = new OpenSocketsPerAddress(svc.config.wsMaxConnectionsPerAddress);
   const wss = new WebSocketServer({
     server: httpServer,
     path: yoga.graphqlEndpoint,
@@ -89,13 +89,13 @@ export function attachWebSockets(
     // an address that holds its share of sockets cannot open another (429) until one closes.
     verifyClient: ({ req }: { req: IncomingMessage }, answer: (ok: boolean, status?: number, message?: string) => void) => {
       if (!allowsUpgrade(origins, req)) return answer(false, 403, 'Origin not allowed');
-      if (perAddress.full(clientAddress(req, svc.config.trustProxy))) return answer(false, 429, 'Too many WebSockets from this address');
+      if (live.full(clientAddress(req, svc.config.trustProxy))) return answer(false, 429, 'Too many live connections from this address');
       answer(true);
     },
   });
   wss.on('connection', (socket, req) => {
     svc.metrics.trackWebSocket(socket);
-    perAddress.opened(socket, clientAddress(req, svc.config.trustProxy));
+    live.opened(socket, clientAddress(req, svc.config.trustProxy));
   });
   const maskAndLog = maskError(svc.logger);
   /** The open sockets of each watched token, and its expiry timer (one per token, however many sockets carry it). */

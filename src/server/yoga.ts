@@ -22,6 +22,7 @@ import { useLiveSubscriptions } from './live-subscriptions.js';
 import { useSharedEventExecution } from './shared-execution.js';
 import { useJitExecution } from './jit-execution.js';
 import { useRequestBodyLimit } from './request-body-limit.js';
+import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './live-connections-per-address.js';
 import { yogaLogger } from './logging.js';
 import { currentRequestScope } from './request-scope.js';
 import { Limits } from '../limits.js';
@@ -31,7 +32,7 @@ import { useSseEventIds } from './sse-event-ids.js';
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
 /** `tracing` (when on) goes first: its spans then cover what every other plugin does. */
-export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: YogaPlugin): ParleyYoga {
+export function buildYoga(svc: Services, trusted: TrustedDocuments, live: LiveConnectionsPerAddress, tracing?: YogaPlugin): ParleyYoga {
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
     ...(tracing ? [tracing] : []),
@@ -62,6 +63,8 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, tracing?: Yo
     useValidationErrorLog(logger),
     useRequestParseErrors(),
     useRequestBodyLimit(MAX_REQUEST_BYTES),
+    // An SSE stream counts against its address's live connections, as a WebSocket does.
+    useEventStreamsPerAddress(live, config.trustProxy),
     useTrustedDocuments(trusted),
     // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
     useLiveSubscriptions(svc.metrics),
