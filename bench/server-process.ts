@@ -38,11 +38,15 @@ export async function startServerProcess(env: Record<string, string>, nodeArgs: 
   return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_BENCH_CHILD: '1' }, nodeArgs);
 }
 
+/** The address a line of the child's output says it serves at, once it is ready: here "READY <url>". */
+export type ReadyLine = (line: string) => string | undefined;
+const readyLine: ReadyLine = (line) => (line.startsWith('READY ') ? line.slice(6) : undefined);
+
 /**
  * Runs `entry` (compiled, or TypeScript through tsx) with `env` added and `nodeArgs` (such
- * as --cpu-prof) until it prints "READY <url>"; stop() sends SIGTERM.
+ * as --cpu-prof) until `ready` finds its address in a line it prints; stop() sends SIGTERM.
  */
-export async function startChildServer(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function startChildServer(entry: string, env: Record<string, string>, nodeArgs: string[] = [], ready: ReadyLine = readyLine): Promise<ServerProcess> {
   // Compiled (dist/bench/*.js) runs as is; TypeScript goes through tsx.
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...loader, entry], {
@@ -52,7 +56,8 @@ export async function startChildServer(entry: string, env: Record<string, string
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
-      if (line.startsWith('READY ')) resolve(line.slice(6));
+      const url = ready(line);
+      if (url !== undefined) resolve(url);
     });
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));
   });

@@ -7,10 +7,9 @@
  * generator runs in this process, on the same 2 cores as the servers and
  * Cassandra, so a second worker can only take what the others leave.
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { projectPath } from '../src/project-root.js';
 import { benchEnv, median } from './harness.js';
+import { startChildServer, type ServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { seedRequestScenarios } from './request-scenarios.js';
 import { graphqlRequest, loadRequest, type LoadSample } from './request-load.js';
@@ -23,35 +22,18 @@ const COUNTS = [1, 2] as const;
 const SCENARIOS = ['history', 'meRooms', 'postMessage'] as const;
 const CONNECTIONS = 64;
 
-interface MainProcess {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** dist/src/main.js as `npm start` runs it; resolves once each of its `workers` instances logs that it listens. */
-async function startMain(workers: number): Promise<MainProcess> {
+/** dist/src/main.js as `npm start` runs it; ready once each of its `workers` instances logs that it listens. */
+async function startMain(workers: number): Promise<ServerProcess> {
   const env = await benchEnv({ ...PRODUCTION_ENV, REDIS_URL, WEB_CONCURRENCY: String(workers), PORT: String(await freePort()), LOG_LEVEL: 'info' });
-  const child = spawn(process.execPath, [projectPath('dist', 'src', 'main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let listening = 0;
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.includes('"Parley is listening"')) return;
-      if (++listening === workers) resolve((JSON.parse(line) as { url: string }).url.replace(/\/graphql$/, ''));
-    });
-    child.once('exit', (code) => reject(new Error(`main.js with ${workers} workers exited with ${code} before listening`)));
+  let listening = 0;
+  return startChildServer(projectPath('dist', 'src', 'main.js'), env, [], (line) => {
+    if (!line.includes('"Parley is listening"') || ++listening < workers) return undefined;
+    return (JSON.parse(line) as { url: string }).url.replace(/\/graphql$/, '');
   });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 export default async function run(): Promise<string> {
-  const servers: MainProcess[] = [];
+  const servers: ServerProcess[] = [];
   try {
     for (const n of COUNTS) servers.push(await startMain(n));
     const scenarios = await seedRequestScenarios(servers[0]!.url);

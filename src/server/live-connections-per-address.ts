@@ -6,9 +6,8 @@
  * at the same moment may pass the cap by the few in flight, never by more.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GraphQLError } from 'graphql';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { ErrorCode } from '../errors.js';
+import { AppError, ErrorCode } from '../errors.js';
 import { clientAddress } from './client-address.js';
 
 /** What ends a connection: a WebSocket, or an SSE stream's response; each says 'close' once. */
@@ -35,9 +34,10 @@ export class LiveConnectionsPerAddress {
   }
 
   /** What a refused SSE request is told (a WebSocket upgrade gets a bare 429). */
-  refusal(): GraphQLError {
-    return new GraphQLError(`At most ${this.max} live connections (WebSockets and event streams) per address: close one first`, {
-      extensions: { code: ErrorCode.RATE_LIMITED, retryAfter: 1, http: { status: 429, headers: { 'retry-after': '1' } } },
+  refusal(): AppError {
+    return new AppError(ErrorCode.RATE_LIMITED, `At most ${this.max} live connections (WebSockets and event streams) per address: close one first`, {
+      retryAfter: 1,
+      http: { status: 429, headers: { 'retry-after': '1' } },
     });
   }
 }

@@ -8,9 +8,8 @@
  * counting: Node's HTTP parser reads exactly that many bytes and refuses a
  * request that sends Transfer-Encoding too. Only a chunked body is counted.
  */
-import { GraphQLError } from 'graphql';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { ErrorCode } from '../errors.js';
+import { AppError, ErrorCode } from '../errors.js';
 
 type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStream };
 
@@ -19,8 +18,8 @@ type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStre
  * body nobody reads, so that connection cannot carry another request.
  */
 const tooLarge = (limit: number) =>
-  new GraphQLError(`Request body too large: at most ${limit} bytes`, {
-    extensions: { code: ErrorCode.REQUEST_ENTITY_TOO_LARGE, http: { status: 413, headers: { connection: 'close' } } },
+  new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `Request body too large: at most ${limit} bytes`, {
+    http: { status: 413, headers: { connection: 'close' } },
   });
 
 export function useRequestBodyLimit(limit: number): YogaPlugin {

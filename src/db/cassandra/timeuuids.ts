@@ -33,8 +33,11 @@ let issuedTicks = 0;
  * after a clock step back apart from the ones made before it. (The driver,
  * left to itself, draws 8 random bytes per id: 2 % of a postMessage's CPU.)
  */
-let nodeId = randomBytes(6);
-let clockId = randomBytes(2);
+let nodeBits = drawNodeBits();
+
+function drawNodeBits(): { nodeId: Buffer; clockId: Buffer } {
+  return { nodeId: randomBytes(6), clockId: randomBytes(2) };
+}
 
 /**
  * A new timeuuid at `at` (from the injectable clock) that sorts after every
@@ -56,15 +59,12 @@ export function newTimeUuid(at: Date, resolution: TimeUuidResolution = 'tick'): 
       issuedTicks = 0;
     }
   } else {
-    if (ms < lastRequestedMs) {
-      nodeId = randomBytes(6);
-      clockId = randomBytes(2);
-    }
+    if (ms < lastRequestedMs) nodeBits = drawNodeBits();
     issuedMs = ms;
     issuedTicks = resolution === 'microsecond' ? Math.floor(Math.random() * (MICROS_PER_MS / 2)) * TICKS_PER_MICRO : 0;
   }
   lastRequestedMs = ms;
-  return TimeUuid.fromDate(new Date(issuedMs), issuedTicks, nodeId, clockId);
+  return TimeUuid.fromDate(new Date(issuedMs), issuedTicks, nodeBits.nodeId, nodeBits.clockId);
 }
 
 export function timeUuidDate(id: string): Date {
