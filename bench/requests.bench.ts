@@ -20,6 +20,8 @@ import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sampl
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** BENCH_SCENARIOS=history,postMessage measures only those (a trial; the committed results measure all). */
+const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 /** Logins take ~0.4 s of CPU each at the default cost: longer rounds, and a timeout that outlasts the queue at 64. */
 const LOGIN = { seconds: 10, timeout: 60 };
 const CONTENDERS = ['parley', 'floor', 'apollo', 'mercurius'] as const;
@@ -96,6 +98,11 @@ function profileLines(title: string, p: CpuProfile): string[] {
   ];
 }
 
+const TABLE_HEAD = [
+  '| scenario, connections | Parley | floor | Apollo | Mercurius | Parley/floor req/s | Parley/floor p99 | Parley/best peer req/s | errors |',
+  '|---|---|---|---|---|---|---|---|---|',
+];
+
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '–');
 
 function tableRow(label: string, r: Row): string {
@@ -122,6 +129,7 @@ export default async function run(): Promise<string> {
     const rows: string[] = [];
     let historyAlone: Row | undefined;
     for (const s of Object.values(scenarios)) {
+      if (ONLY && !ONLY.includes(s.name)) continue;
       await check(contenders, s);
       for (const connections of [16, 64]) {
         console.log(`  ${s.name} at ${connections}`);
@@ -130,6 +138,7 @@ export default async function run(): Promise<string> {
         rows.push(tableRow(`${s.title}, ${connections}`, row));
       }
     }
+    if (ONLY) return [...TABLE_HEAD, ...rows].join('\n');
     console.log('  history beside logins');
     const beside = await measure(contenders, scenarios.history!, 16, { s: scenarios.login!, connections: 4 });
     rows.push(tableRow('history page at 16 while 4 connections log in', beside));
@@ -144,8 +153,7 @@ export default async function run(): Promise<string> {
       'All four are processes of their own on the bench keyspace of the local node; autocannon runs in the bench process.',
       'Errors: transport errors, timeouts, non-2xx and responses with GraphQL errors, over all rounds.',
       '',
-      '| scenario, connections | Parley | floor | Apollo | Mercurius | Parley/floor req/s | Parley/floor p99 | Parley/best peer req/s | errors |',
-      '|---|---|---|---|---|---|---|---|---|',
+      ...TABLE_HEAD,
       ...rows,
       '',
       'Logins: every contender hashes through the same gate (PASSWORD_HASH_CONCURRENCY slots, here 1 of 2 cores, and',

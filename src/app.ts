@@ -13,6 +13,8 @@ import type { Clock, Services } from './services.js';
 import { startBackgroundJobs, type BackgroundJob } from './server/background-jobs.js';
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
+import { withJsonFastPath, type YogaPipeline } from './server/json-fast-path.js';
+import { MAX_REQUEST_BYTES } from './server/server-context.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { LiveConnectionsPerAddress } from './server/live-connections-per-address.js';
 import { createLogger } from './server/logging.js';
@@ -70,7 +72,10 @@ export function createApp(options: AppOptions = {}): App {
       // One count of live connections per address for WebSockets and SSE streams alike.
       const live = new LiveConnectionsPerAddress(config.maxLiveConnectionsPerAddress);
       const yoga = buildYoga(services, trusted, live, tracing?.plugin);
-      server = createServer(withRequestId(yoga, config.trustProxy));
+      const listener = config.httpFastPath
+        ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger })
+        : yoga;
+      server = createServer(withRequestId(services.metrics.timeHttpRequests(listener), config.trustProxy));
       server.on('connection', (socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));

@@ -142,6 +142,8 @@ export interface Config {
   maxLiveConnectionsPerAddress: number;
   /** Run queries and mutations as code compiled by graphql-jit (subscriptions never are). */
   graphqlJit: boolean;
+  /** Serve ordinary JSON queries and mutations without Yoga's fetch-API layer (src/server/json-fast-path.ts). */
+  httpFastPath: boolean;
 }
 
 /**
@@ -227,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024),
     maxLiveConnectionsPerAddress: positive(env, 'MAX_LIVE_CONNECTIONS_PER_ADDRESS', 256),
     graphqlJit: bool(env, 'GRAPHQL_JIT', true),
+    httpFastPath: bool(env, 'HTTP_FAST_PATH', true),
     trustedDocuments: {
       mode: oneOf(env, 'TRUSTED_DOCUMENTS', ['any', 'only'] as const, 'any'),
       files: list(env.TRUSTED_DOCUMENTS_FILE),

@@ -18,13 +18,17 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
 }
 
 export function yogaLogger(logger: Logger): YogaLogger {
+  // Yoga logs a debug line or two per request: the line is made only when it would be written.
+  const at = (level: 'debug' | 'info' | 'warn') => (...args: unknown[]) => {
+    if (logger.isLevelEnabled(level)) logger[level](logLine(args));
+  };
   return {
-    debug: (...args) => logger.debug(logLine(args)),
-    info: (...args) => logger.info(logLine(args)),
-    warn: (...args) => logger.warn(logLine(args)),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
     // Yoga logs every error it masks at error level, and some twice; src/server/error-masking.ts logs
     // each once at the level it deserves, so Yoga's lines are only for debugging.
-    error: (...args) => logger.debug(logLine(args)),
+    error: at('debug'),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import type { IncomingMessage } from 'node:http';
 import type { DocumentNode, ExecutionResult } from 'graphql';
 import { METRICS_PATH, operationOf, type Metrics } from './metrics.js';
 
@@ -71,20 +72,8 @@ function prometheusOptions(metrics: Metrics): Parameters<typeof usePrometheus>[0
           phase: params.errorPhase ?? 'execute',
         }),
       }),
-      graphql_yoga_http_duration: createHistogram({
-        registry,
-        histogram: {
-          name: 'graphql_yoga_http_duration',
-          help: 'Time spent on an HTTP request carrying a GraphQL operation',
-          labelNames: [...labelNames, 'method', 'statusCode'],
-        },
-        fillLabelsFn: (params, context) => ({
-          ...metrics.operationLabels(params.document, context),
-          method: params.request.method,
-          statusCode: params.response.status,
-        }),
-        phases: ['request'],
-      }),
+      // Timed by Metrics.timeHttpRequests, on whichever path serves the request (the JSON fast path has no onResponse).
+      graphql_yoga_http_duration: false,
       // Same numbers as graphql_envelop_request_duration, at a summary's cost on every scrape.
       graphql_envelop_request_time_summary: false,
       // The schema deprecates nothing: this would walk every document for nothing.
@@ -124,6 +113,11 @@ function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
           throw err;
         }
       },
+    },
+    // What an HTTP request's duration is labelled with (Metrics.timeHttpRequests), from the request itself: both paths have it.
+    onParse: ({ context }) => ({ result }) => {
+      const req = (context as { req?: IncomingMessage }).req;
+      if (req && result && !(result instanceof Error)) metrics.httpOperationParsed(req, result as DocumentNode, context);
     },
     onValidate: ({ context, params }) => {
       const operationType = typeOf(params.documentAST, context);

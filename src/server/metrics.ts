@@ -12,6 +12,8 @@
  * "other"; Cassandra errors are labelled by class, never by CQL or values.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import cassandra from 'cassandra-driver';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -113,6 +115,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly httpDuration = new Histogram({
+    name: 'graphql_yoga_http_duration',
+    help: 'Time spent on an HTTP request carrying a GraphQL operation (an SSE or multipart stream is not timed)',
+    labelNames: ['operationName', 'operationType', 'method', 'statusCode'] as const,
+    registers: [this.registry],
+  });
+  /** The operation each HTTP request carries, known once its document is parsed. */
+  private readonly httpOperations = new WeakMap<IncomingMessage, OperationLabels>();
+
   constructor(readonly config: MetricsConfig) {
     // Series with known labels start at 0, so a rate over them exists before the first event.
     for (const reason of ['unknown_login', 'wrong_password'] as const) this.loginFailures.inc({ reason }, 0);
@@ -201,6 +212,30 @@ export class Metrics {
     return label;
   }
 
+  /**
+   * `listener`, timing each request that turns out to carry an operation (see
+   * httpOperationParsed) from its arrival to the end of its answer, whichever
+   * path serves it (src/server/json-fast-path.ts or Yoga). A stream (SSE,
+   * multipart) lasts as long as its subscription and is left out.
+   */
+  timeHttpRequests(listener: RequestListener): RequestListener {
+    if (!this.config.enabled) return listener;
+    return (req, res) => {
+      const start = performance.now();
+      res.once('finish', () => {
+        const labels = this.httpOperations.get(req);
+        if (!labels || isStream(res.getHeader('content-type'))) return;
+        this.httpDuration.observe({ ...labels, method: req.method ?? '', statusCode: res.statusCode }, (performance.now() - start) / 1000);
+      });
+      listener(req, res);
+    };
+  }
+
+  /** The document an HTTP request carries is parsed: its request is timed under the operation's labels. */
+  httpOperationParsed(req: IncomingMessage, document: DocumentNode, context: unknown): void {
+    this.httpOperations.set(req, this.operationLabels(document, context));
+  }
+
   /** The answer to a request for /metrics. */
   async scrape(request: Request, fetchAPI: { Response: typeof Response }): Promise<Response> {
     if (request.method !== 'GET') return new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET' } });
@@ -211,6 +246,10 @@ export class Metrics {
     const body = await this.registry.metrics();
     return new fetchAPI.Response(body, { headers: { 'content-type': this.registry.contentType } });
   }
+}
+
+function isStream(contentType: unknown): boolean {
+  return typeof contentType === 'string' && (contentType.startsWith('text/event-stream') || contentType.startsWith('multipart/'));
 }
 
 /** The operation a request runs: the one its operationName parameter picks, or the only one. */

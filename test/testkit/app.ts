@@ -19,8 +19,9 @@ export interface StartOptions {
   redis?: boolean;
   clock?: Clock;
   env?: Record<string, string>;
-  /** Collect every log line (at debug level) here instead of discarding them. */
+  /** Collect every log line (at debug level, or `logLevel`) here instead of discarding them. */
   logs?: string[];
+  logLevel?: 'debug' | 'trace';
   /** Send spans to this processor (e.g. an in-memory exporter's). */
   tracing?: AppOptions['tracing'];
 }
@@ -67,7 +68,7 @@ export function testEnv(opts: StartOptions = {}): Record<string, string> {
 export async function startApp(opts: StartOptions = {}): Promise<App> {
   const config = loadConfig(testEnv(opts));
   const logger = opts.logs
-    ? createLogger({ logLevel: 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
+    ? createLogger({ logLevel: opts.logLevel ?? 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
     : createLogger(config);
   // Fault hooks come in through AppOptions: each test app gets an empty set that testkit/fault-hooks.ts fills.
   const app = createApp({ config, clock: opts.clock, logger, tracing: opts.tracing, hooks: {} });

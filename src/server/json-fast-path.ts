@@ -1,0 +1,318 @@
+/**
+ * The request almost every client sends, a POST of a JSON query or mutation,
+ * served without Yoga's fetch-API layer (issue 12: a whatwg-node Request per
+ * request, its onRequest, onRequestParse and onResultProcess hooks, a
+ * Response and its copy onto the socket were the cost that set Parley apart
+ * from the same schema in Mercurius).
+ *
+ * Only the HTTP layer is left out. The operation runs through Yoga's own
+ * getResultForParams: every onParams hook (trusted documents, Yoga's check of
+ * the parameters), envelop's parse, validate, context and execute with every
+ * plugin (limits, masking, compiled execution, metrics, tracing's operation
+ * span), and Yoga's processRegularResult makes the status, the headers and
+ * the body, so the answer is the one Yoga would give, byte for byte
+ * (test/json-fast-path.test.ts compares the two).
+ *
+ * What takes this path is decided before anything runs, from the headers
+ * and then the body: anything this file does not know to be an ordinary
+ * query or mutation (another method, path or content type, a browser's
+ * cross-origin request, an Accept header that wants a stream, a body that is
+ * not one JSON object of the usual parameters, a subscription, a document
+ * that does not parse) goes to Yoga whole, its body handed over as read.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { parse, type ExecutionResult, type GraphQLError, type OperationTypeNode } from 'graphql';
+import { getInstrumented, isAsyncIterable, processRegularResult, type YogaInitialContext } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { TrustedDocuments } from './trusted-documents.js';
+import { maskError } from './error-masking.js';
+
+type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
+type Params = YogaInitialContext['params'] & { documentId?: string };
+
+/** What the fast path uses of the Yoga instance: its request listener and its operation pipeline. */
+export interface YogaPipeline {
+  (req: IncomingMessage, res: ServerResponse): unknown;
+  getResultForParams(payload: { params: Params; request: Request }, context: Record<string, unknown>): Result | Promise<Result>;
+  instrumentation?: { operation?: unknown; request?: unknown; requestParse?: unknown; resultProcess?: unknown };
+  waitUntil(promise: Promise<unknown>): void;
+  graphqlEndpoint: string;
+}
+
+export interface FastPathOptions {
+  /** Bodies above this go to Yoga, which refuses them (413). */
+  maxBodyBytes: number;
+  /** Documents longer than this in tokens are not parsed here (Yoga's limit refuses them). */
+  maxTokens: number;
+  trusted: TrustedDocuments;
+  logger: Logger;
+}
+
+/**
+ * A request listener that serves ordinary JSON queries and mutations itself
+ * and hands everything else to `yoga`. Yoga with instrumentation of the HTTP
+ * layer itself (none of Parley's plugins has any) is served by Yoga alone.
+ */
+export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): RequestListener {
+  const { instrumentation } = yoga;
+  if (instrumentation?.request || instrumentation?.requestParse || instrumentation?.resultProcess) return yoga;
+  const endpoint = yoga.graphqlEndpoint;
+  const kinds = new OperationKinds(options.maxTokens);
+  const unexpected = maskError(options.logger);
+  const mediaTypes = new AcceptedMediaTypes();
+
+  const run = (params: Params, request: Request, context: Record<string, unknown>): Result | Promise<Result> => {
+    if (!instrumentation?.operation) return yoga.getResultForParams({ params, request }, context);
+    // As Yoga's own handler runs it, so tracing's operation span covers the operation alike.
+    const instrumented = getInstrumented({ context, request }) as { asyncFn: (hook: unknown, fn: typeof yoga.getResultForParams) => typeof yoga.getResultForParams };
+    return instrumented.asyncFn(instrumentation.operation, yoga.getResultForParams)({ params, request }, context);
+  };
+
+  function serve(req: IncomingMessage, res: ServerResponse, body: Buffer, mediaType: string): unknown {
+    const params = ordinaryParams(body);
+    if (!params || !isQueryOrMutation(params)) return handOver(req, res, body);
+    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served by the JSON fast path');
+    const context: Record<string, unknown> = { req, res, waitUntil: yoga.waitUntil };
+    return Promise.resolve()
+      .then(() => run(params, new NodeRequest(req, endpoint) as unknown as Request, context))
+      .then(
+        (result) => send(res, ordinary(result), mediaType),
+        // Yoga's pipeline answers the operation's own errors; what it throws is not the client's doing.
+        (err: unknown) => send(res, { errors: [unexpected(err) as GraphQLError] }, mediaType),
+      );
+  }
+
+  /** Yoga's listener, given the body already read (whatwg-node takes a read body from `req.body`). */
+  function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer): unknown {
+    (req as IncomingMessage & { body?: Buffer }).body = body;
+    return yoga(req, res);
+  }
+
+  function isQueryOrMutation(params: Params): boolean {
+    let text: string | undefined;
+    try {
+      text = options.trusted.resolve(params) ?? params.query;
+    } catch {
+      return false; // Yoga's onParams hook refuses it, with its own code.
+    }
+    if (typeof text !== 'string') return false;
+    const kind = kinds.of(text, params.operationName ?? undefined);
+    return kind === 'query' || kind === 'mutation';
+  }
+
+  return (req, res) => {
+    const mediaType = ordinaryHeaders(req, endpoint, options.maxBodyBytes) ? mediaTypes.of(req.headers.accept) : undefined;
+    if (mediaType === undefined) return yoga(req, res);
+    // Continued in a promise's reaction, so the request's async context (its id, its logs) carries on.
+    readBody(req)
+      .then(
+        (body) => serve(req, res, body, mediaType),
+        // The client went away before its body was in: nobody to answer.
+        () => res.destroy(),
+      )
+      .catch((err: unknown) => {
+        options.logger.error({ err }, 'JSON fast path failed');
+        res.destroy();
+      });
+  };
+}
+
+/** POST to the endpoint, JSON with a length within the limit, from no foreign page (those need CORS, Yoga's). */
+function ordinaryHeaders(req: IncomingMessage, endpoint: string, maxBodyBytes: number): boolean {
+  if (req.method !== 'POST' || req.url !== endpoint) return false;
+  const h = req.headers;
+  if (h.origin !== undefined || h['transfer-encoding'] !== undefined) return false;
+  const length = Number(h['content-length']);
+  if (!(length > 0 && length <= maxBodyBytes)) return false;
+  const type = h['content-type']?.toLowerCase();
+  return type === 'application/json' || type === 'application/json; charset=utf-8' || type === 'application/json;charset=utf-8';
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => reject(new Error('request closed before its body ended')));
+  });
+}
+
+const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions', 'documentId']);
+
+/** The body as GraphQL parameters Yoga's checks accept, or undefined for anything else (Yoga answers that). */
+function ordinaryParams(body: Buffer): Params | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(value)) return undefined;
+  for (const key in value) if (!PARAM_NAMES.has(key)) return undefined;
+  const { query, variables, operationName, extensions, documentId } = value;
+  if (query !== undefined && typeof query !== 'string') return undefined;
+  if (variables != null && !isPlainObject(variables)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  if (extensions != null && !isPlainObject(extensions)) return undefined;
+  if (documentId !== undefined && typeof documentId !== 'string') return undefined;
+  return value as Params;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Yoga's regular processor's answer, captured instead of made into a Response. */
+class CapturedResponse {
+  constructor(
+    readonly body: string,
+    readonly init: { status: number; headers: Record<string, string> },
+  ) {}
+}
+const CAPTURE = { Response: CapturedResponse } as unknown as Parameters<typeof processRegularResult>[1];
+
+/** A subscription never gets here (isQueryOrMutation): should one, it must not stay subscribed. */
+function ordinary(result: Result): ExecutionResult {
+  if (!isAsyncIterable(result)) return result;
+  void (result as AsyncIterableIterator<unknown>).return?.();
+  throw new Error('the JSON fast path ran a subscription');
+}
+
+function send(res: ServerResponse, result: ExecutionResult, mediaType: string): void {
+  if (res.destroyed || res.writableEnded) return;
+  const { body, init } = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
+  res.writeHead(init.status, { ...init.headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * The media type Yoga's result processors answer an ordinary (not streamed)
+ * result with, for an Accept header, or undefined when its regular processor
+ * would not be the one (text/event-stream or multipart/mixed alone).
+ * Yoga's rule: the header's utf-8 media types, last first, each against
+ * application/graphql-response+json then application/json; the last match wins.
+ */
+class AcceptedMediaTypes {
+  private readonly known = new Map<string, string | undefined>();
+
+  of(accept: string | undefined): string | undefined {
+    const header = accept ?? '*/*';
+    if (this.known.has(header)) return this.known.get(header);
+    const answer = regularMediaType(header);
+    // Clients send a handful of distinct headers; a client that varies it on purpose gets no cache entry.
+    if (this.known.size < 64) this.known.set(header, answer);
+    return answer;
+  }
+}
+
+const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'];
+
+function regularMediaType(accept: string): string | undefined {
+  const asked = accept
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .filter((entry) => (entry.split(';').slice(1).find((p) => p.includes('charset=')) ?? 'charset=utf-8') === 'charset=utf-8')
+    .map((entry) => entry.split(';')[0]!)
+    .reverse();
+  let chosen: string | undefined;
+  for (const mediaType of asked) {
+    for (const offered of REGULAR_MEDIA_TYPES) if (mediaTypeMatches(mediaType, offered)) chosen = offered;
+  }
+  return chosen;
+}
+
+function mediaTypeMatches(asked: string, offered: string): boolean {
+  const [askedType, askedSubtype] = asked.split('/');
+  const [type, subtype] = offered.split('/');
+  return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
+}
+
+/**
+ * Each document's operations and their kinds, parsed once per distinct text
+ * (Yoga parses it again, once, into its own cache). A text that does not
+ * parse is remembered as such. The cache starts over when full.
+ */
+class OperationKinds {
+  private readonly byText = new Map<string, Array<[string | undefined, OperationTypeNode]> | null>();
+  private static readonly MAX_DOCUMENTS = 1_000;
+
+  constructor(private readonly maxTokens: number) {}
+
+  of(text: string, operationName: string | undefined): OperationTypeNode | undefined {
+    let operations = this.byText.get(text);
+    if (operations === undefined) {
+      operations = this.operationsOf(text);
+      if (this.byText.size >= OperationKinds.MAX_DOCUMENTS) this.byText.clear();
+      this.byText.set(text, operations);
+    }
+    if (!operations) return undefined;
+    // As getOperationAST picks: by name, or the only one.
+    if (operationName !== undefined) return operations.find(([name]) => name === operationName)?.[1];
+    return operations.length === 1 ? operations[0]![1] : undefined;
+  }
+
+  private operationsOf(text: string): Array<[string | undefined, OperationTypeNode]> | null {
+    try {
+      const document = parse(text, { noLocation: true, maxTokens: this.maxTokens });
+      const operations: Array<[string | undefined, OperationTypeNode]> = [];
+      for (const definition of document.definitions) {
+        if (definition.kind === 'OperationDefinition') operations.push([definition.name?.value, definition.operation]);
+      }
+      return operations.length > 0 ? operations : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * The Request Yoga's hooks see in the operation's context, read from the node
+ * request on demand: its method, its URL and its headers. Nothing in the
+ * pipeline of an ordinary query or mutation reads its body.
+ */
+class NodeRequest {
+  readonly method: string;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly endpoint: string,
+  ) {
+    this.method = req.method ?? 'POST';
+  }
+
+  get url(): string {
+    return `http://${this.req.headers.host ?? 'localhost'}${this.endpoint}`;
+  }
+
+  get headers(): NodeHeaders {
+    return new NodeHeaders(this.req.headers);
+  }
+}
+
+class NodeHeaders {
+  constructor(private readonly headers: IncomingMessage['headers']) {}
+
+  get(name: string): string | null {
+    const value = this.headers[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  has(name: string): boolean {
+    return this.headers[name.toLowerCase()] !== undefined;
+  }
+
+  forEach(callback: (value: string, name: string) => void): void {
+    for (const name of Object.keys(this.headers)) callback(this.get(name)!, name);
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.headers)) yield [name, this.get(name)!];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}

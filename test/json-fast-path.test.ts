@@ -1,0 +1,141 @@
+/**
+ * The JSON fast path (src/server/json-fast-path.ts) answers exactly as Yoga
+ * does. Every request below goes, byte for byte the same, to an instance with
+ * the fast path and to one without it (HTTP_FAST_PATH=off); the status, the
+ * headers a client reads and the body must be the same, and the request must
+ * have been served by the path the rules say (the fast path logs each request
+ * it serves at trace level, under the request's id).
+ */
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { MeDocument } from './generated/graphql.js';
+import { startApp } from './testkit/app.js';
+import { roomWith } from './testkit/rooms.js';
+import { signUp, type TestUser } from './testkit/users.js';
+
+const MANIFEST = fileURLToPath(new URL('./generated/persisted-documents.json', import.meta.url));
+const ME_ID = (MeDocument as unknown as { __meta__: { hash: string } }).__meta__.hash;
+const FAST_PATH_LINE = 'served by the JSON fast path';
+/** The headers a client acts on; Date and the request id differ by nature. */
+const COMPARED_HEADERS = ['content-type', 'content-length', 'transfer-encoding', 'accept', 'allow', 'connection', 'access-control-allow-origin'];
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  requestId: string;
+}
+
+/** One HTTP request with exactly these headers (fetch would add its own Accept); a stream is cut after its head. */
+function send(app: App, method: string, headers: Record<string, string>, body?: string | Buffer, path = '/graphql'): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${app.url}${path}`, { method, headers }, (res) => {
+      const streaming = String(res.headers['content-type']).startsWith('text/event-stream');
+      const chunks: Buffer[] = [];
+      const done = () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: streaming ? '' : Buffer.concat(chunks).toString(), requestId: String(res.headers['x-request-id']) });
+      if (streaming) {
+        done();
+        res.destroy();
+        return;
+      }
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', done);
+    });
+    req.on('error', reject);
+    if (body === undefined) req.end();
+    else if (method === 'POST' && headers['transfer-encoding'] === 'chunked') {
+      req.write(body);
+      req.end();
+    } else req.end(body);
+  });
+}
+
+const json = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/json', ...extra });
+
+let fast: App;
+let plain: App;
+const fastLogs: string[] = [];
+let user: TestUser;
+let room: string;
+
+beforeAll(async () => {
+  const env = { TRUSTED_DOCUMENTS_FILE: MANIFEST };
+  [fast, plain] = await Promise.all([
+    startApp({ env, logs: fastLogs, logLevel: 'trace' }),
+    startApp({ env: { ...env, HTTP_FAST_PATH: 'off' } }),
+  ]);
+  user = await signUp(fast);
+  room = await roomWith(fast, user, []);
+});
+
+function servedFast(requestId: string): boolean {
+  return fastLogs.some((line) => {
+    const entry = JSON.parse(line) as { msg?: string; reqId?: string };
+    return entry.msg === FAST_PATH_LINE && entry.reqId === requestId;
+  });
+}
+
+interface Case {
+  name: string;
+  method?: string;
+  headers: (token: string) => Record<string, string>;
+  body?: () => string | Buffer;
+  /** Which path the rules send it to on the instance that has both. */
+  path: 'fast' | 'yoga';
+}
+
+const query = (q: string, extra: Record<string, unknown> = {}) => () => JSON.stringify({ query: q, ...extra });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+const CASES: Case[] = [
+  { name: 'a query with variables, no Accept', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name participantCount } }', variables: { n: room } }), path: 'fast' },
+  { name: 'Accept: application/json', headers: (t) => json({ ...bearer(t), accept: 'application/json' }), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'Accept: */*', headers: (t) => json({ ...bearer(t), accept: '*/*' }), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'Accept: graphql-response+json, then json', headers: (t) => json({ ...bearer(t), accept: 'application/graphql-response+json, application/json;q=0.9' }), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'a content type with its charset', headers: (t) => ({ ...bearer(t), 'content-type': 'application/json; charset=utf-8' }), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'a mutation', headers: (t) => json(bearer(t)), body: query('mutation { updateProfile(input: { bio: "same on both" }) { login bio } }'), path: 'fast' },
+  { name: 'a refused input (BAD_USER_INPUT)', headers: (t) => json(bearer(t)), body: query('mutation { postMessage(roomName: "x", content: "hi") { id } }'), path: 'fast' },
+  { name: 'no token (UNAUTHENTICATED)', headers: () => json(), body: query('{ conversations(first: 5) { edges { node { id } } } }'), path: 'fast' },
+  { name: 'a bad token', headers: () => json(bearer('not.a.token')), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'a validation error, graphql-response+json (400)', headers: () => json({ accept: 'application/graphql-response+json' }), body: query('{ nope }'), path: 'fast' },
+  { name: 'a validation error, json (200)', headers: () => json({ accept: 'application/json' }), body: query('{ nope }'), path: 'fast' },
+  { name: 'variables of the wrong type', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name } }', variables: { n: 5 } }), path: 'fast' },
+  { name: 'a named operation picked', headers: (t) => json(bearer(t)), body: query('query A { me { login } } query B { __typename }', { operationName: 'B' }), path: 'fast' },
+  { name: 'a trusted document by id', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ documentId: ME_ID }), path: 'fast' },
+  { name: 'over the depth limit', headers: () => json(), body: query(`{ me { ${'chatRooms { participants { '.repeat(6)}login${' } }'.repeat(6)} } }`), path: 'fast' },
+  { name: 'a syntax error', headers: () => json(), body: query('{ me { login '), path: 'yoga' },
+  { name: 'an operation name nobody wrote', headers: () => json(), body: query('query A { __typename }', { operationName: 'Z' }), path: 'yoga' },
+  { name: 'two operations and no name', headers: () => json(), body: query('query A { __typename } query B { __typename }'), path: 'yoga' },
+  { name: 'an unknown trusted document', headers: () => json(), body: () => JSON.stringify({ documentId: 'sha256:00' }), path: 'yoga' },
+  { name: 'invalid JSON', headers: () => json(), body: () => '{"query": ', path: 'yoga' },
+  { name: 'a JSON array (a batch)', headers: () => json(), body: () => JSON.stringify([{ query: '{ __typename }' }]), path: 'yoga' },
+  { name: 'an unknown parameter', headers: () => json(), body: query('{ __typename }', { foo: 1 }), path: 'yoga' },
+  { name: 'variables that are not an object', headers: () => json(), body: query('{ __typename }', { variables: 'x' }), path: 'yoga' },
+  { name: 'no query at all', headers: () => json(), body: () => JSON.stringify({ variables: {} }), path: 'yoga' },
+  { name: 'a subscription, Accept: application/json (406)', headers: (t) => json({ ...bearer(t), accept: 'application/json' }), body: () => JSON.stringify({ query: `subscription { roomEvents(roomName: "${room}") { __typename } }` }), path: 'yoga' },
+  { name: 'a subscription, no Accept (SSE)', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: `subscription { roomEvents(roomName: "${room}") { __typename } }` }), path: 'yoga' },
+  { name: 'a query asking for a stream', headers: () => json({ accept: 'text/event-stream' }), body: query('{ __typename }'), path: 'yoga' },
+  { name: 'a page of another origin (CORS)', headers: () => json({ origin: 'http://localhost:5173' }), body: query('{ __typename }'), path: 'yoga' },
+  { name: 'a chunked body', headers: () => json({ 'transfer-encoding': 'chunked' }), body: query('{ __typename }'), path: 'yoga' },
+  { name: 'GraphQL over GET', method: 'GET', headers: () => ({}), path: 'yoga' },
+  { name: 'a body over the limit (413)', headers: () => json(), body: () => Buffer.alloc(1024 * 1024 + 1, 0x20), path: 'yoga' },
+];
+
+describe('the JSON fast path', () => {
+  it.each(CASES)('answers $name as Yoga does, served by $path', async (c) => {
+    const method = c.method ?? 'POST';
+    const path = method === 'GET' ? '/graphql?query=%7B__typename%7D' : '/graphql';
+    const body = c.body?.();
+    const [a, b] = [await send(fast, method, c.headers(user.token), body, path), await send(plain, method, c.headers(user.token), body, path)];
+    expect(a.status).toBe(b.status);
+    for (const name of COMPARED_HEADERS) expect([name, a.headers[name]]).toEqual([name, b.headers[name]]);
+    expect(a.body).toBe(b.body);
+    expect(servedFast(a.requestId)).toBe(c.path === 'fast');
+    // Never on the instance without it.
+    expect(servedFast(b.requestId)).toBe(false);
+  });
+
+});
