@@ -128,13 +128,20 @@ function ordinaryHeaders(req: IncomingMessage, endpoint: string, maxBodyBytes: n
   return type === 'application/json' || type === 'application/json; charset=utf-8' || type === 'application/json;charset=utf-8';
 }
 
+/** Why a body never came; one object, since every request's stream closes, most after their end. */
+const CLOSED_EARLY = new Error('request closed before its body ended');
+
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let ended = false;
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
     req.once('error', reject);
-    req.once('close', () => reject(new Error('request closed before its body ended')));
+    req.once('close', () => ended || reject(CLOSED_EARLY));
   });
 }
 
