@@ -9,7 +9,9 @@ import type { App } from '../src/app.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { Limits } from '../src/limits.js';
 import {
+  JoinRoomDocument,
   RoomEventsDocument,
+  RoomPostsWithBiosAndJoinsDocument,
   RoomPostsWithBiosDocument,
   RoomPostsWithEmailsDocument,
   type RoomEventsSubscription,
@@ -21,6 +23,7 @@ import { wsClient, type Subscription, type WsClient } from './testkit/ws.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { sseSubscribe } from './testkit/sse.js';
 import { eventually } from './testkit/poll.js';
+import { gqlOk } from './testkit/http.js';
 
 let appA: App;
 let appB: App;
@@ -121,5 +124,34 @@ describe('subscribers sending the same document and variables', () => {
     const cut = await bobs.next();
     expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
     await bobs.completed;
+  });
+});
+
+describe('results written straight to the socket', () => {
+  it("keep each subscriber's order while events alternate between that and the long way", async () => {
+    // A post's selection reads its author's row, so its result is awaited and goes through every layer;
+    // a join's is ready at once and goes straight to each socket. Both kinds, interleaved, must arrive in order.
+    const name = await roomWith(appA, alice, [bob]);
+    const subs = [
+      await follow(appB, alice, name, RoomPostsWithBiosAndJoinsDocument),
+      await follow(appB, bob, name, RoomPostsWithBiosAndJoinsDocument),
+    ];
+    const expected: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await post(appA, bob, name, `post ${i}`);
+      expected.push(`MessagePosted post ${i}`);
+      const joiner = await signUp(appA);
+      await gqlOk(appA, JoinRoomDocument, { name }, joiner.token);
+      // A join is told as ParticipantJoined, then as its system message.
+      expected.push(`ParticipantJoined ${joiner.login}`, `MessagePosted ${joiner.firstname} ${joiner.lastname} joins the room`);
+    }
+    for (const sub of subs) {
+      const seen: string[] = [];
+      for (let i = 0; i < expected.length; i++) {
+        const event = (await sub.next()).data!.roomEvents as { __typename: string; message?: { content: string }; user?: { login: string } };
+        seen.push(`${event.__typename} ${event.message?.content ?? event.user?.login}`);
+      }
+      expect(seen).toEqual(expected);
+    }
   });
 });

@@ -4,7 +4,8 @@ import type { Listener } from './pubsub.js';
 /** Where the engines report what they publish and deliver (the instance's metrics); structural, so src/pubsub depends on nothing. */
 export interface PubSubMeter {
   eventPublished(channelKind: string): void;
-  eventDelivered(channelKind: string): void;
+  /** `count` listeners of the kind were handed one event. */
+  eventDelivered(channelKind: string, count: number): void;
 }
 
 /**
@@ -50,9 +51,9 @@ export class ChannelListeners {
   deliver(channel: string, event: unknown): void {
     const set = this.byChannel.get(channel);
     if (!set) return;
-    const kind = channelKind(channel);
+    // Counted once per event, not once per listener: a room's event goes to every subscriber here.
+    this.meter.eventDelivered(channelKind(channel), set.size);
     for (const listener of set) {
-      this.meter.eventDelivered(kind);
       try {
         listener.onEvent(event);
       } catch (err) {

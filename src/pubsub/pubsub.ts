@@ -66,6 +66,31 @@ export interface StreamRules<T, U> {
 }
 
 /**
+ * Takes a stream's items synchronously, as they arrive, rather than through
+ * next(): with a thousand subscribers of a room, a promise and a chain of
+ * iterators per subscriber and event cost several times the socket write
+ * (issue 12). A stream hands an item to its direct consumer only while its
+ * reader waits in next() and nothing is queued, so items keep their order
+ * whichever way each one goes.
+ */
+export interface DirectConsumer<U> {
+  /** True once it has delivered the item itself; false, and the item goes to the waiting next() instead. */
+  take(item: U): boolean;
+}
+
+/** The method of a stream that accepts a direct consumer (or drops one, given undefined); true if it took it. */
+export const TAKE_DIRECTLY = Symbol('takeDirectly');
+
+export interface DirectlyTakeable<U> {
+  [TAKE_DIRECTLY](consumer: DirectConsumer<U> | undefined): boolean;
+}
+
+/** Whether `source` can hand its items to a direct consumer. */
+export function isDirectlyTakeable<U>(source: unknown): source is DirectlyTakeable<U> {
+  return typeof (source as Partial<DirectlyTakeable<U>> | null)?.[TAKE_DIRECTLY] === 'function';
+}
+
+/**
  * The events of a channel as an async iterator whose subscription is already
  * live when the promise resolves, so nothing published after a successful
  * subscribe is missed. Ending the iterator (the client unsubscribes, even
@@ -95,8 +120,9 @@ const SKIPPED = Symbol('skipped');
  * An idle stream holds its fields and, while a next() waits, that call's
  * promise and resolver; no suspended async function, no wrapper per rule.
  */
-class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, DeliveryWatcher {
+class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, DeliveryWatcher, DirectlyTakeable<U> {
   private readonly queue: T[] = [];
+  private direct: DirectConsumer<U> | undefined;
   /** Resolves the next() that waits for an event (or for the end). */
   private waiting: ((result: IteratorResult<U> | Promise<IteratorResult<U>>) => void) | undefined;
   private done = false;
@@ -113,8 +139,14 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
     return this;
   }
 
+  [TAKE_DIRECTLY](consumer: DirectConsumer<U> | undefined): boolean {
+    this.direct = this.done ? undefined : consumer;
+    return true;
+  }
+
   onEvent(event: T): void {
     if (this.done) return;
+    if (this.direct && this.waiting && this.queue.length === 0) return this.takeDirectly(event);
     if (this.queue.length >= MAX_BUFFERED_EVENTS) {
       this.overflowed = true;
       void this.finish();
@@ -156,6 +188,35 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
   }
 
   /**
+   * The reader waits and nothing is queued: the event goes through the rules
+   * at once, and an item to emit goes to the direct consumer. Whatever the
+   * consumer leaves (and an end, a skip, a step that awaits) is settled as
+   * take() settles it, for the waiting next().
+   */
+  private takeDirectly(event: T): void {
+    // Taken as wake() takes it, so that a step that finishes the stream does not answer it a second time.
+    const waiting = this.waiting!;
+    this.waiting = undefined;
+    let step: StreamStep<U> | Promise<StreamStep<U>>;
+    try {
+      step = this.stepOf(event);
+    } catch (err) {
+      return waiting(Promise.reject(err));
+    }
+    if (!(step instanceof Promise) && 'emit' in step && !step.end && this.direct!.take(step.emit)) {
+      this.waiting = waiting;
+      return;
+    }
+    const settled = this.settle(step);
+    if (settled === SKIPPED) this.waiting = waiting;
+    else waiting(settled);
+  }
+
+  private stepOf(event: T): StreamStep<U> | Promise<StreamStep<U>> {
+    return this.rules?.step ? this.rules.step(event) : { emit: event as unknown as U };
+  }
+
+  /**
    * The next event through the rules, the end once the queue is drained after
    * finishing, or a wait. Synchronous while the rules are: an event goes out
    * without a promise (and its microtasks) per subscriber.
@@ -165,23 +226,26 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
       const event = this.queue.shift()!;
       let step: StreamStep<U> | Promise<StreamStep<U>>;
       try {
-        step = this.rules?.step ? this.rules.step(event) : { emit: event as unknown as U };
+        step = this.stepOf(event);
       } catch (err) {
         // As from an async step: the next() that asked fails, nothing throws into the pub/sub's delivery.
         return Promise.reject(err);
       }
-      if (step instanceof Promise) {
-        return step.then((awaited) => {
-          const taken = this.afterStep(awaited);
-          return taken === SKIPPED ? this.take() : taken;
-        });
-      }
-      const taken = this.afterStep(step);
+      const taken = this.settle(step);
       if (taken !== SKIPPED) return taken;
     }
     if (!this.done) return this.next();
     if (this.overflowed) return Promise.reject(new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`));
     return { value: undefined, done: true };
+  }
+
+  /** What a step, awaited if need be, makes of the stream; SKIPPED (synchronous steps only) for the next event. */
+  private settle(step: StreamStep<U> | Promise<StreamStep<U>>): IteratorResult<U> | Promise<IteratorResult<U>> | typeof SKIPPED {
+    if (!(step instanceof Promise)) return this.afterStep(step);
+    return step.then((awaited) => {
+      const taken = this.afterStep(awaited);
+      return taken === SKIPPED ? this.take() : taken;
+    });
   }
 
   /** What a step makes of the stream: its result, or SKIPPED for the next event. */
@@ -195,6 +259,7 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
   private finish(): Promise<void> {
     if (!this.released) {
       this.done = true;
+      this.direct = undefined;
       if (this.rules?.deliveryChanged) this.pubsub.unwatchDelivery(this);
       this.rules?.ended?.();
       this.released = this.pubsub.unlisten(this.channel, this);

@@ -19,6 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
+import type { ExecutionResult } from 'graphql';
 import { SharedFrames } from './shared-frames.js';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
@@ -53,6 +54,27 @@ export interface Extra {
 export interface Transport {
   /** Closes every socket with 1001 and stops accepting new ones. */
   dispose(): Promise<void>;
+  /** Writes `next` frames of operation `id` on `socket` without graphql-ws's loop (src/server/shared-execution.ts). */
+  nextSender(socket: WebSocket, id: string): NextSender | undefined;
+}
+
+/** One operation's `next` frames, written as graphql-ws would write them, under the same rules as every frame. */
+export class NextSender {
+  private readonly prefix: string;
+  private readonly prefixBytes: number;
+
+  constructor(
+    private readonly connection: Connection<unknown>,
+    id: string,
+  ) {
+    this.prefix = SharedFrames.nextFramePrefix(id);
+    this.prefixBytes = Buffer.byteLength(this.prefix);
+  }
+
+  send(result: ExecutionResult): void {
+    const payload = this.connection.frames.payloadOf(result)!;
+    this.connection.sendFrame(`${this.prefix}${payload.text}}`, this.prefixBytes + payload.bytes + 1);
+  }
 }
 
 export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
@@ -87,6 +109,8 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
     connections.get(this)?.ended(code, String(reason));
     connections.delete(this);
   }
+  // Told how each send went: one function for every frame of every socket, not a closure per frame.
+  const sent = (err?: Error | null) => err && logger.debug({ err: err.message }, 'WebSocket send failed');
   // One timer pings every socket; one that has not answered the previous ping by now is cut.
   const keepAlive = setInterval(() => {
     for (const socket of wss.clients) {
@@ -105,12 +129,16 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
     socket.on('message', onMessage);
     socket.on('pong', onPong);
     socket.on('close', onClose);
-    const connection = new Connection(socket, transport, frames, { socket, ...transport.extra(request) } as E & Extra);
+    const connection = new Connection(socket, transport, frames, sent, { socket, ...transport.extra(request) } as E & Extra);
     connections.set(socket, connection);
     connection.closed = server.opened(connection, connection.extra);
   });
 
   return {
+    nextSender(socket, id) {
+      const connection = connections.get(socket);
+      return connection && new NextSender(connection as Connection<unknown>, id);
+    },
     async dispose() {
       clearInterval(keepAlive);
       for (const client of wss.clients) client.close(1001, 'Server shutting down');
@@ -130,7 +158,8 @@ class Connection<E> {
   constructor(
     private readonly socket: WebSocket,
     private readonly transport: TransportOptions<E>,
-    private readonly frames: SharedFrames,
+    readonly frames: SharedFrames,
+    private readonly sent: (err?: Error | null) => void,
     readonly extra: E & Extra,
   ) {
     this.protocol = socket.protocol;
@@ -138,12 +167,16 @@ class Connection<E> {
 
   /** Not async: graphql-ws awaits it per frame, and a plain return costs no promise. */
   send(data: string): void {
-    const { socket, transport } = this;
     // First, whatever happens next: the message's payload pends from its stringify until here.
-    const frame = this.frames.frame(data);
+    this.sendFrame(this.frames.frame(data));
+  }
+
+  /** A frame of `bytes` UTF-8 bytes as it goes on the wire, unless the socket is closing or past its unsent-bytes bound (then closed). */
+  sendFrame(frame: string, bytes = Buffer.byteLength(frame)): void {
+    const { socket, transport } = this;
     if (socket.readyState !== socket.OPEN || this.slowTimer) return;
-    if (socket.bufferedAmount + Buffer.byteLength(frame) > transport.maxBufferedBytes) return this.closeSlow();
-    socket.send(frame, (err) => err && transport.logger.debug({ err: err.message }, 'WebSocket send failed'));
+    if (socket.bufferedAmount + bytes > transport.maxBufferedBytes) return this.closeSlow();
+    socket.send(frame, this.sent);
   }
 
   close(code: number, reason: string): void {

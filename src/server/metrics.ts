@@ -156,8 +156,8 @@ export class Metrics {
     this.eventsPublished.inc({ channel_kind: channelKind });
   }
 
-  eventDelivered(channelKind: string): void {
-    this.eventsDelivered.inc({ channel_kind: channelKind });
+  eventDelivered(channelKind: string, count: number): void {
+    this.eventsDelivered.inc({ channel_kind: channelKind }, count);
   }
 
   /** Counts a WebSocket as open until it closes. */

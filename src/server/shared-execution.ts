@@ -20,6 +20,16 @@
  * subscriber's results, as before. The execution runs with the context of the
  * first subscriber to take the event; by the rule above, no field it runs
  * reads that context's viewer unless the key carries it.
+ *
+ * And where the transport offers it (graphql-ws: websocket.ts), a shared
+ * result goes to the subscriber's socket directly: the source stream hands
+ * its event over as it arrives (pubsub.ts's DirectConsumer), and the result,
+ * executed once for the key, is written as a frame at once, without a
+ * promise or an iterator step per subscriber in the layers above. Only
+ * results those layers would pass on unchanged go that way: one with errors
+ * (masking, error metrics), one still being executed, or one for a session
+ * that has ended (live-subscriptions.ts answers it) goes the long way, and
+ * the source holds later events back until it has.
  */
 import {
   createSourceEventStream,
@@ -33,10 +43,24 @@ import {
 } from 'graphql';
 import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
 import type { Context } from '../context.js';
+import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../pubsub/pubsub.js';
 import { ViewerDependence } from './viewer-dependence.js';
 
 type Result = ExecutionResult | Promise<ExecutionResult>;
 type Subscribe = (args: ExecutionArgs) => unknown;
+
+/** Where a subscription's results can be written at once (a graphql-ws operation's socket). */
+export interface DirectSink {
+  /** Delivers the result itself, or returns false to let it go through every layer's hooks. */
+  deliver(result: ExecutionResult): boolean;
+}
+
+const DIRECT_SINK = Symbol('directSink');
+
+/** The transport offers a subscription's context a sink for its results. */
+export function offerDirectSink(contextValue: object, sink: DirectSink): void {
+  (contextValue as { [DIRECT_SINK]?: DirectSink })[DIRECT_SINK] = sink;
+}
 
 export function useSharedEventExecution(): YogaPlugin {
   const sharing = new EventSharing();
@@ -60,7 +84,9 @@ export class EventSharing {
     if (!isWellFormed(args)) return engine(args);
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
-    return new SharedEventResults(source[Symbol.asyncIterator](), args, this.keyOf(args), this);
+    const results = new SharedEventResults(source[Symbol.asyncIterator](), args, this.keyOf(args), this);
+    results.takeDirectlyIfOffered();
+    return results;
   }
 
   /** The result of executing the operation over `event`, made by the first subscriber of `key` to ask. */
@@ -97,7 +123,9 @@ function isWellFormed({ schema, document, operationName, variableValues }: Execu
  * where graphql-tools had a mapping iterator, a flattening one, and an async
  * generator per event. It holds its source, its arguments and its key.
  */
-class SharedEventResults implements AsyncIterableIterator<ExecutionResult> {
+class SharedEventResults implements AsyncIterableIterator<ExecutionResult>, DirectConsumer<unknown> {
+  private sink: DirectSink | undefined;
+
   constructor(
     private readonly source: AsyncIterator<unknown>,
     private readonly args: ExecutionArgs,
@@ -107,6 +135,24 @@ class SharedEventResults implements AsyncIterableIterator<ExecutionResult> {
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  /** With a sink offered and a source that can hand events over, results go straight to the sink when they can. */
+  takeDirectlyIfOffered(): void {
+    const sink = (this.args.contextValue as { [DIRECT_SINK]?: DirectSink } | undefined)?.[DIRECT_SINK];
+    if (sink && isDirectlyTakeable(this.source) && this.source[TAKE_DIRECTLY](this)) this.sink = sink;
+  }
+
+  /** An event the source hands over: its shared result to the sink, if it is ready and nothing would change it. */
+  take(event: unknown): boolean {
+    let result: Result;
+    try {
+      result = this.sharing.resultFor(event, this.args, this.key);
+    } catch {
+      return false; // next() runs it again, and fails as it always did
+    }
+    if (isPromise(result) || result.errors?.length) return false;
+    return this.sink!.deliver(result);
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {

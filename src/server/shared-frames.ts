@@ -15,7 +15,12 @@ import type { ExecutionResult } from 'graphql';
 
 /** A payload and its JSON, as graphql-ws would have written it. */
 class PayloadJson {
-  constructor(readonly text: string) {}
+  /** UTF-8 bytes of the text, counted once for every socket it goes to. */
+  readonly bytes: number;
+
+  constructor(readonly text: string) {
+    this.bytes = Buffer.byteLength(text);
+  }
 }
 
 /** The stand-in's value and where it sits: the payload is the last member of a graphql-ws message. */
@@ -49,6 +54,11 @@ export class SharedFrames {
     let payload = this.byResult.get(result);
     if (!payload) this.byResult.set(result, (payload = new PayloadJson(JSON.stringify(wirePayload(result)))));
     return payload;
+  }
+
+  /** What comes before the payload in operation `id`'s `next` frames, as graphql-ws writes them. */
+  static nextFramePrefix(id: string): string {
+    return `{"id":${JSON.stringify(id)},"type":"next"${PAYLOAD_AT}`;
   }
 
   /** The frame to send for a message's text: the payload's JSON in place of its stand-in. */

@@ -3,9 +3,11 @@
  * the same Yoga pipeline (limits, masking, context) as an HTTP request.
  */
 import type { IncomingMessage, Server } from 'node:http';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { serveGraphqlWs, SLOW_CONSUMER_CLOSE } from './graphql-ws-transport.js';
+import { serveGraphqlWs, SLOW_CONSUMER_CLOSE, type NextSender } from './graphql-ws-transport.js';
+import { offerDirectSink, type DirectSink } from './shared-execution.js';
+import { sessionEnded } from '../auth/live-session.js';
 import type { Services } from '../services.js';
 import type { Session } from '../auth/tokens.js';
 import { authenticate, bearerToken, refusalOf, revokedToken, TokenRefusal } from '../auth/authenticate.js';
@@ -66,6 +68,24 @@ function operationHeaderToken(extensions: Record<string, unknown> | undefined | 
     if (name.toLowerCase() === 'authorization') return bearerToken(value);
   }
   return null;
+}
+
+/**
+ * A subscription's results written to its socket at once (shared-execution.ts), while its
+ * session holds: once it has ended, the result goes the long way, and ends the subscription
+ * with UNAUTHENTICATED (live-subscriptions.ts).
+ */
+class OperationSink implements DirectSink {
+  constructor(
+    private readonly sender: NextSender,
+    private readonly ctx: Context,
+  ) {}
+
+  deliver(result: ExecutionResult): boolean {
+    if (sessionEnded(this.ctx) !== null) return false;
+    this.sender.send(result);
+    return true;
+  }
 }
 
 export interface WebSocketBridge {
@@ -168,7 +188,7 @@ export function attachWebSockets(
           return false;
         }
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: (ctx, id, payload) => {
         // Each operation is a request of its own: its id extends the connection's.
         ctx.extra.operations += 1;
         const requestId = `${ctx.extra.connectionId}.${ctx.extra.operations}`;
@@ -227,12 +247,17 @@ export function attachWebSockets(
           // Validation errors are logged by the validate hook; here they only get their codes.
           const errors = validate(schema, document);
           if (errors.length > 0) return errors.map(mask) as GraphQLError[];
+          const contextValue = await contextFactory();
+          if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+            const sender = transport.nextSender(ctx.extra.socket, id);
+            if (sender) offerDirectSink(contextValue, new OperationSink(sender, contextValue as Context));
+          }
           return {
             schema,
             document,
             operationName: payload.operationName,
             variableValues: payload.variables,
-            contextValue: await contextFactory(),
+            contextValue,
             rootValue: { execute, subscribe },
           };
         }

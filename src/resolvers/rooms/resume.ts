@@ -15,8 +15,9 @@ import type { Clock } from '../../services.js';
 import type { Stores } from '../../db/stores.js';
 import { Limits } from '../../limits.js';
 import type { FeedItem } from './feed.js';
+import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer, type DirectlyTakeable } from '../../pubsub/pubsub.js';
 
-export class ReplayThenLive implements AsyncIterableIterator<FeedItem> {
+export class ReplayThenLive implements AsyncIterableIterator<FeedItem>, DirectlyTakeable<FeedItem> {
   /** Messages the replay gave, so the live stream does not give them again. */
   private readonly replayed = new Set<string>();
   private pending: FeedItem[] = [];
@@ -33,16 +34,30 @@ export class ReplayThenLive implements AsyncIterableIterator<FeedItem> {
     return this;
   }
 
+  /**
+   * Live items may go to a direct consumer once the replay is over: the live
+   * stream hands one over only while this reads it with nothing queued, and
+   * a message the replay gave is dropped there as next() drops it.
+   */
+  [TAKE_DIRECTLY](consumer: DirectConsumer<FeedItem> | undefined): boolean {
+    if (!isDirectlyTakeable<FeedItem>(this.live)) return false;
+    return this.live[TAKE_DIRECTLY](consumer && { take: (item) => this.seenInReplay(item) || consumer.take(item) });
+  }
+
   async next(): Promise<IteratorResult<FeedItem>> {
     while (this.replaying && this.pending.length === 0) await this.readMore();
     const replayed = this.pending.shift();
     if (replayed) return { value: replayed, done: false };
     for (;;) {
       const item = await this.live.next();
-      if (item.done || item.value.kind !== 'MessagePosted' || !this.replayed.has(item.value.message.messageId)) return item;
-      // Given by the replay already; past this point no other copy can come.
-      this.replayed.delete(item.value.message.messageId);
+      if (item.done || !this.seenInReplay(item.value)) return item;
     }
+  }
+
+  /** A live MessagePosted the replay gave already (forgotten now: past this point no other copy can come). */
+  private seenInReplay(item: FeedItem): boolean {
+    if (item.kind !== 'MessagePosted' || !this.replayed.delete(item.message.messageId)) return false;
+    return true;
   }
 
   /** The next page of messages after the cursor, oldest first, up to now (and the clock skew other instances may have). */
