@@ -18,14 +18,20 @@ import { buildContext, type Context } from '../src/context.js';
 import { authenticate, bearerToken } from '../src/auth/authenticate.js';
 import { benchEnv } from './harness.js';
 
+/** How the parent asks a child started with --expose-gc for a collection of each kind. */
+const GC_SIGNALS = { full: 'SIGUSR2', reduce: 'SIGHUP' } as const;
+
 export interface ServerProcess {
   url: string;
   /**
    * A full garbage collection in the server, resolved once it is done, so a
    * memory figure read next counts what is live, not garbage not yet
-   * collected. Only a server from startServerProcess run with --expose-gc answers.
+   * collected. `reduce`: V8's memory-reducing collection (the one it runs
+   * itself under memory pressure), which also hands back the pages the heap
+   * had grown into and no longer uses. Only a server from startServerProcess
+   * run with --expose-gc answers.
    */
-  collectGarbage(): Promise<void>;
+  collectGarbage(kind?: 'full' | 'reduce'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,7 +69,7 @@ export async function startChildServer(entry: string, env: Record<string, string
   });
   return {
     url,
-    collectGarbage: () =>
+    collectGarbage: (kind = 'full') =>
       new Promise<void>((resolve) => {
         const collected = (line: string) => {
           if (line !== 'COLLECTED') return;
@@ -71,7 +77,7 @@ export async function startChildServer(entry: string, env: Record<string, string
           resolve();
         };
         lines.on('line', collected);
-        child.kill('SIGUSR2');
+        child.kill(GC_SIGNALS[kind]);
       }),
     stop: () =>
       new Promise<void>((resolve) => {
@@ -105,12 +111,14 @@ export async function contextFor(services: Services, req: IncomingMessage): Prom
 if (process.env.PARLEY_BENCH_CHILD) {
   const app = createApp({ config: loadConfig(process.env), logger: pino({ level: 'warn' }) });
   await app.start();
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync'; flavor: 'regular' | 'last-resort' }) => void }).gc;
   if (gc) {
-    process.on('SIGUSR2', () => {
-      gc();
-      process.stdout.write('COLLECTED\n');
-    });
+    for (const [kind, signal] of Object.entries(GC_SIGNALS)) {
+      process.on(signal, () => {
+        gc({ type: 'major', execution: 'sync', flavor: kind === 'reduce' ? 'last-resort' : 'regular' });
+        process.stdout.write('COLLECTED\n');
+      });
+    }
   }
   announceChild(app.url, () => app.stop());
 }
