@@ -7,7 +7,7 @@
  */
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Context } from '../context.js';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode, withoutStackTrace } from '../errors.js';
 
 export function sessionEnded(ctx: Context): string | null {
   const viewer = ctx.viewer;
@@ -21,5 +21,5 @@ export function sessionEnded(ctx: Context): string | null {
 export function sessionEndResult(ctx: Context): ExecutionResult | null {
   const reason = sessionEnded(ctx);
   if (!reason) return null;
-  return { errors: [new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } })] };
+  return { errors: [withoutStackTrace(() => new GraphQLError(reason, { extensions: { code: ErrorCode.UNAUTHENTICATED } }))] };
 }

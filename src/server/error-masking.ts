@@ -6,7 +6,7 @@
 import { GraphQLError, type GraphQLErrorExtensions } from 'graphql';
 import type { Logger } from 'pino';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { ErrorCode, unavailable } from '../errors.js';
+import { ErrorCode, unavailable, withoutStackTrace } from '../errors.js';
 import { isStorageUnavailable } from '../db/cassandra/client.js';
 import { isRedisUnavailable } from '../pubsub/redis-connection.js';
 
@@ -78,14 +78,18 @@ export function mask(error: unknown): Error {
   const original = causeOf(error);
   if (hasErrorCode(original)) return error as Error;
   const service = unavailableService(original);
+  // What the client is told, in place of the error (whose own stack maskError logs).
   if (service) {
     const { message, extensions } = unavailable(service);
-    return new GraphQLError(message, { extensions, path: (error as GraphQLError).path });
+    return withoutStackTrace(() => new GraphQLError(message, { extensions, path: (error as GraphQLError).path }));
   }
-  return new GraphQLError('Unexpected error', {
-    extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
-    path: (error as GraphQLError).path,
-  });
+  return withoutStackTrace(
+    () =>
+      new GraphQLError('Unexpected error', {
+        extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
+        path: (error as GraphQLError).path,
+      }),
+  );
 }
 
 /** What was thrown: graphql wraps a resolver's error in a GraphQLError that keeps it as originalError. */
@@ -191,13 +195,16 @@ function requestErrorCode(err: GraphQLError): ErrorCode {
 
 function withCode(err: GraphQLError, code: ErrorCode): GraphQLError {
   const field = code === ErrorCode.BAD_USER_INPUT ? variableField(err.message) : undefined;
-  return new GraphQLError(err.message, {
-    nodes: err.nodes,
-    source: err.source,
-    positions: err.positions,
-    // Only the HTTP status of Yoga's extensions is kept: its originalError quotes what the client sent.
-    extensions: { ...httpOf(err), code, ...(field ? { field } : {}) },
-  });
+  return withoutStackTrace(
+    () =>
+      new GraphQLError(err.message, {
+        nodes: err.nodes,
+        source: err.source,
+        positions: err.positions,
+        // Only the HTTP status of Yoga's extensions is kept: its originalError quotes what the client sent.
+        extensions: { ...httpOf(err), code, ...(field ? { field } : {}) },
+      }),
+  );
 }
 
 function httpOf(err: GraphQLError): Pick<GraphQLErrorExtensions, 'http'> {

@@ -26,6 +26,7 @@ import { getInstrumented, isAsyncIterable, processRegularResult, type YogaInitia
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
 import { maskError } from './error-masking.js';
+import { withoutStackTrace } from '../errors.js';
 
 type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
 type Params = YogaInitialContext['params'] & { documentId?: string };
@@ -188,7 +189,9 @@ function ordinary(result: Result): ExecutionResult {
 
 function send(res: ServerResponse, result: ExecutionResult, mediaType: string): void {
   if (res.destroyed || res.writableEnded) return;
-  const { body, init } = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
+  // Yoga rebuilds each error of the result (and its originalError, recursively) before serializing it;
+  // their stacks are never serialized, and capturing them was most of the CPU of a refusal.
+  const { body, init } = withoutStackTrace(() => processRegularResult(result, CAPTURE, mediaType)) as unknown as CapturedResponse;
   res.writeHead(init.status, { ...init.headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
