@@ -18,8 +18,8 @@ import { profileScenario, shareList, type CpuProfile } from './cpu-profile.js';
 import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
 
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 /** BENCH_SCENARIOS=history,postMessage measures only those (a trial; the committed results measure all). */
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 /** Logins take ~0.4 s of CPU each at the default cost: longer rounds, and a timeout that outlasts the queue at 64. */
@@ -69,7 +69,10 @@ async function check(contenders: Record<ContenderName, Contender>, s: RequestSce
 
 type Row = Record<ContenderName, { rps: number; p99: number }> & { errors: number };
 
-/** Warm-up, then ROUNDS alternating rounds; `beside` (if any) runs on the same contender during each measured round. */
+/**
+ * Warm-up, then ROUNDS alternating rounds, each starting one contender further on (A B C D, B C D A, …), so
+ * none always follows the same one; `beside` (if any) runs on the same contender during each measured round.
+ */
 async function measure(contenders: Record<ContenderName, Contender>, s: RequestScenario, connections: number, beside?: { s: RequestScenario; connections: number }): Promise<Row> {
   const run = (name: ContenderName, seconds?: number) => {
     const c = contenders[name];
@@ -77,7 +80,12 @@ async function measure(contenders: Record<ContenderName, Contender>, s: RequestS
   };
   for (const name of CONTENDERS) await run(name, 2);
   const samples = Object.fromEntries(CONTENDERS.map((n) => [n, [] as Sample[]])) as Record<ContenderName, Sample[]>;
-  for (let round = 0; round < ROUNDS; round++) for (const name of CONTENDERS) samples[name].push(await run(name));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < CONTENDERS.length; i++) {
+      const name = CONTENDERS[(round + i) % CONTENDERS.length]!;
+      samples[name].push(await run(name));
+    }
+  }
   const row = { errors: 0 } as Row;
   for (const name of CONTENDERS) {
     row[name] = { rps: median(samples[name].map((x) => x.rps)), p99: median(samples[name].map((x) => x.p99)) };
@@ -150,8 +158,8 @@ export default async function run(): Promise<string> {
     const profiles = [await profileScenario(scenarios.history!, ENV), await profileScenario(scenarios.postMessage!, ENV)];
     const kept = (name: ContenderName) => `${name} ${((100 * beside[name].rps) / historyAlone![name].rps).toFixed(0)} %`;
     return [
-      `Each cell is req/s / p99 ms: the median over ${ROUNDS} alternating rounds of ${SECONDS} s (logins ${LOGIN.seconds} s) per contender,`,
-      'after a 2 s warm-up each. Parley: `npm start`\'s compiled build in production mode, metrics off. Floor: bench/floor-server.ts',
+      `Each cell is req/s / p99 ms: the median over ${ROUNDS} alternating rounds of ${SECONDS} s (logins ${LOGIN.seconds} s) per contender`,
+      '(each round starting one contender further on), after a 2 s warm-up each. Parley: `npm start`\'s compiled build in production mode, metrics off. Floor: bench/floor-server.ts',
       '(node:http, the same authentication and use cases, so the same CQL, JSON out). Apollo Server 5 (standalone) and Mercurius 16',
       '(Fastify, graphql-jit after the first run) serve the same Pothos schema, resolvers and context (bench/peer-servers.ts).',
       'All four are processes of their own on the bench keyspace of the local node; autocannon runs in the bench process.',
