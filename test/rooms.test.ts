@@ -22,6 +22,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
 import { cqlRow, cqlRows } from './testkit/cql.js';
+import { recordCql } from './testkit/cql-spy.js';
 
 let app: App;
 let alice: TestUser;
@@ -164,6 +165,42 @@ describe('a full room', () => {
     // Once someone leaves, there is room again.
     await gqlOk(app, LeaveRoomDocument, { name }, bob.token);
     expect((await gqlOk(app, JoinRoomDocument, { name }, carol.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+  });
+
+  it('lets a participant post reading only their own entries of the participants, and finds mentions among all of them', async () => {
+    const name = await roomWith(app, alice, [bob]);
+    const extra = Array.from({ length: Limits.room.maxParticipants - 2 }, (_, i) => ({ login: `filler_${i}`, firstname: 'Filler', lastname: String(i) }));
+    await cqlRows(app, 'UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set(extra), name]);
+    const spy = recordCql(app);
+    try {
+      await post(app, bob, name, 'plain words, nobody named');
+    } finally {
+      spy.stop();
+    }
+    const roomReads = spy.records.filter((r) => r.cql[0]!.includes('FROM chat_rooms'));
+    expect(roomReads).toHaveLength(1);
+    // The participants column is never asked for whole: a slice of it, bounded by bob's login.
+    expect(roomReads[0]!.cql[0]).toMatch(/participants\[\?\.\.\?\]/);
+    expect(roomReads[0]!.cql[0]).not.toMatch(/participants\s*(,|FROM)/);
+    expect(roomReads[0]!.params[0]!.slice(0, 2)).toEqual([{ login: bob.login }, { login: `${bob.login}\u0000` }]);
+    // A post that may mention someone reads them all, and finds the one named.
+    const mentioning = await gql(app, 'mutation ($r: String!) { postMessage(roomName: $r, content: "ping @filler_731 and @nobody_here") { mentions { login } } }', { r: name }, bob.token);
+    expect(mentioning.data).toEqual({ postMessage: { mentions: [{ login: 'filler_731' }] } });
+  });
+
+  it('tells a participant by their exact login, whatever their entry says of their name and whatever logins sort beside it', async () => {
+    const name = await roomWith(app, alice);
+    // Entries that sort right before and after carol's own, and bob's entry under a name he no longer has.
+    const neighbours = [carol.login.slice(0, -1), `${carol.login}.`, `${carol.login}_`, `${carol.login}0`].map((login) => ({ login, firstname: 'N', lastname: 'N' }));
+    await cqlRows(app, 'UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [
+      new Set([...neighbours, { login: bob.login, firstname: 'Robert', lastname: null }]),
+      name,
+    ]);
+    expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'may I?' }, carol.token))).toEqual(['FORBIDDEN']);
+    expect((await post(app, bob, name, 'I may')).content).toBe('I may');
+    await gqlOk(app, JoinRoomDocument, { name }, carol.token);
+    expect((await post(app, carol, name, 'now I may')).content).toBe('now I may');
+    expect(codes(await gql(app, PostMessageDocument, { roomName: uniqueRoomName('nowhere'), content: 'hello?' }, carol.token))).toEqual(['NOT_FOUND']);
   });
 
   it('prices the participants list at its bound, so nested selections under it cannot hide their cost', async () => {

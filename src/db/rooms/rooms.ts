@@ -27,6 +27,15 @@ export interface RoomRecord {
   slowModeSeconds: number | null;
 }
 
+/** A room's row without its participants: what a use case about one person needs of it. */
+export type RoomHead = Omit<RoomRecord, 'participants'>;
+
+/** A room's head and one person's entries in its participants (none: they do not take part). */
+export interface RoomSeenBy {
+  room: RoomHead;
+  entries: ChatUserValue[];
+}
+
 /** A room as created: nobody moderates, is banned or muted, no slow mode. */
 export const unmoderated = { moderators: [], banned: [], mutedUntil: new Map<string, Date>(), slowModeSeconds: null };
 
@@ -38,6 +47,14 @@ const INSERT_IF_NOT_EXISTS = cql(
   { idempotent: false },
 );
 const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
+// One person's entries of the participants set, by a slice of the set: its elements sort by login first, and the
+// slice from {login} to {login + NUL} holds exactly that login's entries (a login never holds NUL). A room of a
+// thousand people would otherwise be read, sent and decoded whole (about 10 ms of the node's CPU per read).
+const HEAD_COLUMNS = 'room_name, creation_date, banner, creator, creator_login';
+const SELECT_SEEN_BY = cql(
+  `SELECT ${HEAD_COLUMNS}, ${MODERATION_COLUMNS}, participants[?..?] AS own_entries FROM chat_rooms WHERE room_name = ?`,
+  { idempotent: true },
+);
 const SELECT_MANY = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
 // Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
 const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
@@ -66,13 +83,20 @@ const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms =
 });
 
 function toRoom(row: Row): RoomRecord {
+  return { ...toHead(row), participants: participantsOf(row.participants) };
+}
+
+function participantsOf(set: unknown): ChatUserValue[] {
+  return [...((set as Set<unknown> | null) ?? [])].map(fromUdt);
+}
+
+function toHead(row: Row): RoomHead {
   return {
     name: row.room_name,
     createdAt: row.creation_date,
     banner: row.banner ?? null,
     creator: fromUdt(row.creator),
     creatorLogin: row.creator_login,
-    participants: [...((row.participants as Set<unknown> | null) ?? [])].map(fromUdt),
     moderators: [...((row.moderators as Set<string> | null) ?? [])],
     banned: [...((row.banned as Map<string, Date> | null) ?? new Map()).keys()],
     mutedUntil: (row.muted_until as Map<string, Date> | null) ?? new Map(),
@@ -108,6 +132,12 @@ export class RoomStore {
   async byName(name: string): Promise<RoomRecord | undefined> {
     const row = await this.db.first(SELECT_ONE, [name]);
     return isComplete(row) ? toRoom(row) : undefined;
+  }
+
+  /** The room without its participants, and `login`'s entries among them. */
+  async seenBy(name: string, login: string): Promise<RoomSeenBy | undefined> {
+    const row = await this.db.first(SELECT_SEEN_BY, [{ login }, { login: `${login}\u0000` }, name]);
+    return isComplete(row) ? { room: toHead(row), entries: participantsOf(row.own_entries) } : undefined;
   }
 
   /** Batch lookup for the DataLoader: one multi-partition read. */

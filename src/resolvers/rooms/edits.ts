@@ -61,7 +61,7 @@ export async function editMessage(
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
   requireNotMuted(ctx, room, viewer.login);
   const { stores, clock, config, rooms } = ctx.services;
-  const mentions = mentionedParticipants(room, content);
+  const mentions = mentionedParticipants(room.participants, content);
   const terms = messageTerms(content, false);
   for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
     requireEditable(message);

@@ -7,7 +7,6 @@
  */
 import type { Context } from '../../context.js';
 import type { ChatUser, MessageRecord } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { Limits } from '../../limits.js';
 import { publishInboxEvent } from '../messenger/events.js';
 
@@ -17,10 +16,17 @@ import { publishInboxEvent } from '../messenger/events.js';
  * sentence ends in one too: "@bob." mentions bob when no "bob." takes part.
  */
 const MENTION = /(?<![\p{L}\p{N}_@.])@([A-Za-z0-9._-]+)/gu;
+/** The same, without the global flag's lastIndex (which matchAll would start from). */
+const ANY_MENTION = new RegExp(MENTION.source, 'u');
 
-/** The participants `content` mentions, in order of first mention, at most Limits.room.maxMentions. */
-export function mentionedParticipants(room: RoomRecord, content: string): ChatUser[] {
-  const byLogin = new Map(room.participants.map((p) => [p.login, p]));
+/** Whether `content` holds anything that could mention someone: only then are a room's participants all needed. */
+export function mayMention(content: string): boolean {
+  return ANY_MENTION.test(content);
+}
+
+/** The `participants` that `content` mentions, in order of first mention, at most Limits.room.maxMentions. */
+export function mentionedParticipants(participants: readonly ChatUser[], content: string): ChatUser[] {
+  const byLogin = new Map(participants.map((p) => [p.login, p]));
   const found = new Map<string, ChatUser>();
   for (const match of content.matchAll(MENTION)) {
     const raw = match[1]!.toLowerCase();

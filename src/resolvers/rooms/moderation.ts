@@ -5,7 +5,7 @@
  * action is published on the room's feed.
  */
 import type { Context } from '../../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { validLogin } from '../../validation.js';
@@ -19,10 +19,10 @@ const { moderation: limits } = Limits.room;
 
 export const bannedFrom = (room: string) => new AppError(ErrorCode.BANNED, `You are banned from the room "${room}"`);
 
-export const isModerator = (room: RoomRecord, login: string) => room.creatorLogin === login || room.moderators.includes(login);
+export const isModerator = (room: RoomHead, login: string) => room.creatorLogin === login || room.moderators.includes(login);
 
 /** A muted participant may neither post nor edit until the mute ends (MUTED, with when). */
-export function requireNotMuted(ctx: Context, room: RoomRecord, login: string): void {
+export function requireNotMuted(ctx: Context, room: RoomHead, login: string): void {
   const now = ctx.services.clock.now().getTime();
   const mutedUntil = room.mutedUntil.get(login);
   if (mutedUntil && mutedUntil.getTime() > now) {
@@ -37,7 +37,7 @@ export function requireNotMuted(ctx: Context, room: RoomRecord, login: string): 
  * Whether `login` may post in `room` now: not muted, within slow mode (which
  * moderators skip) and within the per-user limit. Counts this post.
  */
-export async function requirePostAllowed(ctx: Context, room: RoomRecord, login: string): Promise<void> {
+export async function requirePostAllowed(ctx: Context, room: RoomHead, login: string): Promise<void> {
   const { rateLimiter, config } = ctx.services;
   requireNotMuted(ctx, room, login);
   if (room.slowModeSeconds && !isModerator(room, login)) {

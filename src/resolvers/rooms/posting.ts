@@ -5,16 +5,16 @@
  */
 import type { Context } from '../../context.js';
 import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { RoomHead } from '../../db/rooms/rooms.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
-import { conflict, forbidden } from '../../errors.js';
+import { conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
-import { isParticipant, requireRoom, viewerPerson } from './access.js';
+import { requireRoom, viewerPerson } from './access.js';
 import { validContent, validRoomName } from './validation.js';
-import { mentionedParticipants, publishMentions } from './mentions.js';
+import { mayMention, mentionedParticipants, publishMentions } from './mentions.js';
 import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from './moderation.js';
 import { requireThreadParent } from './threads.js';
@@ -41,17 +41,32 @@ export interface PostArgs {
   replyTo?: string | null;
 }
 
+/**
+ * The room a post goes to, and of its participants what the post needs:
+ * everyone when the content may mention someone, else only the poster's own
+ * entries (a post in a room of a thousand need not read a thousand people).
+ */
+async function roomToPostIn(ctx: Context, name: string, login: string, content: string): Promise<{ room: RoomHead; participants: ChatUser[] }> {
+  if (mayMention(content)) {
+    const room = await requireRoom(ctx, name);
+    return { room, participants: room.participants };
+  }
+  const seen = await ctx.services.stores.rooms.seenBy(name, login);
+  if (!seen) throw notFound('Room');
+  return { room: seen.room, participants: seen.entries };
+}
+
 export async function postMessage(ctx: Context, args: PostArgs): Promise<MessageRecord> {
-  requireViewer(ctx);
+  const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', args.roomName);
   const content = validContent('content', args.content);
   const clientId = validClientId('clientMessageId', args.clientMessageId);
-  const [room, author] = await Promise.all([requireRoom(ctx, name), viewerPerson(ctx)]);
+  const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
   if (room.banned.includes(author.login)) throw bannedFrom(name);
-  if (!isParticipant(room, author.login)) throw forbidden('Only participants of the room may do this');
+  if (!participants.some((p) => p.login === author.login)) throw forbidden('Only participants of the room may do this');
   await requirePostAllowed(ctx, room, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
-  const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(room, content) };
+  const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(participants, content) };
   const { stores } = ctx.services;
   const at = postTime(ctx, room);
 
@@ -97,7 +112,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
  */
 async function originalPost(
   ctx: Context,
-  room: RoomRecord,
+  room: RoomHead,
   author: ChatUser,
   claim: { messageId: string; content: string },
   thread: { replyTo: string | null; mentions: ChatUser[] },

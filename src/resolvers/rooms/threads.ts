@@ -6,7 +6,7 @@
  */
 import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { RoomHead } from '../../db/rooms/rooms.js';
 import { isTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
@@ -16,7 +16,7 @@ import { isParticipant } from './access.js';
 import { decodeMessageId } from './ids.js';
 
 /** The message a reply in `room` may go under: one of the room's, not deleted, not a system message, not a reply. */
-export async function requireThreadParent(ctx: Context, room: RoomRecord, field: string, id: string): Promise<MessageRecord> {
+export async function requireThreadParent(ctx: Context, room: RoomHead, field: string, id: string): Promise<MessageRecord> {
   const key = decodeMessageId(field, id);
   if (key.roomName !== room.name) throw badInput(field, `${field} must be a message of the same room`);
   const parent = await ctx.services.stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId);
