@@ -4,6 +4,9 @@ import { decodeCursor, encodeCursor } from '../src/pagination.js';
 import { parseCql } from '../src/db/cassandra/migrate.js';
 import { parseReplication } from '../src/config.js';
 import { VerifiedTokens } from '../src/auth/verified-tokens.js';
+import * as ws from 'ws';
+import type { EventEmitter } from 'node:events';
+import { SharedFrames } from '../src/server/shared-frames.js';
 
 describe('buckets', () => {
   it('uses UTC days and months', () => {
@@ -56,5 +59,33 @@ describe('the verified-token cache', () => {
     const cache = new VerifiedTokens<{ expiresAt: Date }>(0, 2);
     for (const t of ['a', 'b', 'c']) cache.remember(t, session(60_000));
     expect([cache.get('a', 0), cache.get('b', 0), cache.get('c', 0)].map(Boolean)).toEqual([false, true, true]);
+  });
+});
+
+describe('shared next frames', () => {
+  // ws's frame parser, which @types/ws leaves out.
+  const { Receiver } = ws as unknown as { Receiver: new (options: { isServer: boolean }) => EventEmitter & { write(chunk: Buffer): void } };
+  /** What a graphql-ws client's socket reads from `frame`: ws's own frame parser, as a client (server frames are unmasked). */
+  function received(frame: Buffer): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const receiver = new Receiver({ isServer: false });
+      receiver.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? reject(new Error('binary')) : resolve(String(data))));
+      receiver.on('error', reject);
+      receiver.write(frame);
+    });
+  }
+
+  it.each([10, 1_000, 70_000])('frames a payload of %i characters as the text graphql-ws would send, once for every socket of an id', async (size) => {
+    const frames = new SharedFrames();
+    const result = { data: { roomEvents: { content: 'é'.repeat(size) } } };
+    const payload = frames.payloadOf(result)!;
+    const prefix = SharedFrames.nextFramePrefix('1');
+    const frame = payload.frameFor(prefix);
+    expect(JSON.parse(await received(frame))).toEqual({ id: '1', type: 'next', payload: result });
+    // The same bytes for every socket whose operation is "1", another frame for another id.
+    expect(frames.payloadOf(result)!.frameFor(SharedFrames.nextFramePrefix('1'))).toBe(frame);
+    const other = payload.frameFor(SharedFrames.nextFramePrefix('sub-2'));
+    expect(JSON.parse(await received(other))).toEqual({ id: 'sub-2', type: 'next', payload: result });
+    expect(payload.frameFor(prefix)).toBe(frame);
   });
 });

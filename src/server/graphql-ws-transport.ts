@@ -16,6 +16,7 @@
  * its onNext and message replacer are the transport's own.
  */
 import type { IncomingMessage } from 'node:http';
+import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
@@ -58,22 +59,23 @@ export interface Transport {
   nextSender(socket: WebSocket, id: string): NextSender | undefined;
 }
 
-/** One operation's `next` frames, written as graphql-ws would write them, under the same rules as every frame. */
+/**
+ * One operation's `next` frames, written as graphql-ws would write them, under
+ * the same rules as every frame: each result's whole WebSocket frame is made
+ * once for every socket whose operation has the same id (SharedFrames).
+ */
 export class NextSender {
   private readonly prefix: string;
-  private readonly prefixBytes: number;
 
   constructor(
     private readonly connection: Connection<unknown>,
     id: string,
   ) {
     this.prefix = SharedFrames.nextFramePrefix(id);
-    this.prefixBytes = Buffer.byteLength(this.prefix);
   }
 
   send(result: ExecutionResult): void {
-    const payload = this.connection.frames.payloadOf(result)!;
-    this.connection.sendFrame(`${this.prefix}${payload.text}}`, this.prefixBytes + payload.bytes + 1);
+    this.connection.sendWireFrame(this.connection.frames.payloadOf(result)!.frameFor(this.prefix));
   }
 }
 
@@ -150,6 +152,14 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
 /** One socket as graphql-ws drives it (protocol, send, close, onMessage), with the rules above. */
 class Connection<E> {
   readonly protocol: string;
+  /**
+   * The TCP socket under the WebSocket, where frames made whole beforehand are
+   * written as they are: one write of bytes already encoded and framed, where
+   * ws.send encodes the text, frames it and writes both parts, for every socket
+   * alike. Only without extensions (no compression negotiated: frames go out
+   * as they are made, and ws queues nothing of its own), else undefined.
+   */
+  private readonly wire: Writable | undefined;
   /** graphql-ws's handler of this socket's messages, and what to call once the socket has closed. */
   private handle: ((data: string) => Promise<void>) | undefined;
   closed: ((code: number, reason: string) => Promise<void>) | undefined;
@@ -163,6 +173,8 @@ class Connection<E> {
     readonly extra: E & Extra,
   ) {
     this.protocol = socket.protocol;
+    const tcp = (socket as unknown as { _socket?: unknown })._socket;
+    this.wire = socket.extensions === '' && tcp instanceof Writable ? tcp : undefined;
   }
 
   /** Not async: graphql-ws awaits it per frame, and a plain return costs no promise. */
@@ -177,6 +189,15 @@ class Connection<E> {
     if (socket.readyState !== socket.OPEN || this.slowTimer) return;
     if (socket.bufferedAmount + bytes > transport.maxBufferedBytes) return this.closeSlow();
     socket.send(frame, this.sent);
+  }
+
+  /** A whole WebSocket frame (header and payload), under sendFrame's rules. */
+  sendWireFrame(frame: Buffer): void {
+    const { socket, transport, wire } = this;
+    if (!wire) return this.sendFrame(frame.toString('utf8', frameHeaderBytes(frame)), frame.length - frameHeaderBytes(frame));
+    if (socket.readyState !== socket.OPEN || this.slowTimer) return;
+    if (socket.bufferedAmount + frame.length > transport.maxBufferedBytes) return this.closeSlow();
+    wire.write(frame);
   }
 
   close(code: number, reason: string): void {
@@ -213,6 +234,12 @@ class Connection<E> {
     socket.close(SLOW_CONSUMER_CLOSE, 'Too far behind: reconnect and catch up');
     this.slowTimer = setTimeout(() => socket.terminate(), SLOW_CLOSE_GRACE_MS);
   }
+}
+
+/** How many bytes of an unmasked frame made by SharedFrames are its header. */
+function frameHeaderBytes(frame: Buffer): number {
+  const length = frame[1]! & 0x7f;
+  return length < 126 ? 2 : length === 126 ? 4 : 10;
 }
 
 /** The `type` of a message, if it is a JSON object with a string type (anything else graphql-ws refuses itself). */

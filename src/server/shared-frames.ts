@@ -17,10 +17,56 @@ import type { ExecutionResult } from 'graphql';
 class PayloadJson {
   /** UTF-8 bytes of the text, counted once for every socket it goes to. */
   readonly bytes: number;
+  /** The first operation's frame prefix and its whole WebSocket frame; most clients number their operations alike. */
+  private prefix: string | undefined;
+  private frame: Buffer | undefined;
+  /** Frames for the other prefixes, made when a second one asks. */
+  private others: Map<string, Buffer> | undefined;
 
   constructor(readonly text: string) {
     this.bytes = Buffer.byteLength(text);
   }
+
+  /**
+   * The whole WebSocket frame (header included) of the `next` message with
+   * this payload after `prefix` (see SharedFrames.nextFramePrefix), encoded
+   * once for every socket whose operation has that id: a server's frames are
+   * not masked, so each of those sockets is sent the very same bytes.
+   */
+  frameFor(prefix: string): Buffer {
+    if (prefix === this.prefix) return this.frame!;
+    if (this.prefix === undefined) {
+      this.prefix = prefix;
+      return (this.frame = textFrame(prefix, this.text, this.bytes));
+    }
+    this.others ??= new Map();
+    let frame = this.others.get(prefix);
+    if (!frame) this.others.set(prefix, (frame = textFrame(prefix, this.text, this.bytes)));
+    return frame;
+  }
+}
+
+/**
+ * One unfragmented, unmasked WebSocket text frame (RFC 6455, 5.2) holding
+ * `prefix`, `text` (of `textBytes` UTF-8 bytes) and the message's closing brace.
+ */
+function textFrame(prefix: string, text: string, textBytes: number): Buffer {
+  const length = Buffer.byteLength(prefix) + textBytes + 1;
+  const headerBytes = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerBytes + length);
+  frame[0] = 0x81; // FIN, opcode 1 (text)
+  if (length < 126) frame[1] = length;
+  else if (length < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  let at = headerBytes + frame.write(prefix, headerBytes);
+  at += frame.write(text, at);
+  frame[at] = 0x7d; // }
+  return frame;
 }
 
 /** The stand-in's value and where it sits: the payload is the last member of a graphql-ws message. */
