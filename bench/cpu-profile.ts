@@ -28,20 +28,36 @@ export interface CpuProfile {
   byPlace: Array<[string, number]>;
 }
 
-const dir = projectPath('bench', 'profiles') + '/';
+/** Where CPU profiles land: bench/profiles/ (not committed). */
+export const PROFILE_DIR = projectPath('bench', 'profiles') + '/';
+
+/** Node's --cpu-prof arguments for a child whose profile goes to PROFILE_DIR. */
+export function cpuProfArgs(): string[] {
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
+}
+
+/** The monotonic clock V8 stamps profile samples with, in microseconds. */
+export const profileClockUs = () => process.hrtime.bigint() / 1000n;
 
 export async function profileScenario(scenario: RequestScenario, env: Record<string, string> = PRODUCTION_ENV): Promise<CpuProfile> {
-  mkdirSync(dir, { recursive: true });
-  const before = new Set(readdirSync(dir));
-  const server = await startServerProcess(env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const server = await startServerProcess(env, cpuProfArgs());
   const { url, body, headers } = graphqlRequest(server.url, scenario);
-  const from = process.hrtime.bigint() / 1000n;
+  const from = profileClockUs();
   await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
-  const to = process.hrtime.bigint() / 1000n;
+  const to = profileClockUs();
   await server.stop();
-  const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
-  if (!file) throw new Error('no profile written');
-  const { nodes, startTime, samples, timeDeltas } = JSON.parse(readFileSync(dir + file, 'utf8')) as {
+  return summarizeProfile(server.pid, from, to);
+}
+
+/**
+ * The profile the stopped process `pid` wrote (Node names the file after its
+ * pid), its samples between `from` and `to` (profileClockUs) summed by function and by place.
+ */
+export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProfile {
+  const file = readdirSync(PROFILE_DIR).find((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid)));
+  if (!file) throw new Error(`no profile written by process ${pid}`);
+  const { nodes, startTime, samples, timeDeltas } = JSON.parse(readFileSync(PROFILE_DIR + file, 'utf8')) as {
     nodes: ProfileNode[];
     startTime: number;
     samples: number[];
@@ -64,7 +80,7 @@ export async function profileScenario(scenario: RequestScenario, env: Record<str
     add(byPlace, placeOf(n.callFrame), hits);
   }
   const shares = (m: Map<string, number>) => [...m].map(([k, v]): [string, number] => [k, v / total]).sort((a, b) => b[1] - a[1]);
-  return { file: dir + file, byFunction: shares(byFunction), byPlace: shares(byPlace) };
+  return { file: PROFILE_DIR + file, byFunction: shares(byFunction), byPlace: shares(byPlace) };
 }
 
 function add(m: Map<string, number>, key: string, hits: number): void {

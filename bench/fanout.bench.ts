@@ -10,59 +10,21 @@
  * or it loses events: further on, its backlog would only spill into the next
  * step (and Parley ends a subscription that falls 1,000 events behind).
  */
-import { Redis } from 'ioredis';
-import { startServerProcess } from './server-process.js';
-import { PRODUCTION_ENV, remoteApp } from './scenarios.js';
-import { startRelayProcess, relayPayload } from './relay-floor.js';
-import { startFanoutClients, type FanoutClients } from './fanout-clients.js';
+import { setUpFanout, SUBSCRIBERS } from './fanout-setup.js';
 import { runStep, warmUp, type Contender, type StepResult } from './fanout-ramp.js';
-import { JoinRoomDocument } from '../test/generated/graphql.js';
-import { gql, gqlOk } from '../test/testkit/http.js';
-import { roomWith } from '../test/testkit/rooms.js';
-import { signUp, signUpMany, type TestUser } from '../test/testkit/users.js';
 
-const SUBSCRIBERS = 1_000;
 const RATES = [2, 5, 10, 20, 40, 80, 160, 320];
 const STEP_MS = 5_000;
 const WARM_UP_MAX = 300;
 const KNEE_P99_MS = 100;
 /** "Deliveries stop rising": a step whose rate doubled gained less than this. */
 const RISE = 1.1;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** What a chat client needs of a new message; the relay sends this very shape. */
-const SUBSCRIPTION = 'subscription Fanout($roomName: String!) { roomEvents(roomName: $roomName) { __typename ... on MessagePosted { message { id content } } } }';
-const POST = 'mutation Post($roomName: String!, $content: String!) { postMessage(roomName: $roomName, content: $content) { id } }';
 
 interface Knees {
   /** The first rate whose p99 passed KNEE_P99_MS. */
   latency?: { rate: number; why: string };
   /** The rate where deliveries stopped rising or events were lost: the contender climbs no further. */
   saturated?: { rate: number; why: string };
-}
-
-interface Stoppable {
-  stop(): Promise<void>;
-}
-
-/** Joins every member, a few at a time (each join is an LWT on the room's row, so not too many at once). */
-async function joinAll(url: string, roomName: string, members: TestUser[]): Promise<void> {
-  for (let i = 0; i < members.length; i += 8) {
-    await Promise.all(members.slice(i, i + 8).map((m) => gqlOk(remoteApp(url), JoinRoomDocument, { name: roomName }, m.token)));
-  }
-}
-
-/** Two subscriber processes, one per instance, each with half the sockets. */
-async function openClients(urls: string[], tokens: string[], roomName: string, maxSeq: number, started: Stoppable[]): Promise<FanoutClients[]> {
-  const half = tokens.length / 2;
-  return Promise.all(
-    urls.map(async (url, i) => {
-      const clients = startFanoutClients();
-      started.push(clients);
-      const wsUrl = `${url.replace(/^http/, 'ws')}/graphql`;
-      await clients.open({ url: wsUrl, tokens: tokens.slice(i * half, (i + 1) * half), query: SUBSCRIPTION, variables: { roomName }, maxSeq });
-      return clients;
-    }),
-  );
 }
 
 const f = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
@@ -81,54 +43,16 @@ function saturated(step: StepResult, previous: StepResult | undefined): string |
 
 export default async function run(): Promise<string> {
   const began = Date.now();
-  // Keys and channels of this run only: the Redis may be shared with others.
-  const prefix = `bench-fanout-${process.pid}-${Date.now()}:`;
-  const started: Stoppable[] = [];
-  const redis = new Redis(REDIS_URL);
+  // Parley's two contenders share its sockets, so their sequence numbers follow one another.
+  const maxSeq = 2 * (2 * WARM_UP_MAX + RATES.reduce((a, r) => a + (r * STEP_MS) / 1000, 0)) + 1;
+  const stage = await setUpFanout(maxSeq);
   try {
-    const env = { ...PRODUCTION_ENV, REDIS_URL, REDIS_PREFIX: prefix };
-    // One after the other: both apply the keyspace's migrations at start.
-    const servers = [await startServerProcess(env)];
-    started.push(servers[0]!);
-    servers.push(await startServerProcess(env));
-    started.push(servers[1]!);
-    const channel = `${prefix}relay`;
-    const relays = [];
-    for (let i = 0; i < 2; i++) {
-      relays.push(await startRelayProcess(REDIS_URL, channel));
-      started.push(relays[i]!);
-    }
-
-    // The room holds at most 1,000 participants: the poster and 999 others, each with one socket.
-    const app = remoteApp(servers[0]!.url);
-    const poster = await signUp(app);
-    const roomName = await roomWith(app, poster);
-    const members = await signUpMany(app, SUBSCRIBERS - 1, 'fan');
-    await joinAll(servers[0]!.url, roomName, members);
-    const tokens = [poster, ...members].map((u) => u.token);
-    const maxSeq = 2 * WARM_UP_MAX + RATES.reduce((a, r) => a + (r * STEP_MS) / 1000, 0) + 1;
-
-    // One poster, on the first instance: every post goes through one instance's sequencer, so history order is one order.
-    const parley: Contender = {
-      name: 'Parley',
-      sockets: SUBSCRIBERS,
-      clients: await openClients(servers.map((s) => s.url), tokens, roomName, maxSeq, started),
-      post: async (content) => {
-        const result = await gql(app, POST, { roomName, content }, poster.token);
-        return !result.errors?.length && !!result.data;
-      },
-    };
-    const relay: Contender = {
-      name: 'relay floor',
-      sockets: SUBSCRIBERS,
-      clients: await openClients(relays.map((r) => r.url), tokens, roomName, maxSeq, started),
-      post: async (content) => (await redis.publish(channel, relayPayload(roomName, content))) >= 0,
-    };
-
+    const { parley, deliveryOnly, relay } = stage;
     const setupMs = Date.now() - began;
-    const contenders = [parley, relay];
-    const next = new Map<Contender, number>();
-    for (const c of contenders) next.set(c, await warmUp(c, 0, WARM_UP_MAX));
+    const contenders = [parley, deliveryOnly, relay];
+    // The next sequence number of each set of sockets.
+    const next = new Map<Contender['clients'], number>();
+    for (const c of contenders) next.set(c.clients, await warmUp(c, next.get(c.clients) ?? 0, WARM_UP_MAX));
     const results = new Map<Contender, StepResult[]>(contenders.map((c) => [c, []]));
     const knees = new Map<Contender, Knees>(contenders.map((c) => [c, {}]));
     const rampBegan = Date.now();
@@ -136,9 +60,9 @@ export default async function run(): Promise<string> {
       for (const c of contenders) {
         const knee = knees.get(c)!;
         if (knee.saturated) continue;
-        const seq0 = next.get(c)!;
+        const seq0 = next.get(c.clients)!;
         const step = await runStep(c, rate, STEP_MS, seq0);
-        next.set(c, seq0 + step.posts);
+        next.set(c.clients, seq0 + step.posts);
         const steps = results.get(c)!;
         const slow = latencyKnee(step);
         const flat = saturated(step, steps.at(-1));
@@ -148,11 +72,9 @@ export default async function run(): Promise<string> {
         console.log(`${c.name} @ ${rate}/s: ${f(step.deliveriesPerSec)} deliveries/s, p50 ${f(step.p50, 1)} ms, p99 ${f(step.p99, 1)} ms, lost ${step.lost}, dup ${step.duplicated}, out of order ${step.outOfOrder}${flat ? ` (stops: ${flat})` : ''}`);
       }
     }
-    return report(results, knees, parley, relay, { setupMs, rampMs: Date.now() - rampBegan, totalMs: Date.now() - began });
+    return report(results, knees, parley, deliveryOnly, relay, { setupMs, rampMs: Date.now() - rampBegan, totalMs: Date.now() - began });
   } finally {
-    // Newest first, one at a time: sockets close before the servers they are on stop.
-    for (const s of started.reverse()) await s.stop().catch((err: Error) => console.error(`teardown: ${err.message}`));
-    redis.disconnect();
+    await stage.stop();
   }
 }
 
@@ -160,15 +82,16 @@ function report(
   results: Map<Contender, StepResult[]>,
   knees: Map<Contender, Knees>,
   parley: Contender,
+  deliveryOnly: Contender,
   relay: Contender,
   time: { setupMs: number; rampMs: number; totalMs: number },
 ): string {
   const relayAt = new Map(results.get(relay)!.map((s) => [s.rate, s]));
   const rows: string[] = [];
-  for (const c of [parley, relay]) {
+  for (const c of [parley, deliveryOnly, relay]) {
     for (const s of results.get(c)!) {
       const floor = relayAt.get(s.rate);
-      const ratio = c === parley && floor ? f(s.deliveriesPerSec / floor.deliveriesPerSec, 2) : '';
+      const ratio = c !== relay && floor ? f(s.deliveriesPerSec / floor.deliveriesPerSec, 2) : '';
       const closed = Object.entries(s.closed).map(([code, n]) => `${n}×${code}`).join(' ');
       rows.push(`| ${c.name} | ${s.rate} | ${f(s.postedPerSec, 1)} | ${f(s.postP50, 1)} | ${f(s.deliveriesPerSec)} | ${ratio} | ${f(s.p50, 1)} | ${f(s.p99, 1)} | ${s.lost} | ${s.duplicated} | ${s.outOfOrder} | ${s.failedPosts} | ${closed}${s.other ? ` ${s.other} other` : ''} |`);
     }
@@ -196,7 +119,9 @@ function report(
     'its sockets as the graphql-ws `next` frame Parley sends for it; its poster publishes the same payloads to Redis at the',
     'same rates. Subscribers live in two processes per contender (bench/fanout-clients.ts, one code path for both), which',
     'read each frame with indexOf. Contenders alternate step by step (Parley at a rate, then the relay at it); each climbs',
-    'past its latency knee until its deliveries stop rising or it loses events.',
+    'past its latency knee until its deliveries stop rising or it loses events. "Parley, delivery alone" is the same two',
+    "instances and sockets, with each event published straight to the room's Redis channel as postMessage publishes it",
+    '(same JSON, same channel) and nothing posted: what the delivery costs without the posts beside it, on the same machine.',
     '',
     'deliveries/s: distinct (post, socket) deliveries over the span from the first post of the step to the last receipt.',
     'Latency: receipt (subscriber process) minus send (poster, just before the request or PUBLISH), on the shared monotonic',
@@ -211,10 +136,12 @@ function report(
     ...rows,
     '',
     `Knee. Parley: ${knee(parley)}.`,
+    `Parley, delivery alone: ${knee(deliveryOnly)}.`,
     `Relay floor: ${knee(relay)}.`,
     '',
     `Peak deliveries/s without losses: Parley ${f(peak(parley))}, relay floor ${f(peak(relay))}, ratio ${f(peak(parley) / peak(relay), 2)}`,
-    `(target ≥ 0.8: ${peak(parley) >= 0.8 * peak(relay) ? 'met' : 'not met'}). Within p99 ≤ ${KNEE_P99_MS} ms: Parley ${f(withinBound(parley))}, relay floor ${f(withinBound(relay))}. Parley over all its`,
+    `(target ≥ 0.8: ${peak(parley) >= 0.8 * peak(relay) ? 'met' : 'not met'}); Parley's delivery alone ${f(peak(deliveryOnly))}, ratio ${f(peak(deliveryOnly) / peak(relay), 2)}.`,
+    `Within p99 ≤ ${KNEE_P99_MS} ms: Parley ${f(withinBound(parley))}, delivery alone ${f(withinBound(deliveryOnly))}, relay floor ${f(withinBound(relay))}. Parley over all its`,
     `steps: ${lost} lost, ${dup} duplicated, ${ooo} out of order (target 0 lost or out of order per room: ${lost + ooo === 0 ? 'met' : 'not met'}).`,
     '',
     `Frames as received (one each): Parley ${Buffer.byteLength(frame(parley))} bytes, relay ${Buffer.byteLength(frame(relay))} bytes.`,

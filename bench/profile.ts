@@ -2,22 +2,43 @@
  * `npm run bench:profile [scenario]`: a CPU profile of Parley serving one
  * request scenario of bench/request-scenarios.ts (the history page of 50 by
  * default) under autocannon at concurrency 16 for 10 s (bench/cpu-profile.ts),
- * and where its time went.
+ * and where its time went. `npm run bench:profile fanout [rate]`: live
+ * fan-out at `rate` posts/s (40 by default), CPU per delivery of Parley's
+ * instances and of the relay floor's, and where Parley's time went
+ * (bench/fanout-profile.ts).
  */
 import { startServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { seedRequestScenarios } from './request-scenarios.js';
-import { profileScenario } from './cpu-profile.js';
+import { profileScenario, type CpuProfile } from './cpu-profile.js';
+import { profileFanout } from './fanout-profile.js';
+
+const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
+function print(profile: CpuProfile): void {
+  console.log(`${profile.file}\nby function:`);
+  for (const [key, share] of profile.byFunction.slice(0, 25)) console.log(`${pct(share)}  ${key}`);
+  console.log('by place:');
+  for (const [key, share] of profile.byPlace.slice(0, 25)) console.log(`${pct(share)}  ${key}`);
+}
+
+if (process.argv[2] === 'fanout') {
+  const { cpu, profiles } = await profileFanout(Number(process.argv[3] ?? 40));
+  for (const c of cpu) {
+    const s = c.step;
+    console.log(`${c.name} @ ${s.rate}/s: ${s.deliveriesPerSec.toFixed(0)} deliveries/s, p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, lost ${s.lost}`);
+    for (const [i, d] of c.perDelivery.entries()) {
+      console.log(`  process ${i + 1}: ${(d.user + d.system).toFixed(2)} µs of CPU per delivery (user ${d.user.toFixed(2)}, system ${d.system.toFixed(2)})`);
+    }
+    console.log(`  the machine's busiest processes over the step (CPU s): ${c.machine.map(([name, us]) => `${name} ${(us / 1e6).toFixed(2)}`).join('; ')}`);
+  }
+  for (const profile of profiles) print(profile);
+  process.exit(0);
+}
 
 const seeder = await startServerProcess(PRODUCTION_ENV);
 const scenarios = await seedRequestScenarios(seeder.url);
 await seeder.stop();
 const scenario = scenarios[process.argv[2] ?? 'history'];
 if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
-const profile = await profileScenario(scenario);
-const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
-console.log(`${profile.file}\nby function:`);
-for (const [key, share] of profile.byFunction.slice(0, 25)) console.log(`${pct(share)}  ${key}`);
-console.log('by place:');
-for (const [key, share] of profile.byPlace.slice(0, 25)) console.log(`${pct(share)}  ${key}`);
+print(await profileScenario(scenario));
 process.exit(0);

@@ -23,6 +23,8 @@ const GC_SIGNALS = { full: 'SIGUSR2', reduce: 'SIGHUP' } as const;
 
 export interface ServerProcess {
   url: string;
+  /** The child's process id (its CPU time is read from /proc by the profilers). */
+  pid: number;
   /**
    * A full garbage collection in the server, resolved once it is done, so a
    * memory figure read next counts what is live, not garbage not yet
@@ -69,6 +71,7 @@ export async function startChildServer(entry: string, env: Record<string, string
   });
   return {
     url,
+    pid: child.pid!,
     collectGarbage: (kind = 'full') =>
       new Promise<void>((resolve) => {
         const collected = (line: string) => {

@@ -5,6 +5,9 @@ import { createRedis } from './redis-connection.js';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 
+/** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
+export const redisEventChannel = (prefix: string, channel: string) => `${prefix}events:${channel}`;
+
 /**
  * Events through Redis with graphql-redis-subscriptions: a publisher and a
  * separate subscriber connection (a subscribed connection can run nothing else).
@@ -61,7 +64,7 @@ export class RedisBackedPubSub implements PubSub {
       // No command timeout: a subscribed connection waits for messages by design.
       createRedis(url, logger, 'subscriber'),
       logger,
-      `${prefix}events:`,
+      redisEventChannel(prefix, ''),
       meter,
     );
   }
