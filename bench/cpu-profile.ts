@@ -26,6 +26,8 @@ export interface CpuProfile {
   /** Shares of all samples (0–1), largest first. */
   byFunction: Array<[string, number]>;
   byPlace: Array<[string, number]>;
+  /** The wall time the window's samples stand for (idle included), in ms: a share times this is time spent. */
+  sampledMs: number;
 }
 
 /** Where CPU profiles land: bench/profiles/ (not committed). */
@@ -65,9 +67,12 @@ export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProf
   };
   const hitsOf = new Map<number, number>();
   let at = BigInt(startTime);
+  let sampledUs = 0;
   for (const [i, id] of samples.entries()) {
     at += BigInt(timeDeltas[i]!);
-    if (at >= from && at <= to) hitsOf.set(id, (hitsOf.get(id) ?? 0) + 1);
+    if (at < from || at > to) continue;
+    hitsOf.set(id, (hitsOf.get(id) ?? 0) + 1);
+    sampledUs += timeDeltas[i]!;
   }
   const byFunction = new Map<string, number>();
   const byPlace = new Map<string, number>();
@@ -80,7 +85,7 @@ export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProf
     add(byPlace, placeOf(n.callFrame), hits);
   }
   const shares = (m: Map<string, number>) => [...m].map(([k, v]): [string, number] => [k, v / total]).sort((a, b) => b[1] - a[1]);
-  return { file: PROFILE_DIR + file, byFunction: shares(byFunction), byPlace: shares(byPlace) };
+  return { file: PROFILE_DIR + file, byFunction: shares(byFunction), byPlace: shares(byPlace), sampledMs: sampledUs / 1000 };
 }
 
 function add(m: Map<string, number>, key: string, hits: number): void {

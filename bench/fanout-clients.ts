@@ -66,6 +66,8 @@ export interface Collected extends Counts {
 
 /** The parent's handle on one subscriber process. */
 export interface FanoutClients {
+  /** The subscriber process's id (its CPU is read from /proc). */
+  pid: number;
   open(cmd: OpenCommand): Promise<void>;
   counts(): Promise<Counts>;
   collect(from: number, to: number, skip: number[]): Promise<Collected>;
@@ -97,6 +99,7 @@ export function startFanoutClients(): FanoutClients {
       child.stdin!.write(JSON.stringify(cmd) + '\n');
     });
   return {
+    pid: child.pid!,
     open: async (cmd) => void (await ask({ cmd: 'open', ...cmd })),
     counts: () => ask<Counts>({ cmd: 'counts' }),
     collect: (from, to, skip) => ask<Collected>({ cmd: 'collect', from, to, skip }),

@@ -5,53 +5,16 @@
  * its step (user and system, from /proc), the same for Parley's delivery
  * alone (events published straight to its Redis channel, nothing posted),
  * the machine's busiest processes over each step, and Parley's instances
- * profiled with --cpu-prof over Parley's step. `npm run bench:profile fanout [rate]`.
+ * profiled with --cpu-prof over Parley's step and over its delivery alone. `npm run bench:profile fanout [rate]`.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { setUpFanout } from './fanout-setup.js';
 import { runStep, warmUp, type Contender, type StepResult } from './fanout-ramp.js';
 import { cpuProfArgs, profileClockUs, summarizeProfile, type CpuProfile } from './cpu-profile.js';
 import type { ServerProcess } from './server-process.js';
+import { cpuUs, everyProcess, spentBetween } from './process-cpu.js';
 
 const STEP_MS = 10_000;
 const WARM_UP_MAX = 300;
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
-const TICKS_PER_SEC = 100;
-
-/** A process's CPU time so far, user and system, in microseconds. */
-function cpuUs(pid: number): { user: number; system: number } {
-  // The command name is in parentheses and may hold spaces: fields are counted after it.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const tick = 1e6 / TICKS_PER_SEC;
-  return { user: Number(fields[11]) * tick, system: Number(fields[12]) * tick };
-}
-
-/** Every process's CPU time so far (µs) and a short name for it (its command line's last words). */
-function everyProcess(): Map<number, { name: string; us: number }> {
-  const all = new Map<number, { name: string; us: number }>();
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const { user, system } = cpuUs(pid);
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      const name = cmdline.some((a) => a.includes('CassandraDaemon')) ? 'cassandra' : cmdline.slice(0, 3).map((a) => a.split('/').pop()).join(' ');
-      all.set(pid, { name, us: user + system });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return all;
-}
-
-/** What each process spent between two readings of everyProcess, by pid, largest first (µs). */
-function spent(before: Map<number, { name: string; us: number }>, after: Map<number, { name: string; us: number }>): Array<[string, number]> {
-  const rows: Array<[string, number]> = [];
-  for (const [pid, { name, us }] of after) rows.push([`${pid} ${name}`, us - (before.get(pid)?.us ?? 0)]);
-  return rows.filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]);
-}
-
 export interface FanoutCpu {
   name: string;
   step: StepResult;
@@ -68,7 +31,7 @@ async function measured(contender: Contender, processes: ServerProcess[], rate: 
   const step = await runStep(contender, rate, STEP_MS, seq0);
   const to = profileClockUs();
   const after = processes.map((p) => cpuUs(p.pid));
-  const machine = spent(machineBefore, everyProcess()).slice(0, 10);
+  const machine = spentBetween(machineBefore, everyProcess()).slice(0, 10);
   const each = step.delivered / processes.length;
   const perDelivery = processes.map((_, i) => ({
     user: (after[i]!.user - before[i]!.user) / each,
@@ -77,8 +40,8 @@ async function measured(contender: Contender, processes: ServerProcess[], rate: 
   return { name: contender.name, step, perDelivery, machine, from, to };
 }
 
-/** Parley, then Parley's delivery alone (no posts: see FanoutStage), then the relay floor; Parley's instances profiled over Parley's step. */
-export async function profileFanout(rate: number): Promise<{ cpu: FanoutCpu[]; profiles: CpuProfile[] }> {
+/** Parley, then Parley's delivery alone (no posts: see FanoutStage), then the relay floor; Parley's instances profiled over both of their steps. */
+export async function profileFanout(rate: number): Promise<{ cpu: FanoutCpu[]; profiles: CpuProfile[]; deliveryOnlyProfiles: CpuProfile[] }> {
   const posts = (rate * STEP_MS) / 1000;
   const stage = await setUpFanout(WARM_UP_MAX + 2 * posts + 1, cpuProfArgs());
   let parley;
@@ -93,5 +56,9 @@ export async function profileFanout(rate: number): Promise<{ cpu: FanoutCpu[]; p
   } finally {
     await stage.stop();
   }
-  return { cpu: [parley, deliveryOnly, relay], profiles: stage.servers.map((s) => summarizeProfile(s.pid, parley.from, parley.to)) };
+  return {
+    cpu: [parley, deliveryOnly, relay],
+    profiles: stage.servers.map((s) => summarizeProfile(s.pid, parley.from, parley.to)),
+    deliveryOnlyProfiles: stage.servers.map((s) => summarizeProfile(s.pid, deliveryOnly.from, deliveryOnly.to)),
+  };
 }

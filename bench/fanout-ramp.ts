@@ -9,6 +9,8 @@ import { MARK, BIN_MS, clockMs, type Collected, type FanoutClients } from './fan
 
 export interface Contender {
   name: string;
+  /** The processes that deliver (Parley's instances, or the relay's). */
+  serverPids: number[];
   clients: FanoutClients[];
   /** Sockets over all client processes. */
   sockets: number;

@@ -106,6 +106,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
     // One poster, on the first instance: every post goes through one instance's sequencer, so history order is one order.
     const parley: Contender = {
       name: 'Parley',
+      serverPids: servers.map((s) => s.pid),
       sockets: SUBSCRIBERS,
       clients: await openClients(servers.map((s) => s.url), tokens, roomName, maxSeq, started),
       post: async (content) => {
@@ -126,6 +127,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
     };
     const relay: Contender = {
       name: 'relay floor',
+      serverPids: relays.map((r) => r.pid),
       sockets: SUBSCRIBERS,
       clients: await openClients(relays.map((r) => r.url), tokens, roomName, maxSeq, started),
       post: async (content) => (await redis.publish(relayChannel, relayPayload(roomName, content))) >= 0,

@@ -12,6 +12,7 @@
  */
 import { setUpFanout, SUBSCRIBERS } from './fanout-setup.js';
 import { runStep, warmUp, type Contender, type StepResult } from './fanout-ramp.js';
+import { cassandraPid, watchCpu } from './process-cpu.js';
 
 const RATES = [2, 5, 10, 20, 40, 80, 160, 320];
 const STEP_MS = 5_000;
@@ -19,6 +20,11 @@ const WARM_UP_MAX = 300;
 const KNEE_P99_MS = 100;
 /** "Deliveries stop rising": a step whose rate doubled gained less than this. */
 const RISE = 1.1;
+
+/** A step, and the cores each group of processes kept busy over it. */
+interface Measured extends StepResult {
+  cores: { servers: number; clients: number; cassandra: number };
+}
 
 interface Knees {
   /** The first rate whose p99 passed KNEE_P99_MS. */
@@ -53,7 +59,8 @@ export default async function run(): Promise<string> {
     // The next sequence number of each set of sockets.
     const next = new Map<Contender['clients'], number>();
     for (const c of contenders) next.set(c.clients, await warmUp(c, next.get(c.clients) ?? 0, WARM_UP_MAX));
-    const results = new Map<Contender, StepResult[]>(contenders.map((c) => [c, []]));
+    const results = new Map<Contender, Measured[]>(contenders.map((c) => [c, []]));
+    const cassandra = cassandraPid();
     const knees = new Map<Contender, Knees>(contenders.map((c) => [c, {}]));
     const rampBegan = Date.now();
     for (const rate of RATES) {
@@ -61,7 +68,8 @@ export default async function run(): Promise<string> {
         const knee = knees.get(c)!;
         if (knee.saturated) continue;
         const seq0 = next.get(c.clients)!;
-        const step = await runStep(c, rate, STEP_MS, seq0);
+        const cpu = watchCpu({ servers: c.serverPids, clients: c.clients.map((k) => k.pid), cassandra: cassandra ? [cassandra] : [] });
+        const step: Measured = { ...(await runStep(c, rate, STEP_MS, seq0)), cores: cpu() };
         next.set(c.clients, seq0 + step.posts);
         const steps = results.get(c)!;
         const slow = latencyKnee(step);
@@ -79,7 +87,7 @@ export default async function run(): Promise<string> {
 }
 
 function report(
-  results: Map<Contender, StepResult[]>,
+  results: Map<Contender, Measured[]>,
   knees: Map<Contender, Knees>,
   parley: Contender,
   deliveryOnly: Contender,
@@ -93,12 +101,14 @@ function report(
       const floor = relayAt.get(s.rate);
       const ratio = c !== relay && floor ? f(s.deliveriesPerSec / floor.deliveriesPerSec, 2) : '';
       const closed = Object.entries(s.closed).map(([code, n]) => `${n}×${code}`).join(' ');
-      rows.push(`| ${c.name} | ${s.rate} | ${f(s.postedPerSec, 1)} | ${f(s.postP50, 1)} | ${f(s.deliveriesPerSec)} | ${ratio} | ${f(s.p50, 1)} | ${f(s.p99, 1)} | ${s.lost} | ${s.duplicated} | ${s.outOfOrder} | ${s.failedPosts} | ${closed}${s.other ? ` ${s.other} other` : ''} |`);
+      const cores = `${f(s.cores.servers, 2)} | ${f(s.cores.clients, 2)} | ${f(s.cores.cassandra, 2)}`;
+      rows.push(`| ${c.name} | ${s.rate} | ${f(s.postedPerSec, 1)} | ${f(s.postP50, 1)} | ${f(s.deliveriesPerSec)} | ${ratio} | ${f(s.p50, 1)} | ${f(s.p99, 1)} | ${s.lost} | ${s.duplicated} | ${s.outOfOrder} | ${s.failedPosts} | ${closed}${s.other ? ` ${s.other} other` : ''} | ${cores} |`);
     }
   }
   const best = (c: Contender, ok: (s: StepResult) => boolean) => Math.max(0, ...results.get(c)!.filter(ok).map((s) => s.deliveriesPerSec));
   const peak = (c: Contender) => best(c, (s) => s.lost === 0);
   const withinBound = (c: Contender) => best(c, (s) => s.lost === 0 && s.p99 <= KNEE_P99_MS);
+  const peakStep = (c: Contender) => results.get(c)!.filter((s) => s.lost === 0).reduce((a, b) => (b.deliveriesPerSec > a.deliveriesPerSec ? b : a));
   const knee = (c: Contender) => {
     const k = knees.get(c)!;
     const latency = k.latency ? `p99 passes ${KNEE_P99_MS} ms at ${k.latency.rate} posts/s (${k.latency.why})` : `p99 stays under ${KNEE_P99_MS} ms`;
@@ -131,8 +141,11 @@ function report(
     'not a promise: concurrent posts commit in any order). On this 2-core machine, shared with other benchmarks, the',
     'clients, servers, Cassandra, Redis and poster all compete for CPU: absolute figures are noisy, ratios less so.',
     '',
-    '| contender | posts/s offered | posted/s | post p50 ms | deliveries/s | Parley/relay | p50 ms | p99 ms | lost | dup | out of order | failed posts | closed / other frames |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    'Cores: CPU seconds per second of the step (from /proc) of the contender\'s two server processes, of its two subscriber',
+    'processes, and of the Cassandra node (2 cores in all on this machine).',
+    '',
+    '| contender | posts/s offered | posted/s | post p50 ms | deliveries/s | Parley/relay | p50 ms | p99 ms | lost | dup | out of order | failed posts | closed / other frames | servers, cores | subscribers, cores | Cassandra, cores |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Knee. Parley: ${knee(parley)}.`,
@@ -152,31 +165,37 @@ function report(
     '',
     `Time: setup (instances, 1,000 sign-ups and joins, sockets) ${f(time.setupMs / 1000)} s, ramp ${f(time.rampMs / 1000)} s, total ${f(time.totalMs / 1000)} s.`,
     '',
-    'Before each event was executed once per instance and document (src/server/shared-execution.ts) and each payload',
-    'serialized once (src/server/shared-frames.ts), with an execution and a JSON.stringify per subscriber: Parley peak',
-    '33,173 deliveries/s against the relay floor\'s 142,744 (ratio 0.23), p99 ≤ 100 ms up to 20 posts/s (run of',
-    '2026-11-23T03:17). After that and before results went straight to the sockets: peak 51,842 against 215,953 (0.24),',
-    'within p99 ≤ 100 ms 20,086 against 159,761 (run of 2026-11-23T09:06, commit 2526c0e).',
+    `What bounds Parley: persisting the posts, on a machine it shares with the Cassandra node. Its delivery alone (the`,
+    `same instances and sockets, no posts) peaks at ${f(peak(deliveryOnly))} deliveries/s, ${f(peak(deliveryOnly) / peak(relay), 2)} of the relay's, and stays`,
+    `within p99 ≤ ${KNEE_P99_MS} ms up to ${f(withinBound(deliveryOnly))}. With the posts written and served, at its peak step (${peakStep(parley).rate} posts/s offered)`,
+    `the Cassandra node kept ${f(peakStep(parley).cores.cassandra, 2)} cores busy, Parley's instances ${f(peakStep(parley).cores.servers, 2)} and its subscribers ${f(peakStep(parley).cores.clients, 2)}, of 2;`,
+    `during the relay's steps the node idles (${f(Math.max(...results.get(relay)!.map((x) => x.cores.cassandra)), 2)} cores at most).`,
     '',
-    "Since then an event goes straight to each graphql-ws socket (src/pubsub/pubsub.ts's DirectConsumer, the sink in",
-    'src/server/websocket.ts): while a subscriber\'s reader waits and nothing is queued for it, the pub/sub hands the event',
-    "to its stream, the feed's rules run, and the shared result's frame is written at once; before, each subscriber took",
-    "each event through its own promise chain (the stream's next(), the shared-result, session and envelop layers,",
-    "graphql-ws's for-await and emit). A trial run of 2026-11-24: peak 88,093 against 181,384 (0.49).",
+    'Where that goes, from `npm run bench:profile fanout 40` (2026-11-25, 10 s per step, CPU time from /proc, not part of this',
+    "run): at 40 posts/s the node spent 3.9-4.4 CPU s per 10 s step, 10 ms per post, against 0.6-2 ms per post when the",
+    'same posts came in bursts; a paced poster alone (no subscribers) measured 23, 17, 10 and 5 ms per post at 20, 40, 80',
+    "and 160 posts/s: 0.46 to 0.83 cores whatever the rate. perf of the node at 40 posts/s: 54 % of its samples in",
+    "finish_task_switch, its request stages' workers parking and waking between requests (Cassandra's shared executor",
+    'pool sleep-spins in steps of tens of µs before a worker sleeps; no setting of 5.0 changes it, and fewer worker threads',
+    '(concurrent_reads and _writes 4, native_transport_max_threads 8) measured worse, 13-18 ms per post). The other cores',
+    "pay for it too: over Parley's step at 40 posts/s each instance spent 2.3-2.4 s more in socket writes (writeBuffer)",
+    'than over its delivery alone at the same rate, the same frames to the same sockets, on both instances, the one that',
+    'serves no post included: the writes wake subscriber processes on cores Cassandra keeps busy. Per post, the posting',
+    "instance's own work beyond delivery is about 2 ms of CPU at 40 posts/s (0.3 ms at full load in bench/results/requests.md).",
     '',
-    "What bounds Parley now: CPU per delivery. From each process's CPU time over a step (trial runs of 2026-11-24 at 40 and",
-    '60 posts/s): the instance without the poster 12-13 µs per delivery, the posting instance 15-16 µs, a relay process',
-    '6-8 µs. perf (cpu-clock) of the instance without the poster and of a relay over 4 s at 60 posts/s, per delivery:',
-    'kernel 6.3 µs against the relay\'s 4.8 (a socket write on loopback runs the receiver\'s TCP path too, and Parley\'s',
-    'processes are switched out more often: Cassandra and the posting instance want the same 2 cores), Node\'s native code',
-    '2.7 against 1.3, JavaScript 2.3 against 0.8. What JavaScript still runs per subscriber and event: the feed\'s rules (own',
-    'typing, end of the feed, the access re-check window), the session check, the shared result\'s lookup, the frame and',
-    "the socket's byte bound. The posting instance also runs each postMessage: 780 µs of CPU each in this room of 1,000",
-    "(240 in a room of 10), the room's 1,000 participants read and decoded on every post. Past about 70 posts/s the posting",
-    'instance is busy all the time and its posts queue (post p50 near a second).',
+    'Before, peak Parley against relay: 33,173 against 142,744 (0.23), p99 ≤ 100 ms up to 20 posts/s, with an execution',
+    'and a JSON.stringify per subscriber (run of 2026-11-23T03:17); 51,842 against 215,953 (0.24) once each event was',
+    'executed once per instance and document (src/server/shared-execution.ts) and its payload serialized once',
+    "(src/server/shared-frames.ts) (2026-11-23T09:06, commit 2526c0e); 74,298 against 171,851 (0.43) once each event went",
+    "straight to each subscriber's socket (src/pubsub/pubsub.ts's DirectConsumer, the sink in src/server/websocket.ts)",
+    "without a promise or iterator step per subscriber (2026-11-25T00:09, commit bffdb2c). Since then: each result's",
+    'whole WebSocket frame is encoded once per operation id and written as it is (one write of ready bytes per socket,',
+    "where ws.send measured, encoded and framed the text for each), and a post reads only the poster's own entries of the",
+    "room's participants (a slice of the set) instead of all 1,000 of them. Per delivery, Parley's delivery alone now costs",
+    "9.1-11.0 µs of CPU per instance against a relay process's 7.5-8.2 (two trial runs at 40 posts/s, 2026-11-25, no profiler).",
     '',
     "Tried and not kept (2026-11-23T09:00): each result's frame written straight to the socket from the results, but",
     "still through every subscriber's own iterator chain, skipping only graphql-ws's loop (by its onOperation hook): peak",
-    "57,627 deliveries/s against 211,142 (0.27), against 58,943 and 223,623 (0.26) without it: no change beyond noise.",
+    '57,627 deliveries/s against 211,142 (0.27), against 58,943 and 223,623 (0.26) without it: no change beyond noise.',
   ].join('\n');
 }

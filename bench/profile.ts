@@ -22,7 +22,7 @@ function print(profile: CpuProfile): void {
 }
 
 if (process.argv[2] === 'fanout') {
-  const { cpu, profiles } = await profileFanout(Number(process.argv[3] ?? 40));
+  const { cpu, profiles, deliveryOnlyProfiles } = await profileFanout(Number(process.argv[3] ?? 40));
   for (const c of cpu) {
     const s = c.step;
     console.log(`${c.name} @ ${s.rate}/s: ${s.deliveriesPerSec.toFixed(0)} deliveries/s, p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, lost ${s.lost}`);
@@ -32,6 +32,13 @@ if (process.argv[2] === 'fanout') {
     console.log(`  the machine's busiest processes over the step (CPU s): ${c.machine.map(([name, us]) => `${name} ${(us / 1e6).toFixed(2)}`).join('; ')}`);
   }
   for (const profile of profiles) print(profile);
+  // What posting adds on each instance: time by function in Parley's step less the same in the delivery-alone step.
+  for (const [i, withPosts] of profiles.entries()) {
+    const alone = new Map(deliveryOnlyProfiles[i]!.byFunction.map(([k, share]) => [k, share * deliveryOnlyProfiles[i]!.sampledMs]));
+    const added = withPosts.byFunction.map(([k, share]): [string, number] => [k, share * withPosts.sampledMs - (alone.get(k) ?? 0)]).sort((a, b) => b[1] - a[1]);
+    console.log(`instance ${i + 1}: ms by function in Parley's step beyond its delivery alone (same length, same rate)`);
+    for (const [key, ms] of added.slice(0, 30)) console.log(`${ms.toFixed(0).padStart(7)} ms  ${key}`);
+  }
   process.exit(0);
 }
 

@@ -9,6 +9,8 @@ export interface LoadSample {
   rps: number;
   p99: number;
   errors: number;
+  /** Responses received in all (errors included). */
+  requests: number;
 }
 
 export interface HttpRequest {
@@ -26,7 +28,7 @@ export async function loadRequest(req: HttpRequest, connections: number, seconds
     timeout: timeoutSeconds,
     requests: [{ method: 'POST', body: req.body, headers: req.headers, onResponse: (_status, text) => void (text.includes('"errors"') && graphqlErrors++) }],
   });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx + graphqlErrors };
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx + graphqlErrors, requests: r.requests.total };
 }
 
 /** The GraphQL request of a scenario, with its token. */

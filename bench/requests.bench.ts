@@ -16,6 +16,7 @@ import { PRODUCTION_ENV } from './scenarios.js';
 import { median } from './harness.js';
 import { profileScenario, shareList, type CpuProfile } from './cpu-profile.js';
 import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
+import { cpuUs } from './process-cpu.js';
 
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -67,7 +68,16 @@ async function check(contenders: Record<ContenderName, Contender>, s: RequestSce
   }
 }
 
-type Row = Record<ContenderName, { rps: number; p99: number }> & { errors: number };
+/** Per contender: req/s, p99, and the server process's CPU per request (µs, user and system, from /proc). */
+type Row = Record<ContenderName, { rps: number; p99: number; cpuUs: number }> & { errors: number };
+
+/** A load run, and the CPU its server process spent per request meanwhile. */
+async function withCpu(pid: number, run: () => Promise<Sample>): Promise<Sample & { cpuUs: number }> {
+  const before = cpuUs(pid);
+  const sample = await run();
+  const after = cpuUs(pid);
+  return { ...sample, cpuUs: (after.user + after.system - before.user - before.system) / Math.max(1, sample.requests) };
+}
 
 /**
  * Warm-up, then ROUNDS alternating rounds, each starting one contender further on (A B C D, B C D A, …), so
@@ -76,10 +86,12 @@ type Row = Record<ContenderName, { rps: number; p99: number }> & { errors: numbe
 async function measure(contenders: Record<ContenderName, Contender>, s: RequestScenario, connections: number, beside?: { s: RequestScenario; connections: number }): Promise<Row> {
   const run = (name: ContenderName, seconds?: number) => {
     const c = contenders[name];
-    return beside ? Promise.all([load(c, s, connections, seconds), load(c, beside.s, beside.connections, seconds ?? SECONDS)]).then(([main]) => main) : load(c, s, connections, seconds);
+    return withCpu(c.server.pid, () =>
+      beside ? Promise.all([load(c, s, connections, seconds), load(c, beside.s, beside.connections, seconds ?? SECONDS)]).then(([main]) => main) : load(c, s, connections, seconds),
+    );
   };
   for (const name of CONTENDERS) await run(name, 2);
-  const samples = Object.fromEntries(CONTENDERS.map((n) => [n, [] as Sample[]])) as Record<ContenderName, Sample[]>;
+  const samples = Object.fromEntries(CONTENDERS.map((n) => [n, [] as Array<Sample & { cpuUs: number }>])) as Record<ContenderName, Array<Sample & { cpuUs: number }>>;
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < CONTENDERS.length; i++) {
       const name = CONTENDERS[(round + i) % CONTENDERS.length]!;
@@ -88,7 +100,7 @@ async function measure(contenders: Record<ContenderName, Contender>, s: RequestS
   }
   const row = { errors: 0 } as Row;
   for (const name of CONTENDERS) {
-    row[name] = { rps: median(samples[name].map((x) => x.rps)), p99: median(samples[name].map((x) => x.p99)) };
+    row[name] = { rps: median(samples[name].map((x) => x.rps)), p99: median(samples[name].map((x) => x.p99)), cpuUs: median(samples[name].map((x) => x.cpuUs)) };
     row.errors += samples[name].reduce((n, x) => n + x.errors, 0);
   }
   return row;
@@ -104,6 +116,18 @@ function profileLines(title: string, p: CpuProfile): string[] {
     `  garbage collection ${sum((k) => k === '(garbage collector)')} %. By place: ${shareList(p.byPlace, 12)}.`,
     `  By function: ${shareList(p.byFunction, 8)}.`,
   ];
+}
+
+const CPU_TABLE_HEAD = [
+  '| scenario, connections | Parley | floor | Apollo | Mercurius | Parley/floor | Parley/best peer |',
+  '|---|---|---|---|---|---|---|',
+];
+
+/** CPU per request of each contender's server process, and Parley's against the floor's and the cheaper peer's. */
+function cpuRow(label: string, r: Row): string {
+  const cells = CONTENDERS.map((n) => r[n].cpuUs.toFixed(0));
+  const bestPeer = Math.min(r.apollo.cpuUs, r.mercurius.cpuUs);
+  return `| ${label} | ${cells.join(' | ')} | ${ratio(r.parley.cpuUs, r.floor.cpuUs)} | ${ratio(r.parley.cpuUs, bestPeer)} |`;
 }
 
 const TABLE_HEAD = [
@@ -139,6 +163,7 @@ export default async function run(): Promise<string> {
       mercurius: contender('mercurius', await start(startPeerProcess('mercurius', ENV))),
     };
     const rows: string[] = [];
+    const cpuRows: string[] = [];
     let historyAlone: Row | undefined;
     for (const s of Object.values(scenarios)) {
       if (ONLY && !ONLY.includes(s.name)) continue;
@@ -148,12 +173,14 @@ export default async function run(): Promise<string> {
         const row = await measure(contenders, s, connections);
         if (s.name === 'history' && connections === 16) historyAlone = row;
         rows.push(tableRow(`${s.title}, ${connections}`, row));
+        cpuRows.push(cpuRow(`${s.title}, ${connections}`, row));
       }
     }
-    if (ONLY) return [...TABLE_HEAD, ...rows].join('\n');
+    if (ONLY) return [...TABLE_HEAD, ...rows, '', ...CPU_TABLE_HEAD, ...cpuRows].join('\n');
     console.log('  history beside logins');
     const beside = await measure(contenders, scenarios.history!, 16, { s: scenarios.login!, connections: 4 });
     rows.push(tableRow('history page at 16 while 4 connections log in', beside));
+    cpuRows.push(cpuRow('history page at 16 while 4 connections log in (logins included)', beside));
     console.log('  profiles');
     const profiles = [await profileScenario(scenarios.history!, ENV), await profileScenario(scenarios.postMessage!, ENV)];
     const kept = (name: ContenderName) => `${name} ${((100 * beside[name].rps) / historyAlone![name].rps).toFixed(0)} %`;
@@ -167,6 +194,13 @@ export default async function run(): Promise<string> {
       '',
       ...TABLE_HEAD,
       ...rows,
+      '',
+      'CPU per request (µs): the server process\'s user and system time over each measured round (from /proc) divided by',
+      'the responses of that round, median over the rounds. On a machine where the contenders, Cassandra and autocannon',
+      'share 2 cores, this is the steadier measure of what each server costs; req/s also carries what the others left it.',
+      '',
+      ...CPU_TABLE_HEAD,
+      ...cpuRows,
       '',
       'Logins: every contender hashes through the same gate (PASSWORD_HASH_CONCURRENCY slots, here 1 of 2 cores, and',
       'PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and about 3 logins/s are served, scrypt-bound',
