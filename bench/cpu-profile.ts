@@ -11,7 +11,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { projectPath } from '../src/project-root.js';
-import { startServerProcess } from './server-process.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import type { RequestScenario } from './request-scenarios.js';
 import { graphqlRequest } from './request-load.js';
@@ -28,6 +28,8 @@ export interface CpuProfile {
   byPlace: Array<[string, number]>;
   /** The wall time the window's samples stand for (idle included), in ms: a share times this is time spent. */
   sampledMs: number;
+  /** Requests served in the window, where a load generator counted them. */
+  requests?: number;
 }
 
 /** Where CPU profiles land: bench/profiles/ (not committed). */
@@ -42,14 +44,17 @@ export function cpuProfArgs(): string[] {
 /** The monotonic clock V8 stamps profile samples with, in microseconds. */
 export const profileClockUs = () => process.hrtime.bigint() / 1000n;
 
-export async function profileScenario(scenario: RequestScenario, env: Record<string, string> = PRODUCTION_ENV): Promise<CpuProfile> {
-  const server = await startServerProcess(env, cpuProfArgs());
+/** How a contender's process starts, with the node arguments given (Parley's own by default). */
+export type StartServer = (env: Record<string, string>, nodeArgs: string[]) => Promise<ServerProcess>;
+
+export async function profileScenario(scenario: RequestScenario, env: Record<string, string> = PRODUCTION_ENV, start: StartServer = startServerProcess): Promise<CpuProfile> {
+  const server = await start(env, cpuProfArgs());
   const { url, body, headers } = graphqlRequest(server.url, scenario);
   const from = profileClockUs();
-  await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
+  const load = await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
   const to = profileClockUs();
   await server.stop();
-  return summarizeProfile(server.pid, from, to);
+  return { ...summarizeProfile(server.pid, from, to), requests: load.requests.total };
 }
 
 /**

@@ -18,8 +18,8 @@ import { benchEnv } from './harness.js';
 
 export type Peer = 'apollo' | 'mercurius';
 
-export async function startPeerProcess(peer: Peer, env: Record<string, string> = PRODUCTION_ENV): Promise<ServerProcess> {
-  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_PEER_CHILD: peer });
+export async function startPeerProcess(peer: Peer, env: Record<string, string> = PRODUCTION_ENV, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_PEER_CHILD: peer }, nodeArgs);
 }
 
 async function startApollo(services: Services): Promise<string> {

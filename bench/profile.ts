@@ -12,6 +12,7 @@ import { PRODUCTION_ENV } from './scenarios.js';
 import { seedRequestScenarios } from './request-scenarios.js';
 import { profileScenario, type CpuProfile } from './cpu-profile.js';
 import { profileFanout } from './fanout-profile.js';
+import { startPeerProcess } from './peer-servers.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
 function print(profile: CpuProfile): void {
@@ -47,5 +48,22 @@ const scenarios = await seedRequestScenarios(seeder.url);
 await seeder.stop();
 const scenario = scenarios[process.argv[2] ?? 'history'];
 if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
-print(await profileScenario(scenario));
+// `npm run bench:profile <scenario> mercurius` (or apollo): Parley, then that peer serving the same schema, each place's
+// and function's time per request side by side.
+const peer = process.argv[3] === 'mercurius' || process.argv[3] === 'apollo' ? process.argv[3] : undefined;
+const parley = await profileScenario(scenario, PRODUCTION_ENV);
+print(parley);
+if (peer) {
+  const other = await profileScenario(scenario, PRODUCTION_ENV, (env, nodeArgs) => startPeerProcess(peer, env, nodeArgs));
+  const perRequest = (p: CpuProfile, share: number) => (share * p.sampledMs * 1000) / p.requests!;
+  for (const by of ['byPlace', 'byFunction'] as const) {
+    const theirs = new Map(other[by]);
+    const ours = new Map(parley[by]);
+    const keys = [...new Set([...ours.keys(), ...theirs.keys()])];
+    const rows = keys.map((k): [string, number, number] => [k, perRequest(parley, ours.get(k) ?? 0), perRequest(other, theirs.get(k) ?? 0)]);
+    rows.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
+    console.log(`${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s), largest differences first`);
+    for (const [k, a, b] of rows.slice(0, by === "byPlace" ? 25 : 70)) console.log(`${a.toFixed(1).padStart(7)} ${b.toFixed(1).padStart(7)}  ${k}`);
+  }
+}
 process.exit(0);
