@@ -164,6 +164,7 @@ export default async function run(): Promise<string> {
     };
     const rows: string[] = [];
     const cpuRows: string[] = [];
+    const measured: Array<[RequestScenario, Row]> = [];
     let historyAlone: Row | undefined;
     for (const s of Object.values(scenarios)) {
       if (ONLY && !ONLY.includes(s.name)) continue;
@@ -174,6 +175,7 @@ export default async function run(): Promise<string> {
         if (s.name === 'history' && connections === 16) historyAlone = row;
         rows.push(tableRow(`${s.title}, ${connections}`, row));
         cpuRows.push(cpuRow(`${s.title}, ${connections}`, row));
+        measured.push([s, row]);
       }
     }
     if (ONLY) return [...TABLE_HEAD, ...rows, '', ...CPU_TABLE_HEAD, ...cpuRows].join('\n');
@@ -183,6 +185,10 @@ export default async function run(): Promise<string> {
     cpuRows.push(cpuRow('history page at 16 while 4 connections log in (logins included)', beside));
     console.log('  profiles');
     const profiles = [await profileScenario(scenarios.history!, ENV), await profileScenario(scenarios.postMessage!, ENV)];
+    // Parley's CPU per request against a contender's, over the rows that are not logins (logins are scrypt or refusals).
+    const ratiosTo = (other: ContenderName) => measured.filter(([s]) => s.name !== 'login').map(([, r]) => r.parley.cpuUs / r[other].cpuUs);
+    const cpuRatios = { floor: ratiosTo('floor'), mercurius: ratiosTo('mercurius') };
+    const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)} times`;
     const kept = (name: ContenderName) => `${name} ${((100 * beside[name].rps) / historyAlone![name].rps).toFixed(0)} %`;
     return [
       `Each cell is req/s / p99 ms: the median over ${ROUNDS} alternating rounds of ${SECONDS} s (logins ${LOGIN.seconds} s) per contender`,
@@ -222,10 +228,15 @@ export default async function run(): Promise<string> {
       'graphql-jit. An ordinary POST of a JSON query or mutation skips Yoga\'s fetch-API layer (src/server/json-fast-path.ts:',
       'no whatwg-node Request or Response, no onRequest, onRequestParse or onResultProcess hooks; the same answers), so what',
       'Parley runs beyond Mercurius is Yoga\'s operation pipeline (onParams hooks, envelop\'s orchestration of every',
-      "plugin's hooks: limits, masking, trusted documents, live subscriptions, SSE ids) and its result processing. Measured",
-      'apart (2026-11-24, process CPU per request over alternating rounds), the history page costs Parley and Mercurius',
-      'about the same CPU, and both 15-20 % more than the floor; before the fast path Parley spent 30-60 µs more per request',
-      'than with it. Tried and kept: the compiled build, graphql-jit (src/server/jit-execution.ts), the verified-token cache,',
+      "plugin's hooks: limits, masking, trusted documents, live subscriptions, SSE ids) and its result processing. In this",
+      `run, outside the login rows, Parley's CPU per request was ${spread(cpuRatios.floor)} the floor's and ${spread(cpuRatios.mercurius)} Mercurius's.`,
+      '`npm run bench:profile history mercurius` (2026-11-25, both under the profiler, which inflates every figure) put the',
+      "history page's difference with Mercurius in Yoga's pipeline, envelop and the promise helpers (about 70 µs a request",
+      "beyond writing the JSON text, against 35 for Fastify's and Mercurius's own code), more microtasks (promise steps)",
+      'and more garbage collection, no single function over 12 µs; before the',
+      'fast path Parley spent 30-60 µs more per request than with it. Tried and not kept (2026-11-25): a young generation',
+      'of 64 MB (--max-semi-space-size=64) beside the default, in alternating rounds: CPU per request within ±5 %, either way.',
+      'Tried and kept: the compiled build, graphql-jit (src/server/jit-execution.ts), the verified-token cache,',
       "cursors only when selected, a body limit that counts only chunked bodies (Yoga's piped every body through a",
       'TransformStream; src/server/request-body-limit.ts), the JSON fast path (HTTP_FAST_PATH), refusals without stack traces',
       '(src/errors.ts: a refused login cost 137 µs, now 80). Worker processes do not help on this 2-core machine, where',
