@@ -114,3 +114,44 @@ export function shareList(entries: Array<[string, number]>, n: number): string {
     .map(([k, v]) => `${(100 * v).toFixed(1)} % ${k}`)
     .join('; ');
 }
+
+interface AllocationNode {
+  callFrame: ProfileNode['callFrame'];
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/** What a contender allocates per request while serving a scenario, by function and by place (bytes, largest first). */
+export interface Allocations {
+  perRequest: number;
+  byFunction: Array<[string, number]>;
+  byPlace: Array<[string, number]>;
+}
+
+/**
+ * A contender's allocations while autocannon runs `scenario` at 16 connections for 10 s: V8's sampling heap
+ * profiler in the child (BENCH_ALLOCATIONS, see announceChild), collected objects included, from its start.
+ */
+export async function allocationsOf(scenario: RequestScenario, start: StartServer = startServerProcess, env: Record<string, string> = PRODUCTION_ENV): Promise<Allocations> {
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  const file = `${PROFILE_DIR}allocations-${process.pid}-${Date.now()}.heapprofile`;
+  const server = await start({ ...env, BENCH_ALLOCATIONS: file }, []);
+  const { url, body, headers } = graphqlRequest(server.url, scenario);
+  const load = await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
+  await server.stop();
+  const { head } = JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode };
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  let total = 0;
+  const walk = (n: AllocationNode) => {
+    total += n.selfSize;
+    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
+    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`, n.selfSize);
+    add(byPlace, placeOf(n.callFrame), n.selfSize);
+    n.children.forEach(walk);
+  };
+  walk(head);
+  const requests = load.requests.total;
+  const per = (m: Map<string, number>) => [...m].map(([k, v]): [string, number] => [k, v / requests]).sort((a, b) => b[1] - a[1]);
+  return { perRequest: total / requests, byFunction: per(byFunction), byPlace: per(byPlace) };
+}

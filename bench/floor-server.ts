@@ -93,5 +93,5 @@ if (process.env.PARLEY_FLOOR_CHILD) {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: (err as Error).message }));
     }
   });
-  server.listen(0, '127.0.0.1', () => announceChild(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  server.listen(0, '127.0.0.1', () => void announceChild(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
 }

@@ -49,5 +49,5 @@ async function startMercurius(services: Services): Promise<string> {
 const peer = process.env.PARLEY_PEER_CHILD as Peer | undefined;
 if (peer) {
   const services = await childServices();
-  announceChild(peer === 'apollo' ? await startApollo(services) : await startMercurius(services));
+  void announceChild(peer === 'apollo' ? await startApollo(services) : await startMercurius(services));
 }

@@ -10,7 +10,7 @@
 import { startServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { seedRequestScenarios } from './request-scenarios.js';
-import { profileScenario, type CpuProfile } from './cpu-profile.js';
+import { allocationsOf, profileScenario, type CpuProfile } from './cpu-profile.js';
 import { profileFanout } from './fanout-profile.js';
 import { startPeerProcess } from './peer-servers.js';
 
@@ -46,6 +46,23 @@ if (process.argv[2] === 'fanout') {
 const seeder = await startServerProcess(PRODUCTION_ENV);
 const scenarios = await seedRequestScenarios(seeder.url);
 await seeder.stop();
+if (process.argv[2] === 'allocations') {
+  // `npm run bench:profile allocations <scenario> [mercurius|apollo]`: bytes allocated per request, Parley beside the peer.
+  const scenario = scenarios[process.argv[3] ?? 'history']!;
+  const other = process.argv[4] === 'mercurius' || process.argv[4] === 'apollo' ? process.argv[4] : 'mercurius';
+  const ours = await allocationsOf(scenario);
+  const theirs = await allocationsOf(scenario, (env, nodeArgs) => startPeerProcess(other, env, nodeArgs));
+  console.log(`bytes allocated per request: Parley ${ours.perRequest.toFixed(0)}, ${other} ${theirs.perRequest.toFixed(0)}`);
+  for (const by of ['byPlace', 'byFunction'] as const) {
+    const them = new Map(theirs[by]);
+    const us = new Map(ours[by]);
+    const rows = [...new Set([...us.keys(), ...them.keys()])].map((k): [string, number, number] => [k, us.get(k) ?? 0, them.get(k) ?? 0]);
+    rows.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
+    console.log(`${by}: bytes per request, Parley against ${other}, largest differences first`);
+    for (const [k, a, b] of rows.slice(0, by === 'byPlace' ? 25 : 60)) console.log(`${a.toFixed(0).padStart(8)} ${b.toFixed(0).padStart(8)}  ${k}`);
+  }
+  process.exit(0);
+}
 const scenario = scenarios[process.argv[2] ?? 'history'];
 if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
 // `npm run bench:profile <scenario> mercurius` (or apollo): Parley, then that peer serving the same schema, each place's

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -90,10 +91,33 @@ export async function startChildServer(entry: string, env: Record<string, string
   };
 }
 
-/** In a child: tells the parent where it listens, and stops with `stop` (or at once) on SIGTERM. */
-export function announceChild(url: string, stop: () => Promise<void> = async () => {}): void {
+/**
+ * In a child: tells the parent where it listens, and stops with `stop` (or at once) on SIGTERM.
+ * With BENCH_ALLOCATIONS=<file>, V8's sampling heap profiler records what the child allocates from
+ * then on, collected objects included, and writes the profile to <file> when it stops.
+ */
+export async function announceChild(url: string, stop: () => Promise<void> = async () => {}): Promise<void> {
+  const file = process.env.BENCH_ALLOCATIONS;
+  const allocations = file ? await sampleAllocations() : undefined;
   process.stdout.write(`READY ${url}\n`);
-  process.once('SIGTERM', () => void stop().finally(() => process.exit(0)));
+  process.once('SIGTERM', () =>
+    void stop()
+      .then(async () => allocations && writeFileSync(file!, JSON.stringify(await allocations())))
+      .finally(() => process.exit(0)),
+  );
+}
+
+/** Starts sampling allocations (one sample per 16 KiB on average); the function returned stops and gives the profile. */
+async function sampleAllocations(): Promise<() => Promise<unknown>> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+  return async () => (await session.post('HeapProfiler.stopSampling')).profile;
 }
 
 /**
@@ -123,5 +147,5 @@ if (process.env.PARLEY_BENCH_CHILD) {
       });
     }
   }
-  announceChild(app.url, () => app.stop());
+  void announceChild(app.url, () => app.stop());
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TimeUuid } from '../src/db/cassandra/client.js';
-import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks } from '../src/db/cassandra/timeuuids.js';
+import fc from 'fast-check';
+import { bigIntOf, Long, TimeUuid } from '../src/db/cassandra/client.js';
+import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks, timeUuidDate, timeUuidMs } from '../src/db/cassandra/timeuuids.js';
 
 const order = (ids: InstanceType<typeof TimeUuid>[]) => ids.map((id) => BigInt(timeTicks(id).toString()));
 
@@ -43,5 +44,37 @@ describe('the one timeuuid validator', () => {
     for (const bad of ['0f8fad5b-d9cb-469f-a165-70867728950e', `${id}0`, id.slice(1), '', 'not-a-uuid', 42, null]) {
       expect(isTimeUuid(bad), String(bad)).toBe(false);
     }
+  });
+});
+
+describe('reading a timeuuid time and a bigint without the driver', () => {
+  it('reads the same millisecond as the driver from an id or its text, over the whole 60-bit range', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), (bytes) => {
+        const buffer = Buffer.from(bytes);
+        buffer[6] = (buffer[6]! & 0x0f) | 0x10; // version 1
+        buffer[8] = (buffer[8]! & 0x3f) | 0x80; // RFC 4122 variant
+        const id = new TimeUuid(buffer);
+        const expected = id.getDate().getTime();
+        expect(timeUuidMs(id)).toBe(expected);
+        expect(timeUuidMs(id.toString())).toBe(expected);
+        expect(timeUuidMs(id.toString().toUpperCase())).toBe(expected);
+      }),
+      { numRuns: 2_000 },
+    );
+    for (const at of ['1970-01-01T00:00:00.000Z', '2026-11-25T23:59:59.999Z', '1582-10-15T00:00:00.000Z', '5000-01-01T00:00:00.000Z']) {
+      const id = TimeUuid.fromDate(new Date(at), 9_999);
+      expect(new Date(timeUuidMs(id)).toISOString()).toBe(at);
+      expect(timeUuidDate(id.toString()).toISOString()).toBe(at);
+    }
+  });
+
+  it('reads a Long as the bigint its text says', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (n) => {
+        expect(bigIntOf(Long.fromString(n.toString()))).toBe(n);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -14,6 +14,11 @@ export const { TimeUuid, Uuid, BigDecimal, Long } = types;
 export type TimeUuid = cassandra.types.TimeUuid;
 export type BigDecimal = cassandra.types.BigDecimal;
 
+/** A bigint column's value (the driver's Long: two signed 32-bit halves) as a bigint, without its decimal text. */
+export function bigIntOf(value: { high: number; low: number }): bigint {
+  return (BigInt(value.high) << 32n) | BigInt(value.low >>> 0);
+}
+
 /**
  * One CQL query. Define each once (as a module-level constant in a store) and
  * the driver prepares it once per connection pool.

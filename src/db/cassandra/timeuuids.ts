@@ -67,8 +67,39 @@ export function newTimeUuid(at: Date, resolution: TimeUuidResolution = 'tick'): 
   return TimeUuid.fromDate(new Date(issuedMs), issuedTicks, nodeBits.nodeId, nodeBits.clockId);
 }
 
-export function timeUuidDate(id: string): Date {
-  return TimeUuid.fromString(id).getDate();
+/** Milliseconds from the UUID epoch (1582-10-15, the Gregorian reform) to the Unix epoch. */
+const UUID_EPOCH_MS = 12_219_292_800_000;
+const TWO_TO_32 = 4_294_967_296;
+
+/**
+ * The id's time, in milliseconds since the Unix epoch, read from its time
+ * fields with plain numbers. The driver's getDate goes through 64-bit Long
+ * arithmetic and allocates a handful of objects per call: reading times so (and
+ * a bigint column through its text, see bigIntOf) took 2 % of an inbox page's
+ * CPU, and 12 % of what it allocates (626 KB a page, now 553).
+ *
+ * The 60-bit tick count is high·2³² + low (high: the 12 bits of time_hi and
+ * the 16 of time_mid). With high = a·10⁴ + b, ticks / 10⁴ = a·2³² + (b·2³² +
+ * low) / 10⁴, and every term stays far below 2⁵³, so the result is exact.
+ */
+export function timeUuidMs(id: TimeUuid | string): number {
+  let low: number;
+  let high: number;
+  if (typeof id === 'string') {
+    low = Number.parseInt(id.slice(0, 8), 16);
+    high = (Number.parseInt(id.slice(14, 18), 16) & 0x0fff) * 0x10000 + Number.parseInt(id.slice(9, 13), 16);
+  } else {
+    const bytes = id.getBuffer();
+    low = bytes.readUInt32BE(0);
+    high = (bytes.readUInt16BE(6) & 0x0fff) * 0x10000 + bytes.readUInt16BE(4);
+  }
+  const a = Math.floor(high / TICKS_PER_MS);
+  const b = high - a * TICKS_PER_MS;
+  return a * TWO_TO_32 + Math.floor((b * TWO_TO_32 + low) / TICKS_PER_MS) - UUID_EPOCH_MS;
+}
+
+export function timeUuidDate(id: TimeUuid | string): Date {
+  return new Date(timeUuidMs(id));
 }
 
 /** The smallest timeuuid of the millisecond `at`: a lower bound for "at or after". */

@@ -6,6 +6,7 @@
 import cassandra from 'cassandra-driver';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cql, isUnknownOutcome, Long, TimeUuid, type BigDecimal, type Database, type LwtOutcome, type Row } from '../cassandra/client.js';
+import { timeUuidDate } from '../cassandra/timeuuids.js';
 import { monthBucket } from '../../buckets.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
@@ -123,7 +124,7 @@ function toItem(row: Row): ItemRecord {
 }
 
 /** The UTC month of an item's creation, from its timeuuid: the seller history partition. */
-export const itemMonth = (id: string) => monthBucket(TimeUuid.fromString(id).getDate());
+export const itemMonth = (id: string) => monthBucket(timeUuidDate(id));
 
 /** The listing write timestamp that reflects `sold` units sold: later sales always win. */
 const listingTimestamp = (item: ItemRecord) => item.listingTs.add(item.offeredUnits - item.availableUnits);

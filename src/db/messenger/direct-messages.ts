@@ -5,6 +5,7 @@
  */
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
+import { timeUuidDate } from '../cassandra/timeuuids.js';
 import { inboxWritesForSend } from './inbox.js';
 import type { DirectMessageRow } from './rows.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
@@ -29,7 +30,7 @@ const toMessage = (month: number, row: Row): DirectMessageRow => ({
   sender: row.sender,
   recipient: row.recipient,
   content: row.content,
-  createdAt: (row.id as TimeUuid).getDate(),
+  createdAt: timeUuidDate(row.id as TimeUuid),
 });
 
 export class DirectMessageStore {

@@ -5,10 +5,10 @@
  * write timestamp taken from a message time, never from a server clock.
  */
 import { Limits } from '../../limits.js';
-import { cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
+import { bigIntOf, cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
 import type { DirectMessageRow, InboxRow } from './rows.js';
 import { monthBucket } from '../../buckets.js';
-import { timeMicros, timeTicks } from '../cassandra/timeuuids.js';
+import { timeMicros, timeTicks, timeUuidDate } from '../cassandra/timeuuids.js';
 
 // Last-write-wins by message time: see the direct_message_summary type in cql/003.
 const SENDER_ROW = cql(
@@ -70,7 +70,7 @@ export function emptyConversation(owner: string, partner: string): InboxRow {
 }
 
 interface LastMessageValue {
-  time_ticks: { toString(): string };
+  time_ticks: { high: number; low: number };
   id: TimeUuid;
   sender: string;
   content: string;
@@ -78,7 +78,7 @@ interface LastMessageValue {
 
 /** The row's last_message as a message: the recipient is whichever of the two did not send it. */
 function lastMessageOf(owner: string, partner: string, last: LastMessageValue): DirectMessageRow {
-  const sentAt = last.id.getDate();
+  const sentAt = timeUuidDate(last.id);
   return {
     id: last.id.toString(),
     month: monthBucket(sentAt),
@@ -98,9 +98,9 @@ function toConversation(owner: string, row: Row): InboxRow {
     owner,
     partner,
     lastMessage,
-    lastMessageTicks: last ? BigInt(last.time_ticks.toString()) : null,
+    lastMessageTicks: last ? bigIntOf(last.time_ticks) : null,
     unreadCount: (row.unread_count as number | null) ?? 0,
-    firstUnreadAt: (row.first_unread as TimeUuid | null)?.getDate() ?? null,
+    firstUnreadAt: row.first_unread ? timeUuidDate(row.first_unread as TimeUuid) : null,
     newestUnread: (row.newest_unread as TimeUuid | null) ?? null,
     months,
     readUpTo: (row.read_up_to as TimeUuid | null)?.toString() ?? null,

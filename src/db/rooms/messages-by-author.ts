@@ -5,6 +5,7 @@
  */
 import { cql, type Database } from '../cassandra/client.js';
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
+import { timeUuidDate } from '../cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import type { ChatUserValue } from './chat-user.js';
 import { MAX_BUCKET } from './room-messages.js';
@@ -49,7 +50,7 @@ export class MessagesByAuthorStore {
           rows.push({
             ...postedMessage({
               roomName: row.room_name,
-              bucket: dayBucket(row.message_id.getDate()),
+              bucket: dayBucket(timeUuidDate(row.message_id)),
               messageId: id,
               author,
               content: row.deleted ? null : (row.content ?? null),

@@ -40,7 +40,7 @@ export function threadWrites(message: MessageRow): Array<{ stmt: Statement; para
     { stmt: INSERT_REPLY, params: [message.roomName, parentBucket, message.replyTo, message.messageId] },
     {
       stmt: TOUCH_PARENT,
-      params: [Long.fromNumber(timeMicros(replyTime)), replyTime.getDate(), message.roomName, parentBucket, message.replyTo],
+      params: [Long.fromNumber(timeMicros(replyTime)), timeUuidDate(replyTime), message.roomName, parentBucket, message.replyTo],
     },
   ];
 }

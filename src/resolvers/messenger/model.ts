@@ -5,6 +5,7 @@
  */
 import { monthBucket } from '../../buckets.js';
 import type { TimeUuid } from '../../db/cassandra/client.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import type { DirectMessageRow, InboxRow } from '../../db/messenger/rows.js';
 
 /**
@@ -23,6 +24,6 @@ export function conversationKey(a: string, b: string): string {
 
 /** A message with this id; its month and time follow from the id. */
 export function directMessage(id: TimeUuid, sender: string, recipient: string, content: string): DirectMessageRecord {
-  const createdAt = id.getDate();
+  const createdAt = timeUuidDate(id);
   return { id: id.toString(), month: monthBucket(createdAt), sender, recipient, content, createdAt };
 }
