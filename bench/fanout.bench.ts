@@ -174,7 +174,7 @@ function report(
     'Where that goes, from `npm run bench:profile fanout 40` (2026-11-25, 10 s per step, CPU time from /proc, not part of this',
     "run): at 40 posts/s the node spent 3.9-4.4 CPU s per 10 s step, 10 ms per post, against 0.6-2 ms per post when the",
     'same posts came in bursts; a paced poster alone (no subscribers) measured 23, 17, 10 and 5 ms per post at 20, 40, 80',
-    "and 160 posts/s: 0.46 to 0.83 cores whatever the rate. perf of the node at 40 posts/s: 54 % of its samples in",
+    "and 160 posts/s: 0.46, 0.67, 0.83 and 0.82 cores. perf of the node at 40 posts/s: 54 % of its samples in",
     "finish_task_switch, its request stages' workers parking and waking between requests (Cassandra's shared executor",
     'pool sleep-spins in steps of tens of µs before a worker sleeps; no setting of 5.0 changes it, and fewer worker threads',
     '(concurrent_reads and _writes 4, native_transport_max_threads 8) measured worse, 13-18 ms per post). The other cores',
