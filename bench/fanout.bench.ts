@@ -192,7 +192,7 @@ function report(
     'whole WebSocket frame is encoded once per operation id and written as it is (one write of ready bytes per socket,',
     "where ws.send measured, encoded and framed the text for each), and a post reads only the poster's own entries of the",
     "room's participants (a slice of the set) instead of all 1,000 of them. Per delivery, Parley's delivery alone now costs",
-    "9.1-11.0 µs of CPU per instance against a relay process's 7.5-8.2 (two trial runs at 40 posts/s, 2026-11-25, no profiler).",
+    "9.1-11.0 µs of CPU per instance against a relay process's 7.5-8.2 (two steps of each at 40 posts/s in one trial run, 2026-11-25, no profiler).",
     '',
     "Tried and not kept (2026-11-23T09:00): each result's frame written straight to the socket from the results, but",
     "still through every subscriber's own iterator chain, skipping only graphql-ws's loop (by its onOperation hook): peak",
