@@ -85,8 +85,7 @@ export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProf
   for (const n of nodes) {
     const hits = hitsOf.get(n.id) ?? 0;
     total += hits;
-    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
-    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`, hits);
+    add(byFunction, functionOf(n.callFrame), hits);
     add(byPlace, placeOf(n.callFrame), hits);
   }
   const shares = (m: Map<string, number>) => [...m].map(([k, v]): [string, number] => [k, v / total]).sort((a, b) => b[1] - a[1]);
@@ -95,6 +94,12 @@ export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProf
 
 function add(m: Map<string, number>, key: string, hits: number): void {
   m.set(key, (m.get(key) ?? 0) + hits);
+}
+
+/** A function, by its name, its file (in its package, or under src/ or bench/) and its line. */
+function functionOf({ url, functionName, lineNumber }: ProfileNode['callFrame']): string {
+  const where = url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
+  return `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
 }
 
 /** A package (scoped ones whole), node:<module>, parley:src/<layer>/<domain>, or the engine's own bucket. */
@@ -145,8 +150,7 @@ export async function allocationsOf(scenario: RequestScenario, start: StartServe
   let total = 0;
   const walk = (n: AllocationNode) => {
     total += n.selfSize;
-    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(src|bench)\//, '$2/');
-    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`, n.selfSize);
+    add(byFunction, functionOf(n.callFrame), n.selfSize);
     add(byPlace, placeOf(n.callFrame), n.selfSize);
     n.children.forEach(walk);
   };

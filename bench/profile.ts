@@ -15,6 +15,18 @@ import { profileFanout } from './fanout-profile.js';
 import { startPeerProcess } from './peer-servers.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
+/** A peer named on the command line, if `arg` names one. */
+const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === 'apollo' ? arg : undefined);
+
+/** Parley's figures beside a peer's, key by key, the largest differences first. */
+function sideBySide(title: string, ours: Array<[string, number]>, theirs: Array<[string, number]>, rows: number, digits: number): void {
+  const us = new Map(ours);
+  const them = new Map(theirs);
+  const table = [...new Set([...us.keys(), ...them.keys()])].map((k): [string, number, number] => [k, us.get(k) ?? 0, them.get(k) ?? 0]);
+  table.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
+  console.log(`${title}, largest differences first`);
+  for (const [k, a, b] of table.slice(0, rows)) console.log(`${a.toFixed(digits).padStart(8)} ${b.toFixed(digits).padStart(8)}  ${k}`);
+}
 function print(profile: CpuProfile): void {
   console.log(`${profile.file}\nby function:`);
   for (const [key, share] of profile.byFunction.slice(0, 25)) console.log(`${pct(share)}  ${key}`);
@@ -49,17 +61,12 @@ await seeder.stop();
 if (process.argv[2] === 'allocations') {
   // `npm run bench:profile allocations <scenario> [mercurius|apollo]`: bytes allocated per request, Parley beside the peer.
   const scenario = scenarios[process.argv[3] ?? 'history']!;
-  const other = process.argv[4] === 'mercurius' || process.argv[4] === 'apollo' ? process.argv[4] : 'mercurius';
+  const other = peerNamed(process.argv[4]) ?? 'mercurius';
   const ours = await allocationsOf(scenario);
   const theirs = await allocationsOf(scenario, (env, nodeArgs) => startPeerProcess(other, env, nodeArgs));
   console.log(`bytes allocated per request: Parley ${ours.perRequest.toFixed(0)}, ${other} ${theirs.perRequest.toFixed(0)}`);
   for (const by of ['byPlace', 'byFunction'] as const) {
-    const them = new Map(theirs[by]);
-    const us = new Map(ours[by]);
-    const rows = [...new Set([...us.keys(), ...them.keys()])].map((k): [string, number, number] => [k, us.get(k) ?? 0, them.get(k) ?? 0]);
-    rows.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
-    console.log(`${by}: bytes per request, Parley against ${other}, largest differences first`);
-    for (const [k, a, b] of rows.slice(0, by === 'byPlace' ? 25 : 60)) console.log(`${a.toFixed(0).padStart(8)} ${b.toFixed(0).padStart(8)}  ${k}`);
+    sideBySide(`${by}: bytes per request, Parley against ${other}`, ours[by], theirs[by], by === 'byPlace' ? 25 : 60, 0);
   }
   process.exit(0);
 }
@@ -67,20 +74,15 @@ const scenario = scenarios[process.argv[2] ?? 'history'];
 if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
 // `npm run bench:profile <scenario> mercurius` (or apollo): Parley, then that peer serving the same schema, each place's
 // and function's time per request side by side.
-const peer = process.argv[3] === 'mercurius' || process.argv[3] === 'apollo' ? process.argv[3] : undefined;
+const peer = peerNamed(process.argv[3]);
 const parley = await profileScenario(scenario, PRODUCTION_ENV);
 print(parley);
 if (peer) {
   const other = await profileScenario(scenario, PRODUCTION_ENV, (env, nodeArgs) => startPeerProcess(peer, env, nodeArgs));
-  const perRequest = (p: CpuProfile, share: number) => (share * p.sampledMs * 1000) / p.requests!;
+  const perRequest = (p: CpuProfile, shares: Array<[string, number]>) => shares.map(([k, share]): [string, number] => [k, (share * p.sampledMs * 1000) / p.requests!]);
   for (const by of ['byPlace', 'byFunction'] as const) {
-    const theirs = new Map(other[by]);
-    const ours = new Map(parley[by]);
-    const keys = [...new Set([...ours.keys(), ...theirs.keys()])];
-    const rows = keys.map((k): [string, number, number] => [k, perRequest(parley, ours.get(k) ?? 0), perRequest(other, theirs.get(k) ?? 0)]);
-    rows.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
-    console.log(`${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s), largest differences first`);
-    for (const [k, a, b] of rows.slice(0, by === "byPlace" ? 25 : 70)) console.log(`${a.toFixed(1).padStart(7)} ${b.toFixed(1).padStart(7)}  ${k}`);
+    const title = `${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s)`;
+    sideBySide(title, perRequest(parley, parley[by]), perRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);
   }
 }
 process.exit(0);

@@ -81,7 +81,7 @@ export class AppError extends GraphQLError {
   readonly code: ErrorCode;
 
   constructor(code: ErrorCode, message: string, extensions: AppErrorExtensions = {}) {
-    // A refusal: no stack trace (see withoutStackTrace).
+    // A refusal: no stack trace. withoutStackTrace's steps, inline: super() cannot be called from a closure.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {

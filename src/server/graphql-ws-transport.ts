@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { ExecutionResult } from 'graphql';
-import { SharedFrames } from './shared-frames.js';
+import { SharedFrames, type PayloadJson } from './shared-frames.js';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
 const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
@@ -75,7 +75,7 @@ export class NextSender {
   }
 
   send(result: ExecutionResult): void {
-    this.connection.sendWireFrame(this.connection.frames.payloadOf(result)!.frameFor(this.prefix));
+    this.connection.sendNext(this.prefix, this.connection.frames.payloadOf(result)!);
   }
 }
 
@@ -191,11 +191,12 @@ class Connection<E> {
     socket.send(frame, this.sent);
   }
 
-  /** A whole WebSocket frame (header and payload), under sendFrame's rules. */
-  sendWireFrame(frame: Buffer): void {
+  /** A `next` message of `payload` after `prefix` (SharedFrames.nextFramePrefix), under sendFrame's rules. */
+  sendNext(prefix: string, payload: PayloadJson): void {
     const { socket, transport, wire } = this;
-    if (!wire) return this.sendFrame(frame.toString('utf8', frameHeaderBytes(frame)), frame.length - frameHeaderBytes(frame));
+    if (!wire) return this.sendFrame(`${prefix}${payload.text}}`);
     if (socket.readyState !== socket.OPEN || this.slowTimer) return;
+    const frame = payload.frameFor(prefix);
     if (socket.bufferedAmount + frame.length > transport.maxBufferedBytes) return this.closeSlow();
     wire.write(frame);
   }
@@ -234,12 +235,6 @@ class Connection<E> {
     socket.close(SLOW_CONSUMER_CLOSE, 'Too far behind: reconnect and catch up');
     this.slowTimer = setTimeout(() => socket.terminate(), SLOW_CLOSE_GRACE_MS);
   }
-}
-
-/** How many bytes of an unmasked frame made by SharedFrames are its header. */
-function frameHeaderBytes(frame: Buffer): number {
-  const length = frame[1]! & 0x7f;
-  return length < 126 ? 2 : length === 126 ? 4 : 10;
 }
 
 /** The `type` of a message, if it is a JSON object with a string type (anything else graphql-ws refuses itself). */

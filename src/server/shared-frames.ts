@@ -14,7 +14,7 @@
 import type { ExecutionResult } from 'graphql';
 
 /** A payload and its JSON, as graphql-ws would have written it. */
-class PayloadJson {
+export class PayloadJson {
   /** UTF-8 bytes of the text, counted once for every socket it goes to. */
   readonly bytes: number;
   /** The first operation's frame prefix and its whole WebSocket frame; most clients number their operations alike. */

@@ -9,7 +9,8 @@ import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { forbidden, notFound, unauthenticated } from '../../errors.js';
 import { requireViewer } from '../shared/guards.js';
 
-export const isParticipant = (room: RoomRecord, login: string) => room.participants.some((p) => p.login === login);
+/** Whether `login` takes part, by the room's participants (or those of them read: see posting.ts). */
+export const isParticipant = (room: Pick<RoomRecord, 'participants'>, login: string) => room.participants.some((p) => p.login === login);
 
 /** The logged-in user as stored in rooms and messages. */
 export async function viewerPerson(ctx: Context): Promise<ChatUser> {

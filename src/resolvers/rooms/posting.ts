@@ -12,7 +12,7 @@ import { conflict, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
-import { requireRoom, viewerPerson } from './access.js';
+import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { validContent, validRoomName } from './validation.js';
 import { mayMention, mentionedParticipants, publishMentions } from './mentions.js';
 import { postTime } from './system-messages.js';
@@ -63,7 +63,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const clientId = validClientId('clientMessageId', args.clientMessageId);
   const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
   if (room.banned.includes(author.login)) throw bannedFrom(name);
-  if (!participants.some((p) => p.login === author.login)) throw forbidden('Only participants of the room may do this');
+  if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
   await requirePostAllowed(ctx, room, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
   const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(participants, content) };
