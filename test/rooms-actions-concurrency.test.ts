@@ -86,6 +86,19 @@ describe('edits racing each other', () => {
     const everything = [read.content, ...read.edits.edges.map((e) => e.node.content)];
     for (const content of refused) expect(everything).not.toContain(content);
   });
+
+  it('20 concurrent edits to one same content: one version made, and every answer is that version', async () => {
+    const room = await roomWith(a, alice);
+    const m = await post(a, alice, room, 'original');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => gql(either(i), EditMessageDocument, { id: m.id, content: 'agreed' }, alice.token)),
+    );
+    expect(results.flatMap(codes)).toEqual([]);
+    expect(new Set(results.map((r) => `${r.data!.editMessage.version}:${r.data!.editMessage.content}`))).toEqual(new Set(['1:agreed']));
+    const read = (await gqlOk(a, MessageWithEditsDocument, { id: m.id, first: 50 }, alice.token)).message!;
+    expect(read).toMatchObject({ version: 1, content: 'agreed' });
+    expect(read.edits.edges.map((e) => [e.node.version, e.node.content])).toEqual([[0, 'original']]);
+  });
 });
 
 describe('an edit racing a deletion', () => {

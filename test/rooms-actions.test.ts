@@ -34,6 +34,7 @@ import { post, roomWith } from './testkit/rooms.js';
 import { inboxFeed, roomFeed, type Feed } from './testkit/feeds.js';
 import { cqlRow } from './testkit/cql.js';
 import { recordCql } from './testkit/cql-spy.js';
+import { failNextStatement } from './testkit/statement-faults.js';
 
 let app: App;
 let alice: TestUser; // creates the rooms
@@ -60,6 +61,14 @@ const fieldOf = (r: { errors?: ReadonlyArray<{ extensions?: Record<string, unkno
 
 async function withEdits(id: string, token: string, first?: number, after?: string) {
   return (await gqlOk(app, MessageWithEditsDocument, { id, first, after }, token)).message!;
+}
+
+/** The content of a message in its author's own list of messages (me.messages). */
+async function authorsCopy(author: TestUser, id: string) {
+  const mine = (await gqlOk(app, MyMessagesDocument, { first: 50 }, author.token)).me!.messages!;
+  const edge = mine.edges.find((e) => e.node.id === id);
+  expect(edge, 'the message is in its author’s list').toBeDefined();
+  return edge!.node.content;
 }
 
 async function roomEvents(user: TestUser, roomName: string) {
@@ -111,6 +120,33 @@ describe('editMessage', () => {
     expect(history.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
     const mine = (await gqlOk(app, MyMessagesDocument, { first: 50 }, bob.token)).me!.messages!;
     expect(mine.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
+  });
+
+  it("is heard by the room once it applied even when its author's copy fails, and its retry finishes that copy without a new version", async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const feed = await roomEvents(alice, room);
+    const posted = await post(app, bob, room, 'draft');
+    await nextOf(feed, 'MessagePosted');
+
+    const fault = failNextStatement(app, /^\s*UPDATE messages_by_author/);
+    const failed = await gql(app, EditMessageDocument, { id: posted.id, content: 'final', expectedVersion: 0 }, bob.token);
+    expect(fault.fired()).toBe(true);
+    expect(codes(failed)).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(failed.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
+    // The edit stands (its LWT applied): the room has it and has heard of it.
+    expect((await nextOf(feed, 'MessageEdited')).message).toMatchObject({ id: posted.id, content: 'final', version: 1 });
+    expect(await withEdits(posted.id, alice.token)).toMatchObject({ content: 'final', version: 1 });
+    expect(await authorsCopy(bob, posted.id)).toBe('draft');
+
+    // The client does what it was told, with the same arguments: the edit is finished, not made again.
+    const retried = (await gqlOk(app, EditMessageDocument, { id: posted.id, content: 'final', expectedVersion: 0 }, bob.token)).editMessage;
+    expect(retried).toMatchObject({ id: posted.id, content: 'final', version: 1 });
+    expect(await authorsCopy(bob, posted.id)).toBe('final');
+    const read = await withEdits(posted.id, alice.token);
+    expect(read.edits.edges.map((e) => [e.node.version, e.node.content])).toEqual([[0, 'draft']]);
+    // No second event: the next one is the next post.
+    await post(app, bob, room, 'next');
+    expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
   });
 
   it('is for the author only, never on system, hidden or deleted messages, and checks its input', async () => {
@@ -187,6 +223,29 @@ describe('deleteMessage', () => {
     // Again: the tombstone, and no second event (the next event is the next post).
     expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage.deleted).toBe(true);
     await post(app, carol, room, 'next');
+    expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
+  });
+
+  it("is heard by the room once it applied even when its author's copy fails to go, and its retry drops that copy", async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const doomed = await post(app, bob, room, 'doomed');
+    await gqlOk(app, EditMessageDocument, { id: doomed.id, content: 'doomed, edited' }, bob.token);
+    const feed = await roomEvents(alice, room);
+
+    const fault = failNextStatement(app, /^\s*UPDATE messages_by_author/);
+    const failed = await gql(app, DeleteMessageDocument, { id: doomed.id }, bob.token);
+    expect(fault.fired()).toBe(true);
+    expect(codes(failed)).toEqual(['SERVICE_UNAVAILABLE']);
+    expect((await nextOf(feed, 'MessageDeleted')).message).toMatchObject({ id: doomed.id, deleted: true, content: null });
+    expect(await withEdits(doomed.id, alice.token)).toMatchObject({ deleted: true, content: null, edits: { edges: [] } });
+    expect(await authorsCopy(bob, doomed.id)).toBe('doomed, edited');
+
+    expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage).toMatchObject({ deleted: true, content: null });
+    expect(await authorsCopy(bob, doomed.id)).toBeNull();
+    const [, , bucket, messageId] = Buffer.from(doomed.id, 'base64url').toString().split('|');
+    const versions = await cqlRow(app, 'SELECT COUNT(*) AS n FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [room, Number(bucket), messageId]);
+    expect(Number(versions!.n)).toBe(0);
+    await post(app, bob, room, 'next');
     expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
   });
 

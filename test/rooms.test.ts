@@ -45,7 +45,7 @@ beforeAll(async () => {
 async function debrisRows(db: App['services']['db']['client']): Promise<number> {
   let count = 0;
   const rows = db.stream('SELECT creation_date, creator_login FROM chat_rooms', [], { prepare: true, fetchSize: 5000, autoPage: true });
-  for await (const row of rows as AsyncIterable<{ creation_date: Date | null; creator_login: string | null }>) {
+  for await (const row of rows as unknown as AsyncIterable<{ creation_date: Date | null; creator_login: string | null }>) {
     if (!row.creation_date || !row.creator_login) count += 1;
   }
   return count;

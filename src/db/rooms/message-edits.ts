@@ -97,10 +97,12 @@ export class MessageEditStore {
    * version in message_versions (every edit racing from the same version
    * writes the same row), then runs the LWT. After an unknown outcome, the
    * edit applied if the row (read at SERIAL) or the next version row names it.
+   * The author's copy follows, with copyEdit.
    *
    * commitHorizonMs: how far past its id's time a message's first write may
-   * land (see resolvers/rooms/model.ts). The author's copy of an edit is
-   * written at a timestamp beyond it, so it always wins over the post's own write.
+   * land (see resolvers/rooms/model.ts). Version rows and the author's copy of
+   * an edit are written at timestamps beyond it, so they always win over the
+   * post's own write.
    */
   async edit(current: MessageRow, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
     const v = current.version;
@@ -119,27 +121,35 @@ export class MessageEditStore {
         return { applied: false, row };
       },
     );
-    if (outcome.applied) {
-      await this.copyEdit(current, v + 1, edit, commitHorizonMs);
-      return { applied: true, version: v + 1 };
-    }
+    if (outcome.applied) return { applied: true, version: v + 1 };
     const row: Row | undefined = outcome.row;
     const gone = !row || row.deleted === true || ('system_message' in row && row.system_message == null);
     return { applied: false, deleted: gone, hidden: row?.visible === false, version: row?.version ?? 0 };
   }
 
-  /** Marks the message deleted (content gone); false when it already was. Its versions and author's copy follow. */
-  async delete(message: MessageRow, commitHorizonMs: number): Promise<boolean> {
+  /**
+   * Marks the message deleted (content gone); false when it already was.
+   * Its versions and author's copy go after, with dropCopies.
+   */
+  async delete(message: MessageRow): Promise<boolean> {
     const outcome = await this.db.lwt(DELETE, key(message), async () => {
       // Deleted either way: by this call or by one racing it, which is the same to the caller.
       const row = await this.db.readSerial(SELECT_STATE, key(message));
       return { applied: row?.deleted === true, row };
     });
-    if (!outcome.applied) return false;
+    return outcome.applied;
+  }
+
+  /**
+   * The content a deleted message leaves elsewhere: its earlier versions and
+   * its author's copy. Written at one fixed timestamp above every version, so
+   * running it again (a retried deletion) changes nothing more, and a copy
+   * written late by an edit that raced the deletion is shadowed all the same.
+   */
+  async dropCopies(message: MessageRow, commitHorizonMs: number): Promise<void> {
     const gone = copyTimestamp(message, Limits.room.edits.maxVersion + 1, commitHorizonMs);
     await this.db.execute(DROP_VERSIONS, [gone, ...key(message)]);
     if (!message.systemMessage) await this.db.execute(COPY_DELETE, [gone, ...authorKey(message)]);
-    return true;
   }
 
   /** Versions below `below`, newest first, from `below - 1` down; `limit` of them at most. */
@@ -148,7 +158,12 @@ export class MessageEditStore {
     return rs.rows.map((r) => ({ version: r.version, content: r.content ?? null, editId: r.edit_id?.toString() ?? null }));
   }
 
-  private async copyEdit(message: MessageRow, version: number, edit: EditProposal, commitHorizonMs: number): Promise<void> {
+  /**
+   * The author's copy of version `version` (made by `edit`), written after its
+   * LWT applied. Its timestamp grows with the version, so writing it again
+   * (a retried edit finishing the copy) never overwrites a later version.
+   */
+  async copyEdit(message: MessageRow, version: number, edit: { content: string; editId: string }, commitHorizonMs: number): Promise<void> {
     if (message.systemMessage) return;
     const at = copyTimestamp(message, version, commitHorizonMs);
     await this.db.execute(COPY_EDIT, [at, edit.content, version, edit.editId, ...authorKey(message)]);

@@ -28,6 +28,9 @@ function requireEditable(message: MessageRecord): void {
   if (message.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
   if (!message.visible) throw badInput('id', 'The message is hidden: it can no longer be edited');
   if (message.systemMessage) throw badInput('id', 'System messages cannot be edited');
+}
+
+function requireVersionLeft(message: MessageRecord): void {
   if (message.version >= Limits.room.edits.maxVersion) {
     throw badInput('id', `A message can be edited at most ${Limits.room.edits.maxVersion} times`);
   }
@@ -44,6 +47,11 @@ async function readMessage(ctx: Context, id: string): Promise<{ message: Message
  * expectedVersion, only from that version (CONFLICT otherwise); without it,
  * an edit that loses the race to another edit tries again from the new
  * version, a few times.
+ *
+ * An edit to the content the message already has makes no version: it
+ * answers the message as it is, after writing its author's copy again. So a
+ * retry of an edit that applied but whose copy failed (the client was told
+ * SERVICE_UNAVAILABLE) finishes that edit rather than repeating it.
  */
 export async function editMessage(
   ctx: Context,
@@ -63,8 +71,14 @@ export async function editMessage(
   const { stores, clock, config, rooms } = ctx.services;
   const mentions = mentionedParticipants(room.participants, content);
   const terms = messageTerms(content, false);
+  const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
     requireEditable(message);
+    if (message.content === content) {
+      if (message.version > 0) await stores.messageEdits.copyEdit(message, message.version, { content, editId: message.editId! }, horizonMs);
+      return message;
+    }
+    requireVersionLeft(message);
     if (expectedVersion != null && message.version !== expectedVersion) {
       throw conflict(`The message is at version ${message.version}, not ${expectedVersion}: read it again before editing`);
     }
@@ -72,14 +86,16 @@ export async function editMessage(
     const turn = rooms.sequencer.take(room.name);
     let outcome;
     try {
-      outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms }, commitHorizonMs(config.cassandra.requestTimeoutMs));
+      outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms }, horizonMs);
     } catch (err) {
       turn.cancel();
       throw err;
     }
     if (outcome.applied) {
       const edited: MessageRecord = { ...message, content, version: outcome.version, editId, mentions };
+      // The edit stands once its LWT applied: the room hears of it whatever happens to the copy.
       await turn.publish([{ kind: 'MessageEdited', roomName: room.name, message: edited }]);
+      await stores.messageEdits.copyEdit(message, outcome.version, { content, editId }, horizonMs);
       const before = new Set(message.mentions.map((p) => p.login));
       const after = new Set(mentions.map((p) => p.login));
       const added = mentions.filter((p) => !before.has(p.login));
@@ -101,8 +117,10 @@ export async function editMessage(
 /**
  * Its author, or the room's creator as moderation, deletes a message. It
  * stays in history as a tombstone (deleted, no content) so pages and cursors
- * keep their places; its earlier versions and reactions go with its content.
- * Deleting a deleted message returns the tombstone.
+ * keep their places; its earlier versions, its author's copy and its
+ * reactions go with its content. Deleting a deleted message returns the
+ * tombstone, after dropping the copies again: a retry of a deletion whose
+ * copies failed to go (the client was told SERVICE_UNAVAILABLE) finishes it.
  */
 export async function deleteMessage(ctx: Context, id: string): Promise<MessageRecord> {
   const viewer = requireViewer(ctx);
@@ -112,29 +130,35 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
   const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [] };
-  if (message.deleted) return tombstone;
   const { stores, config, rooms } = ctx.services;
+  const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
+  if (message.deleted) {
+    await stores.messageEdits.dropCopies(message, horizonMs);
+    return tombstone;
+  }
   const turn = rooms.sequencer.take(room.name);
   let deleted: boolean;
   try {
-    deleted = await stores.messageEdits.delete(message, commitHorizonMs(config.cassandra.requestTimeoutMs));
+    deleted = await stores.messageEdits.delete(message);
   } catch (err) {
     turn.cancel();
     throw err;
   }
   if (!deleted) {
+    // A deletion racing this one applied first; it drops the copies.
     turn.cancel();
     return tombstone;
   }
   await turn.publish([{ kind: 'MessageDeleted', roomName: room.name, message: tombstone }]);
-  // The deletion stands (its LWT applied, the event is out): what is left is tidying, which never serves
-  // content. A failure is logged, not thrown, so the caller does not delete again what is deleted.
+  // The deletion stands (its LWT applied, the event is out). Reactions and mentions hold no content: a failure
+  // to drop them is logged. The copies hold content: a failure to drop them is the caller's, whose retry drops them.
   try {
     await stores.reactions.dropAll(message);
     await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
   } catch (err) {
     ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions or mentions were not dropped");
   }
+  await stores.messageEdits.dropCopies(message, horizonMs);
   return tombstone;
 }
 

@@ -40,7 +40,8 @@ builder.mutationFields((t) => ({
       'The author (a participant) replaces the content; not on system, hidden or deleted messages, and at most ' +
       `${Limits.room.edits.maxVersion} times. With expectedVersion the edit applies only to that version (CONFLICT ` +
       'otherwise); without it, an edit that races another is applied after it. Mentions are parsed again; people ' +
-      'newly mentioned get a Mentioned event. Publishes MessageEdited.',
+      'newly mentioned get a Mentioned event. Publishes MessageEdited. An edit to the content the message already has ' +
+      'makes no version and answers the message as it is: retrying an edit that answered SERVICE_UNAVAILABLE finishes it.',
     args: {
       id: t.arg.id({ required: true }),
       content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
@@ -53,7 +54,8 @@ builder.mutationFields((t) => ({
     description:
       "Its author, or the room's creator as moderation. The message stays in history as a tombstone (deleted: true, " +
       'no content, no earlier versions, no reactions), so pages and cursors keep their places; an edit racing the ' +
-      'deletion never brings the content back. Deleting it again returns the tombstone. Publishes MessageDeleted.',
+      'deletion never brings the content back. Deleting it again returns the tombstone (and finishes a deletion that ' +
+      'answered SERVICE_UNAVAILABLE). Publishes MessageDeleted.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => edits.deleteMessage(ctx, args.id),
   }),
