@@ -209,7 +209,7 @@ export default async function run(): Promise<string> {
       ...cpuRows,
       '',
       'Logins: every contender hashes through the same gate (PASSWORD_HASH_CONCURRENCY slots, here 1 of 2 cores, and',
-      'PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and about 3 logins/s are served, scrypt-bound',
+      'PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and a few logins/s are served (that row), scrypt-bound',
       'alike. At 64 the connections beyond slot and queue are refused at once with RATE_LIMITED (retryAfter 1), by design:',
       'those refusals are the errors of that row, and its req/s counts them, so it measures how fast overflow is refused,',
       'not logins served. A refusal costs Parley about 80 µs of CPU, Mercurius 50 and the floor 28 (measured apart at 64',
