@@ -78,6 +78,10 @@ export interface RoomsConfig {
   postWindowSeconds: number;
   /** How long a presence entry lives without a heartbeat: a user of a crashed instance goes offline within about 4/3 of it. */
   presenceTtlMs: number;
+  /** How often each instance finishes the cleanups of deleted rooms whose deleting request died midway. */
+  cleanupRecoveryIntervalMs: number;
+  /** The job leaves a deletion younger than this to the request that made it, which is most likely still cleaning up. */
+  cleanupRecoveryGraceMs: number;
 }
 
 export interface TrustedDocumentsConfig {
@@ -280,6 +284,8 @@ export function loadConfig(env: Env = process.env): Config {
       postsPerWindow: positive(env, 'ROOM_POSTS_PER_WINDOW', 20),
       postWindowSeconds: positive(env, 'ROOM_POST_WINDOW_SECONDS', 10),
       presenceTtlMs: positive(env, 'PRESENCE_TTL_SECONDS', 30) * 1000,
+      cleanupRecoveryIntervalMs: positive(env, 'ROOM_CLEANUP_INTERVAL_MS', 60_000),
+      cleanupRecoveryGraceMs: int(env, 'ROOM_CLEANUP_GRACE_MS', 120_000),
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

@@ -52,6 +52,12 @@ export const Limits = {
     /** Rows per request when deleteRoom reads a day partition of the deleted room's messages. */
     cleanupFetchSize: 1000,
     /**
+     * How many days back the job that finishes interrupted room cleanups looks
+     * (one small read per day): an entry older than that would mean the
+     * cleanup failed on every instance, every minute, for a week.
+     */
+    cleanupRecoveryDays: 7,
+    /**
      * A message's id (its place in history) is taken before its write, so
      * writes can commit out of id order. A post sends its message's write only
      * while the id is younger than this; a post slower than that (a stalled

@@ -17,6 +17,7 @@ import { PinStore } from './rooms/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
 import { MessageSearchStore } from './rooms/message-search.js';
+import { RoomCleanupStore } from './rooms/room-cleanups.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -38,6 +39,7 @@ export function createStores(db: Database) {
     readState: new ReadStateStore(db),
     moderation: new ModerationStore(db),
     messageSearch: new MessageSearchStore(db),
+    roomCleanups: new RoomCleanupStore(db),
   };
 }
 

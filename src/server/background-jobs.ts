@@ -4,6 +4,7 @@
  */
 import type { Services } from '../services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
+import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
 
 /** Stops the job and waits for a run in progress. */
 export type BackgroundJob = () => Promise<void>;
@@ -11,34 +12,56 @@ export type BackgroundJob = () => Promise<void>;
 /** Every background job of an instance, started together; the result stops them all. */
 export function startBackgroundJobs(services: Services): BackgroundJob {
   services.rooms.presence.start();
-  const jobs = [startPurchaseRecovery(services), () => services.rooms.presence.stop()];
+  const jobs = [startPurchaseRecovery(services), startRoomCleanupRecovery(services), () => services.rooms.presence.stop()];
   return async () => {
     await Promise.all(jobs.map((stop) => stop()));
   };
 }
 
+/** Completes purchases bound by a request that died before completing them: at start, then every interval. */
+function startPurchaseRecovery(services: Services): BackgroundJob {
+  return everyInterval(services.config.marketplace.recoveryIntervalMs, logged(services, () => recoverPendingPurchases(services), {
+    done: 'recovered pending purchases',
+    failed: 'purchase recovery failed',
+  }));
+}
+
+/** Finishes the cleanups of deleted rooms whose deleting request died midway: at start, then every interval. */
+function startRoomCleanupRecovery(services: Services): BackgroundJob {
+  return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingCleanups(services), {
+    done: 'finished the cleanups of deleted rooms',
+    failed: 'room cleanup recovery failed',
+  }));
+}
+
+/** A run that logs how many things it did (when any) and its failure, and never rejects. */
+function logged(services: Services, run: () => Promise<number>, messages: { done: string; failed: string }): () => Promise<void> {
+  return async () => {
+    try {
+      const n = await run();
+      if (n > 0) services.logger.info({ count: n }, messages.done);
+    } catch (err) {
+      services.logger.error({ err }, messages.failed);
+    }
+  };
+}
+
 /**
- * Runs recovery now and then every `recoveryIntervalMs` (never two runs at
+ * Runs `run` now and then `intervalMs` after each run ends (never two runs at
  * once). The returned function stops it and waits for a run in progress.
  */
-export function startPurchaseRecovery(services: Services): BackgroundJob {
-  const { logger, config } = services;
+function everyInterval(intervalMs: number, run: () => Promise<void>): BackgroundJob {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = recoverPendingPurchases(services)
-      .then((n) => {
-        if (n > 0) logger.info({ completed: n }, 'recovered pending purchases');
-      })
-      .catch((err) => logger.error({ err }, 'purchase recovery failed'))
-      .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(run, config.marketplace.recoveryIntervalMs);
-        timer.unref();
-      });
+  const next = () => {
+    running = run().finally(() => {
+      if (stopped) return;
+      timer = setTimeout(next, intervalMs);
+      timer.unref();
+    });
   };
-  run();
+  next();
   return async () => {
     stopped = true;
     clearTimeout(timer);

@@ -17,7 +17,7 @@ import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './system-messages.js';
 import { bannedFrom } from './moderation.js';
 import { readUpToJoin } from './read-state.js';
-import { commitHorizonMs } from './model.js';
+import { listCleanup, runCleanup } from './room-cleanup.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
@@ -124,14 +124,14 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   }
   if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
 
+  // Listed first: should this request die before its cleanup is done, another instance finishes it.
+  const cleanup = await listCleanup(ctx.services, name, deletedAt, [...room.participants.map((p) => p.login), room.creatorLogin]);
   const person = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
   // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
   // erases the deleted room only, never what a new room of that name wrote since.
-  await stores.rooms.removeFromUsers([...room.participants.map((p) => p.login), room.creatorLogin], name, deletedAt);
-  await stores.roomMessages.dropRoom(name, deletedAt, commitHorizonMs(ctx.services.config.cassandra.requestTimeoutMs));
-  await stores.readState.dropRoom(name, [...room.participants.map((p) => p.login), room.creatorLogin], deletedAt);
+  await runCleanup(ctx.services, cleanup);
   return true;
 }
 

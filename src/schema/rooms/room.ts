@@ -104,7 +104,10 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => rooms.leaveRoom(ctx, args.name),
   }),
   deleteRoom: t.boolean({
-    description: 'Creator only. CONFLICT when participants kept changing during the deletion.',
+    description:
+      'Creator only. CONFLICT when participants kept changing during the deletion. Once it applies, the room is gone; ' +
+      'its messages, their copies and the room lists that name it are removed after. Should that be cut short (a ' +
+      'SERVICE_UNAVAILABLE answer, a server lost), a job on every server finishes it within a few minutes.',
     args: { name: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.deleteRoom(ctx, args.name),
   }),

@@ -1,0 +1,134 @@
+/**
+ * A room's deletion is one LWT; its cleanup (people's room lists, every
+ * message, the authors' copies, read state) is many writes after it. A server
+ * killed with SIGKILL in the middle of that cleanup (a real process,
+ * src/main.ts) leaves it listed in pending_room_cleanups, and another
+ * instance's job finishes it, without touching a new room of the same name.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { DeleteRoomDocument, HistoryDocument } from './generated/graphql.js';
+import { dayBucket, monthOfDay } from '../src/buckets.js';
+import { startApp } from './testkit/app.js';
+import { startAppProcess } from './testkit/app-process.js';
+import { gql, gqlOk } from './testkit/http.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { seedHistory } from './testkit/seed-history.js';
+import { cqlRows } from './testkit/cql.js';
+import { eventually } from './testkit/poll.js';
+
+let survivor: App;
+let alice: TestUser;
+let bob: TestUser;
+
+beforeAll(async () => {
+  survivor = await startApp();
+  [alice, bob] = await Promise.all([signUp(survivor, { firstname: 'Alice' }), signUp(survivor, { firstname: 'Bob' })]);
+});
+
+/** Bob's copies (messages_by_author) that name `room`, in the month buckets `months`. */
+async function bobsCopiesIn(room: string, months: Set<number>): Promise<string[]> {
+  const ids: string[] = [];
+  for (const month of months) {
+    const rows = await cqlRows(survivor, 'SELECT message_id, room_name FROM messages_by_author WHERE author_login = ? AND time_bucket = ?', [bob.login, month]);
+    for (const row of rows) if (row.room_name === room) ids.push(row.message_id.toString());
+  }
+  return ids;
+}
+
+/** The room's entries in pending_room_cleanups (listed under the day of the deletion: yesterday to tomorrow here). */
+async function pendingCleanupsOf(room: string) {
+  const rows = [];
+  for (const offset of [-1, 0, 1]) {
+    const day = dayBucket(new Date(Date.now() + offset * 86_400_000));
+    rows.push(...(await cqlRows(survivor, 'SELECT room_name FROM pending_room_cleanups WHERE day = ? AND room_name = ?', [day, room])));
+  }
+  return rows;
+}
+
+/** A message id's day bucket and timeuuid. */
+function keyOf(id: string): { bucket: number; messageId: string } {
+  const [, , bucket, messageId] = Buffer.from(id, 'base64url').toString().split('|');
+  return { bucket: Number(bucket), messageId: messageId! };
+}
+
+/**
+ * Deletes `room` on a server process and kills it once the deletion applied (the
+ * room's row is gone) while its cleanup is still running (some of Bob's copies are
+ * still there). False when the cleanup finished before the kill landed.
+ */
+async function killMidCleanup(room: string, months: Set<number>): Promise<boolean> {
+  const doomed = await startAppProcess();
+  const deleting = gql(doomed.app, DeleteRoomDocument, { name: room }, alice.token).catch(() => undefined);
+  await eventually(async () => (await rawRoomRow(survivor, room)) === null, { intervalMs: 2, what: 'the deletion to apply' });
+  await doomed.kill();
+  await deleting;
+  return (await bobsCopiesIn(room, months)).length > 0;
+}
+
+describe('a room deletion that runs to its end', () => {
+  it('lists its cleanup while it runs and unlists it when done', async () => {
+    const name = await roomWith(survivor, alice, [bob]);
+    await post(survivor, bob, name, 'soon gone');
+    const listed: unknown[] = [];
+    const { execute } = survivor.services.db;
+    // Looks at the list when the cleanup starts its work on the messages.
+    survivor.services.db.execute = async function (stmt, ...rest) {
+      if (/SELECT time_bucket FROM messages_bucket WHERE room_name/.test(stmt.cql) && listed.length === 0) listed.push(...(await pendingCleanupsOf(name)));
+      return execute.call(this, stmt, ...rest);
+    };
+    try {
+      expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+    } finally {
+      survivor.services.db.execute = execute;
+    }
+    expect(listed).toHaveLength(1);
+    expect(await pendingCleanupsOf(name)).toEqual([]);
+  });
+});
+
+describe('SIGKILL in the middle of a room deletion', () => {
+  it("leaves the cleanup listed; another instance finishes it and spares the new room of that name", async () => {
+    // A cleanup long enough to be cut short: 5,000 messages (of 1,000 rows a page, 100 deletes a batch).
+    let name = '';
+    let months = new Set<number>();
+    let seededBuckets = new Set<number>();
+    let cutShort = false;
+    for (let attempt = 0; attempt < 3 && !cutShort; attempt++) {
+      name = await roomWith(survivor, alice, [bob], uniqueRoomName('doomed'));
+      const room = (await survivor.services.stores.rooms.byName(name))!;
+      const start = room.createdAt.getTime();
+      const times = Array.from({ length: 5000 }, (_, i) => new Date(start + 1 + i));
+      const seeded = await seedHistory(survivor, room, { login: bob.login, firstname: bob.firstname, lastname: bob.lastname }, times);
+      months = new Set(seeded.map((m) => monthOfDay(m.bucket)));
+      seededBuckets = new Set(seeded.map((m) => m.bucket));
+      cutShort = await killMidCleanup(name, months);
+    }
+    expect(cutShort, 'a kill landed in the middle of a cleanup (3 tries)').toBe(true);
+    expect(await pendingCleanupsOf(name)).toHaveLength(1);
+
+    // The name is taken again before any instance gets to the cleanup.
+    await roomWith(survivor, alice, [bob], name);
+    const reborn = await post(survivor, bob, name, 'second life');
+
+    // An instance whose job takes on cleanups at once (no grace) finishes it at its start.
+    await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
+    await eventually(async () => (await pendingCleanupsOf(name)).length === 0, { timeoutMs: 60_000, what: 'the cleanup to finish' });
+
+    // Of the room's messages and Bob's copies, only the new room's are left; both lists still hold the new room.
+    const { bucket, messageId } = keyOf(reborn.id);
+    expect(await bobsCopiesIn(name, new Set([...months, monthOfDay(bucket)]))).toEqual([messageId]);
+    const buckets = new Set([...seededBuckets, bucket]);
+    const left = [];
+    for (const b of buckets) {
+      left.push(...(await cqlRows(survivor, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, b])));
+    }
+    expect(left.map((r) => r.content as string).filter((c) => c?.startsWith('seed '))).toEqual([]);
+    expect(left.map((r) => r.content)).toContain('second life');
+    const history = (await gqlOk(survivor, HistoryDocument, { name, first: 10 }, alice.token)).room!.messages!;
+    expect(history.edges.map((e) => e.node.content)).toContain('second life');
+    expect(await rawChatRooms(survivor, bob.login)).toContain(name);
+    expect(await rawChatRooms(survivor, alice.login)).toContain(name);
+  }, 180_000);
+});
