@@ -124,7 +124,9 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   }
   if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
 
-  // Listed first: should this request die before its cleanup is done, another instance finishes it.
+  // Listed first: should this request die before its cleanup is done, another instance finishes it. (Should it die
+  // between the LWT and this one write, the cleanup is never run: the messages stay stored, and their authors still
+  // list their own copies.)
   const cleanup = await listCleanup(ctx.services, name, deletedAt, [...room.participants.map((p) => p.login), room.creatorLogin]);
   const person = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
