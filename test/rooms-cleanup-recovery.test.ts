@@ -17,6 +17,7 @@ import { signUp, type TestUser } from './testkit/users.js';
 import { seedHistory } from './testkit/seed-history.js';
 import { cqlRows } from './testkit/cql.js';
 import { eventually } from './testkit/poll.js';
+import { onNextStatement } from './testkit/statement-faults.js';
 
 let survivor: App;
 let alice: TestUser;
@@ -75,17 +76,11 @@ describe('a room deletion that runs to its end', () => {
     const name = await roomWith(survivor, alice, [bob]);
     await post(survivor, bob, name, 'soon gone');
     const listed: unknown[] = [];
-    const { execute } = survivor.services.db;
     // Looks at the list when the cleanup starts its work on the messages.
-    survivor.services.db.execute = async function (stmt, ...rest) {
-      if (/SELECT time_bucket FROM messages_bucket WHERE room_name/.test(stmt.cql) && listed.length === 0) listed.push(...(await pendingCleanupsOf(name)));
-      return execute.call(this, stmt, ...rest);
-    };
-    try {
-      expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
-    } finally {
-      survivor.services.db.execute = execute;
-    }
+    onNextStatement(survivor, /SELECT time_bucket FROM messages_bucket WHERE room_name/, async () => {
+      listed.push(...(await pendingCleanupsOf(name)));
+    });
+    expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
     expect(listed).toHaveLength(1);
     expect(await pendingCleanupsOf(name)).toEqual([]);
   });

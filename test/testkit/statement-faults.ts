@@ -1,9 +1,10 @@
 /**
- * Storage failing at one chosen step: the first statement an app instance
- * sends whose CQL matches a pattern fails with the driver's own timeout
- * instead of being sent, as if the node stopped answering at that moment.
- * Everything before and after goes to the real node. Whatever the test does,
- * the fault is gone after it.
+ * Storage interrupted at one chosen step: the first statement an app instance
+ * sends whose CQL matches a pattern runs an action first (a look at the
+ * tables at that moment) or fails with the driver's own timeout instead of
+ * being sent, as if the node stopped answering at that moment. Everything
+ * before and after goes to the real node. Whatever the test does, the hook is
+ * gone after it.
  */
 import { afterEach } from 'vitest';
 import cassandra from 'cassandra-driver';
@@ -14,21 +15,29 @@ afterEach(() => {
   for (const restore of restores.splice(0)) restore();
 });
 
-export function failNextStatement(app: App, pattern: RegExp): { fired: () => boolean } {
+/** Runs `action` before the first statement matching `pattern` (which is then sent, unless `action` throws). */
+export function onNextStatement(app: App, pattern: RegExp, action: () => Promise<void>): { fired: () => boolean } {
   const db = app.services.db;
   const { execute } = db;
   let fired = false;
   const restore = () => {
     db.execute = execute;
   };
-  db.execute = function (stmt, ...rest) {
+  db.execute = async function (stmt, ...rest) {
     if (!fired && pattern.test(stmt.cql)) {
       fired = true;
       restore();
-      return Promise.reject(new cassandra.errors.OperationTimedOutError('injected: the node did not answer in time'));
+      await action();
     }
     return execute.call(this, stmt, ...rest);
   };
   restores.push(restore);
   return { fired: () => fired };
+}
+
+/** Fails the first statement matching `pattern` with a driver timeout, without sending it. */
+export function failNextStatement(app: App, pattern: RegExp): { fired: () => boolean } {
+  return onNextStatement(app, pattern, async () => {
+    throw new cassandra.errors.OperationTimedOutError('injected: the node did not answer in time');
+  });
 }

@@ -7,7 +7,7 @@
  * that value, so every later write wins.
  */
 import cassandra from 'cassandra-driver';
-import type { Database } from './client.js';
+import { bigIntOf, type Database } from './client.js';
 
 /** Microseconds since the epoch, as Cassandra stores write times. */
 export type WriteTimestamp = cassandra.types.Long;
@@ -24,6 +24,9 @@ export function nextWriteTimestamp(db: Database): WriteTimestamp {
   const next = options.policies?.timestampGeneration?.next(db.client) ?? Date.now() * 1000;
   return typeof next === 'number' ? cassandra.types.Long.fromNumber(next) : next;
 }
+
+/** When a write timestamp was taken, in milliseconds since the epoch. */
+export const writeTimestampMs = (at: WriteTimestamp): number => Number(bigIntOf(at) / 1000n);
 
 /** The later of two write timestamps. */
 export const maxLong = (a: WriteTimestamp, b: WriteTimestamp): WriteTimestamp => (a.greaterThan(b) ? a : b);

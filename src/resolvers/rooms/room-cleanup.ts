@@ -10,17 +10,13 @@
 import type { Services } from '../../services.js';
 import { dayBucket } from '../../buckets.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
-import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
-import { bigIntOf } from '../../db/cassandra/client.js';
+import { writeTimestampMs, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
 import { Limits } from '../../limits.js';
 
-/** When a write timestamp (µs) was taken, in ms. */
-const msOf = (at: WriteTimestamp) => Number(bigIntOf(at) / 1000n);
-
 /** Lists the cleanup of a room just deleted (at `deletedAt`), whose lists and read state `logins` hold it. */
 export async function listCleanup(services: Services, roomName: string, deletedAt: WriteTimestamp, logins: string[]): Promise<RoomCleanup> {
-  const cleanup = { day: dayBucket(new Date(msOf(deletedAt))), roomName, deletedAt, logins: [...new Set(logins)] };
+  const cleanup = { roomName, deletedAt, logins: [...new Set(logins)] };
   await services.stores.roomCleanups.add(cleanup);
   return cleanup;
 }
@@ -56,7 +52,7 @@ export async function finishPendingCleanups(services: Services): Promise<number>
       continue;
     }
     for (const cleanup of pending) {
-      const ageMs = now - msOf(cleanup.deletedAt);
+      const ageMs = now - writeTimestampMs(cleanup.deletedAt);
       if (ageMs < config.rooms.cleanupRecoveryGraceMs) continue;
       try {
         await runCleanup(services, cleanup);
