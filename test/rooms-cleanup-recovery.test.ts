@@ -4,20 +4,23 @@
  * killed with SIGKILL in the middle of that cleanup (a real process,
  * src/main.ts) leaves it listed in pending_room_cleanups, and another
  * instance's job finishes it, without touching a new room of the same name.
+ * A request lost right after the LWT, before it listed the cleanup, left its
+ * intent listed: the job finds out whether that LWT applied, and cleans up
+ * after it only if it did.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DeleteRoomDocument, HistoryDocument } from './generated/graphql.js';
 import { dayBucket, monthOfDay } from '../src/buckets.js';
-import { startApp } from './testkit/app.js';
+import { startApp, stopApp } from './testkit/app.js';
 import { startAppProcess } from './testkit/app-process.js';
-import { gql, gqlOk } from './testkit/http.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { seedHistory } from './testkit/seed-history.js';
 import { cqlRows } from './testkit/cql.js';
 import { eventually } from './testkit/poll.js';
-import { onNextStatement } from './testkit/statement-faults.js';
+import { failNextStatement, onNextStatement } from './testkit/statement-faults.js';
 
 let survivor: App;
 let alice: TestUser;
@@ -38,15 +41,20 @@ async function bobsCopiesIn(room: string, months: Set<number>): Promise<string[]
   return ids;
 }
 
-/** The room's entries in pending_room_cleanups (listed under the day of the deletion: yesterday to tomorrow here). */
-async function pendingCleanupsOf(room: string) {
+/**
+ * The room's entries in pending_room_cleanups (listed under the day of the deletion: yesterday to tomorrow here),
+ * each an intent (listed before the LWT) or not (listed once it applied).
+ */
+async function pendingCleanupsOf(room: string): Promise<Array<{ intent: boolean }>> {
   const rows = [];
   for (const offset of [-1, 0, 1]) {
     const day = dayBucket(new Date(Date.now() + offset * 86_400_000));
-    rows.push(...(await cqlRows(survivor, 'SELECT room_name FROM pending_room_cleanups WHERE day = ? AND room_name = ?', [day, room])));
+    rows.push(...(await cqlRows(survivor, 'SELECT intent FROM pending_room_cleanups WHERE day = ? AND room_name = ?', [day, room])));
   }
-  return rows;
+  return rows.map((row) => ({ intent: row.intent === true }));
 }
+
+const confirmed = (entries: Array<{ intent: boolean }>) => entries.filter((e) => !e.intent);
 
 /** A message id's day bucket and timeuuid. */
 function keyOf(id: string): { bucket: number; messageId: string } {
@@ -58,13 +66,11 @@ function keyOf(id: string): { bucket: number; messageId: string } {
  * Deletes `room` on a server process and kills it once the deletion applied and
  * listed its cleanup, while that cleanup is still running (some of Bob's copies
  * are still there). False when the cleanup finished before the kill landed.
- * (A kill between the LWT and the listing, one write later, leaves the cleanup
- * unlisted: that window is not covered.)
  */
 async function killMidCleanup(room: string, months: Set<number>): Promise<boolean> {
   const doomed = await startAppProcess();
   const deleting = gql(doomed.app, DeleteRoomDocument, { name: room }, alice.token).catch(() => undefined);
-  await eventually(async () => (await pendingCleanupsOf(room)).length > 0, { intervalMs: 2, what: 'the deletion to list its cleanup' });
+  await eventually(async () => confirmed(await pendingCleanupsOf(room)).length > 0, { intervalMs: 2, what: 'the deletion to list its cleanup' });
   expect(await rawRoomRow(survivor, room)).toBeNull();
   await doomed.kill();
   await deleting;
@@ -81,7 +87,8 @@ describe('a room deletion that runs to its end', () => {
       listed.push(...(await pendingCleanupsOf(name)));
     });
     expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
-    expect(listed).toHaveLength(1);
+    // Its intent, listed before the LWT, gave way to the cleanup listed at the deletion's time.
+    expect(listed).toEqual([{ intent: false }]);
     expect(await pendingCleanupsOf(name)).toEqual([]);
   });
 });
@@ -104,7 +111,7 @@ describe('SIGKILL in the middle of a room deletion', () => {
       cutShort = await killMidCleanup(name, months);
     }
     expect(cutShort, 'a kill landed in the middle of a cleanup (3 tries)').toBe(true);
-    expect(await pendingCleanupsOf(name)).toHaveLength(1);
+    expect(confirmed(await pendingCleanupsOf(name))).toHaveLength(1);
 
     // The name is taken again before any instance gets to the cleanup.
     await roomWith(survivor, alice, [bob], name);
@@ -129,4 +136,63 @@ describe('SIGKILL in the middle of a room deletion', () => {
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
   }, 180_000);
+});
+
+describe('a room deletion whose request is lost around its LWT', () => {
+  it('is found from its intent when the listing after the LWT fails; the job cleans up and spares the room made again', async () => {
+    const name = await roomWith(survivor, alice, [bob]);
+    const old = await post(survivor, bob, name, 'before the deletion');
+    // The first listing is the intent; the second, once the LWT applied, fails: as if the server were lost there.
+    onNextStatement(survivor, /INSERT INTO pending_room_cleanups/, async () => {
+      failNextStatement(survivor, /INSERT INTO pending_room_cleanups/);
+    });
+    expect(codes(await gql(survivor, DeleteRoomDocument, { name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(await rawRoomRow(survivor, name)).toBeNull();
+    expect(await pendingCleanupsOf(name)).toEqual([{ intent: true }]);
+    const oldKey = keyOf(old.id);
+    const oldMonth = monthOfDay(oldKey.bucket);
+    expect(await bobsCopiesIn(name, new Set([oldMonth]))).toEqual([oldKey.messageId]);
+
+    // The name is taken again before any instance gets to the intent.
+    await roomWith(survivor, alice, [bob], name);
+    const reborn = await post(survivor, bob, name, 'second life');
+
+    const eager = await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
+    await eventually(async () => (await pendingCleanupsOf(name)).length === 0, { timeoutMs: 30_000, what: 'the intent to be settled' });
+    await stopApp(eager);
+
+    const newKey = keyOf(reborn.id);
+    expect(await bobsCopiesIn(name, new Set([oldMonth, monthOfDay(newKey.bucket)]))).toEqual([newKey.messageId]);
+    const stored = [];
+    for (const b of new Set([oldKey.bucket, newKey.bucket])) {
+      stored.push(...(await cqlRows(survivor, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, b])));
+    }
+    expect(stored.map((r) => r.content)).not.toContain('before the deletion');
+    expect(stored.map((r) => r.content)).toContain('second life');
+    expect(await rawChatRooms(survivor, bob.login)).toContain(name);
+    expect(await rawChatRooms(survivor, alice.login)).toContain(name);
+  }, 60_000);
+
+  it('drops an intent whose LWT never applied, and leaves the room as it was', async () => {
+    const name = await roomWith(survivor, alice, [bob]);
+    const kept = await post(survivor, bob, name, 'still here');
+    failNextStatement(survivor, /DELETE FROM chat_rooms WHERE room_name = \? IF/);
+    expect(codes(await gql(survivor, DeleteRoomDocument, { name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(await pendingCleanupsOf(name)).toEqual([{ intent: true }]);
+
+    const eager = await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
+    await eventually(async () => (await pendingCleanupsOf(name)).length === 0, { timeoutMs: 30_000, what: 'the intent to be settled' });
+    await stopApp(eager);
+
+    // Nothing of the room was erased: it was never deleted.
+    expect(await rawRoomRow(survivor, name)).not.toBeNull();
+    const { bucket, messageId } = keyOf(kept.id);
+    expect(await bobsCopiesIn(name, new Set([monthOfDay(bucket)]))).toEqual([messageId]);
+    const history = (await gqlOk(survivor, HistoryDocument, { name, first: 10 }, alice.token)).room!.messages!;
+    expect(history.edges.map((e) => e.node.content)).toContain('still here');
+    expect(await rawChatRooms(survivor, bob.login)).toContain(name);
+    expect(await rawChatRooms(survivor, alice.login)).toContain(name);
+    // And its creator can delete it now.
+    expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+  }, 60_000);
 });

@@ -15,21 +15,31 @@ afterEach(() => {
   for (const restore of restores.splice(0)) restore();
 });
 
-/** Runs `action` before the first statement matching `pattern` (which is then sent, unless `action` throws). */
+/**
+ * Runs `action` before the first statement matching `pattern` (which is then sent, unless `action` throws),
+ * whether it goes out as a plain statement or as an LWT.
+ */
 export function onNextStatement(app: App, pattern: RegExp, action: () => Promise<void>): { fired: () => boolean } {
   const db = app.services.db;
-  const { execute } = db;
+  const { execute, lwt } = db;
   let fired = false;
   const restore = () => {
     db.execute = execute;
+    db.lwt = lwt;
+  };
+  const firstMatch = async (cql: string) => {
+    if (fired || !pattern.test(cql)) return;
+    fired = true;
+    restore();
+    await action();
   };
   db.execute = async function (stmt, ...rest) {
-    if (!fired && pattern.test(stmt.cql)) {
-      fired = true;
-      restore();
-      await action();
-    }
+    await firstMatch(stmt.cql);
     return execute.call(this, stmt, ...rest);
+  };
+  db.lwt = async function (stmt, ...rest) {
+    await firstMatch(stmt.cql);
+    return lwt.call(this, stmt, ...rest);
   };
   restores.push(restore);
   return { fired: () => fired };

@@ -205,6 +205,12 @@ export class RoomStore {
     return isComplete(current) ? { status: 'changed', room: toRoom(current) } : { status: 'gone' };
   }
 
+  /** When the room now stored under `name` was created, read at SERIAL (an LWT in flight on it finishes first). */
+  async createdAtSerial(name: string): Promise<Date | undefined> {
+    const row = await this.db.readSerial(SELECT_ONE, [name]);
+    return isComplete(row) ? (row.creation_date as Date) : undefined;
+  }
+
   async addToUser(login: string, name: string): Promise<void> {
     await this.db.execute(ADD_USER_ROOM, [new Set([name]), login]);
   }

@@ -1,47 +1,92 @@
 /**
  * The cleanup that follows a room's deletion, and the job that finishes the
  * cleanups a request left unfinished (it died midway: a crash, a deploy, a
- * node that stopped answering). The deletion lists its cleanup in
- * pending_room_cleanups (cql/010) as soon as its LWT applies; the cleanup
- * removes the entry as its last step. Every cleanup write carries the
- * deletion's timestamp, so running one again, or on two instances at once,
- * is harmless and never erases a new room of the same name.
+ * node that stopped answering).
+ *
+ * A deletion lists an intent in pending_room_cleanups (cql/010, cql/011)
+ * before its LWT, confirms it with the deletion's time once the LWT applied,
+ * and the cleanup removes the entry as its last step. Every cleanup write
+ * carries a timestamp at or after the deletion and before any new room of
+ * the same name, so running one again, or on two instances at once, is
+ * harmless and never erases the new room.
  */
+import cassandra from 'cassandra-driver';
 import type { Services } from '../../services.js';
 import { dayBucket } from '../../buckets.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
-import { writeTimestampMs, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
+import { bigIntOf } from '../../db/cassandra/client.js';
+import { nextWriteTimestamp, writeTimestampMs, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
 import { Limits } from '../../limits.js';
 
-/** Lists the cleanup of a room just deleted (at `deletedAt`), whose lists and read state `logins` hold it. */
-export async function listCleanup(services: Services, roomName: string, deletedAt: WriteTimestamp, logins: string[]): Promise<RoomCleanup> {
-  const cleanup = { roomName, deletedAt, logins: [...new Set(logins)] };
+/**
+ * Lists the intent to delete `roomName`, whose lists and read state `logins`
+ * hold it, before the deletion's LWT. Called again before each attempt with
+ * the `earlier` intent, it replaces that entry's logins with the ones the
+ * attempt conditions on.
+ */
+export async function listIntent(services: Services, roomName: string, logins: string[], earlier?: RoomCleanup): Promise<RoomCleanup> {
+  const intent = { roomName, deletedAt: earlier?.deletedAt ?? nextWriteTimestamp(services.db), logins: [...new Set(logins)], intent: true };
+  await services.stores.roomCleanups.add(intent);
+  return intent;
+}
+
+/** The deletion did not apply (the room was gone, or kept changing): its intent is dropped. */
+export async function dropIntent(services: Services, intent: RoomCleanup): Promise<void> {
+  await services.stores.roomCleanups.remove(intent);
+}
+
+/** The deletion applied at `deletedAt`: lists its cleanup at that time, then drops the intent. */
+export async function confirmIntent(services: Services, intent: RoomCleanup, deletedAt: WriteTimestamp): Promise<RoomCleanup> {
+  const cleanup = { ...intent, deletedAt, intent: false };
   await services.stores.roomCleanups.add(cleanup);
+  await services.stores.roomCleanups.remove(intent);
   return cleanup;
 }
 
-/** Drops what the deleted room left: its people's room lists, its messages and their parts and copies, read state. */
-export async function runCleanup(services: Services, cleanup: RoomCleanup): Promise<void> {
+/**
+ * Drops what the deleted room left, as of `at`: its people's room lists, its
+ * messages and their parts and copies, read state; then unlists `listed`.
+ */
+export async function runCleanup(services: Services, listed: RoomCleanup, at: WriteTimestamp = listed.deletedAt): Promise<void> {
   const { stores, config } = services;
-  const { roomName, deletedAt, logins } = cleanup;
-  await stores.rooms.removeFromUsers(logins, roomName, deletedAt);
-  await stores.roomMessages.dropRoom(roomName, deletedAt, commitHorizonMs(config.cassandra.requestTimeoutMs));
-  await stores.readState.dropRoom(roomName, logins, deletedAt);
-  await stores.roomCleanups.remove(cleanup);
+  const { roomName, logins } = listed;
+  await stores.rooms.removeFromUsers(logins, roomName, at);
+  await stores.roomMessages.dropRoom(roomName, at, commitHorizonMs(config.cassandra.requestTimeoutMs));
+  await stores.readState.dropRoom(roomName, logins, at);
+  await stores.roomCleanups.remove(listed);
 }
 
 /**
- * Runs every listed cleanup older than the grace period (younger ones belong
- * to a request most likely still at it), from the last
+ * Whether an intent's deletion applied, from the room's row as it is now,
+ * and if it did, the time its cleanup erases up to: null when the room the
+ * intent was for is still there (the LWT failed or was never sent). Else
+ * the moment before a room of that name was created again, or, with none,
+ * a time taken before the read, so a room created just after it writes
+ * later than every delete of the cleanup.
+ */
+async function intentDeletionTime(services: Services, intent: RoomCleanup): Promise<WriteTimestamp | null> {
+  const now = nextWriteTimestamp(services.db);
+  const createdAt = await services.stores.rooms.createdAtSerial(intent.roomName);
+  if (!createdAt) return now;
+  const createdAtMicros = BigInt(createdAt.getTime()) * 1000n;
+  if (createdAtMicros <= bigIntOf(intent.deletedAt)) return null;
+  return cassandra.types.Long.fromString((createdAtMicros - 1n).toString());
+}
+
+/**
+ * Settles every listed entry older than the grace period (younger ones
+ * belong to a request most likely still at it), from the last
  * Limits.room.cleanupRecoveryDays days and the next one (another instance's
- * clock may be ahead). A day that cannot be read, or a cleanup that fails, is
- * logged and left for the next run. Returns how many cleanups it finished.
+ * clock may be ahead): runs each confirmed cleanup, and each intent whose
+ * deletion applied; drops the intents whose deletion did not. A day that
+ * cannot be read, or an entry that fails, is logged and left for the next
+ * run. Returns how many entries it settled.
  */
 export async function finishPendingCleanups(services: Services): Promise<number> {
   const { stores, clock, logger, config } = services;
   const now = clock.now().getTime();
-  let finished = 0;
+  let settled = 0;
   for (let back = Limits.room.cleanupRecoveryDays; back >= -1; back--) {
     const day = dayBucket(new Date(now - back * 86_400_000));
     let pending: RoomCleanup[];
@@ -51,16 +96,18 @@ export async function finishPendingCleanups(services: Services): Promise<number>
       logger.error({ err, day }, 'could not read a day of pending room cleanups; skipped until the next run');
       continue;
     }
-    for (const cleanup of pending) {
-      const ageMs = now - writeTimestampMs(cleanup.deletedAt);
+    for (const listed of pending) {
+      const ageMs = now - writeTimestampMs(listed.deletedAt);
       if (ageMs < config.rooms.cleanupRecoveryGraceMs) continue;
       try {
-        await runCleanup(services, cleanup);
-        finished += 1;
+        const at = listed.intent ? await intentDeletionTime(services, listed) : listed.deletedAt;
+        if (at) await runCleanup(services, listed, at);
+        else await stores.roomCleanups.remove(listed);
+        settled += 1;
       } catch (err) {
-        logger.error({ err, roomName: cleanup.roomName }, 'a deleted room could not be cleaned up; tried again on the next run');
+        logger.error({ err, roomName: listed.roomName }, 'a deleted room could not be cleaned up; tried again on the next run');
       }
     }
   }
-  return finished;
+  return settled;
 }

@@ -17,7 +17,8 @@ import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './system-messages.js';
 import { bannedFrom } from './moderation.js';
 import { readUpToJoin } from './read-state.js';
-import { listCleanup, runCleanup } from './room-cleanup.js';
+import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
+import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
@@ -108,6 +109,9 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
   return true;
 }
 
+/** Whose room lists and read state may hold the room: its participants and its creator. */
+const roomLogins = (room: RoomRecord): string[] => [...room.participants.map((p) => p.login), room.creatorLogin];
+
 export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('name', rawName);
@@ -116,18 +120,27 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   // The creator is the authenticated user, never an argument.
   if (room.creatorLogin !== viewer.login) throw forbidden('Only the creator of the room may delete it');
   let deletedAt: WriteTimestamp | undefined;
+  let intent: RoomCleanup | undefined;
   for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deletedAt; attempt++) {
+    // Listed before each attempt, with the participants it conditions on: should this request be lost once the LWT
+    // applied, the job finds the deletion and cleans up after it. (An attempt that throws leaves it listed: whether
+    // that LWT applied is the job's to find out.)
+    intent = await listIntent(ctx.services, name, roomLogins(room), intent);
     const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
-    if (outcome.status === 'gone') throw notFound('Room');
+    if (outcome.status === 'gone') {
+      await dropIntent(ctx.services, intent);
+      throw notFound('Room');
+    }
     if (outcome.status === 'deleted') deletedAt = outcome.at;
     else room = outcome.room; // someone joined or left meanwhile: try again with the set as it is now
   }
-  if (!deletedAt) throw conflict('The room kept changing while it was being deleted; try again');
-
-  // Listed first: should this request die before its cleanup is done, another instance finishes it. (Should it die
-  // between the LWT and this one write, the cleanup is never run: the messages stay stored, and their authors still
-  // list their own copies.)
-  const cleanup = await listCleanup(ctx.services, name, deletedAt, [...room.participants.map((p) => p.login), room.creatorLogin]);
+  if (!deletedAt) {
+    await dropIntent(ctx.services, intent!);
+    throw conflict('The room kept changing while it was being deleted; try again');
+  }
+  // Listed at the deletion's time before anything else: should this request die before its cleanup is done, another
+  // instance finishes it.
+  const cleanup = await confirmIntent(ctx.services, intent!, deletedAt);
   const person = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
