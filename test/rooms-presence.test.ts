@@ -14,6 +14,7 @@ import { roomWith } from './testkit/rooms.js';
 import { presenceFeed, roomFeed, type Feed } from './testkit/feeds.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient } from './testkit/ws.js';
+import { cqlRow } from './testkit/cql.js';
 
 // Short expiry, so the crash test waits seconds, not half a minute (the default is 30 s).
 const PRESENCE = { PRESENCE_TTL_SECONDS: '2' };
@@ -94,6 +95,12 @@ describe('presence', () => {
     // Expiry (2 s) after the last heartbeat, found by the next sweep (every 2/3 s): under 4/3 × 2 s, plus slack for a busy machine.
     expect(Date.now() - killedAt).toBeLessThan(2_000 * (4 / 3) + 3_000);
     await eventually(async () => (await onlineIn(b, name, alice)).join() === alice.login, { what: 'carol gone from the list' });
+    // The instance that found her gone stored her last heartbeat with her account (it outlives Redis's record).
+    const stored = await eventually(async () => (await cqlRow(a, 'SELECT last_seen_at FROM users WHERE login = ?', [carol.login]))?.last_seen_at as Date | null, {
+      what: "carol's last sighting stored",
+    });
+    expect(stored.getTime()).toBeGreaterThan(killedAt - 2_000);
+    expect(stored.getTime()).toBeLessThanOrEqual(killedAt);
     void Promise.resolve(carolsClient.dispose()).catch(() => undefined);
   });
 });

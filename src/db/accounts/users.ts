@@ -1,5 +1,6 @@
 /** Storage of accounts: the users table. One prepared statement per query. */
 import { cql, type Database, type LwtOutcome, type Row } from '../cassandra/client.js';
+import { writeTimestampOf } from '../cassandra/write-timestamp.js';
 
 export interface UserRecord {
   login: string;
@@ -10,6 +11,8 @@ export interface UserRecord {
   bio: string | null;
   chatRooms: Set<string>;
   createdAt: Date;
+  /** When they last went offline, as stored (presence has later sightings while Redis keeps them). */
+  lastSeenAt: Date | null;
 }
 
 const INSERT_IF_NOT_EXISTS = cql(
@@ -18,14 +21,19 @@ const INSERT_IF_NOT_EXISTS = cql(
   { idempotent: false },
 );
 const SELECT_BY_LOGIN = cql(
-  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at FROM users WHERE login = ?',
+  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at FROM users WHERE login = ?',
   { idempotent: true },
 );
 const SELECT_MANY = cql(
-  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at FROM users WHERE login IN ?',
+  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at FROM users WHERE login IN ?',
   { idempotent: true },
 );
 // Unset (undefined) values leave their columns untouched: a partial update.
+// Stamped with the sighting's own time: of two sightings written in any order, the later one stays. Only
+// for logins of accounts (a session's): an UPDATE of any other would make a row of it.
+const UPDATE_LAST_SEEN = cql('UPDATE users USING TIMESTAMP ? SET last_seen_at = ? WHERE login = ?', {
+  idempotent: true,
+});
 const UPDATE_PROFILE = cql('UPDATE users SET firstname = ?, lastname = ?, email = ?, bio = ? WHERE login = ?', {
   idempotent: true,
 });
@@ -40,6 +48,7 @@ function toUser(row: Row): UserRecord {
     bio: row.bio ?? null,
     chatRooms: (row.chat_rooms as Set<string> | null) ?? new Set(),
     createdAt: row.created_at,
+    lastSeenAt: row.last_seen_at ?? null,
   };
 }
 
@@ -47,7 +56,7 @@ export class UserStore {
   constructor(private readonly db: Database) {}
 
   /** Returns false when the login is taken. */
-  async insertIfNotExists(user: Omit<UserRecord, 'chatRooms'>): Promise<boolean> {
+  async insertIfNotExists(user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt'>): Promise<boolean> {
     const params = [user.login, user.passwordHash, user.firstname, user.lastname, user.email, user.bio, user.createdAt];
     for (let attempt = 1; ; attempt++) {
       const outcome: LwtOutcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
@@ -70,6 +79,11 @@ export class UserStore {
     if (logins.length === 0) return [];
     const rs = await this.db.execute(SELECT_MANY, [[...new Set(logins)]]);
     return rs.rows.map(toUser);
+  }
+
+  /** Records that `login` was last seen online at `at`, unless a later sighting is stored. */
+  async recordLastSeen(login: string, at: Date): Promise<void> {
+    await this.db.execute(UPDATE_LAST_SEEN, [writeTimestampOf(at), at, login]);
   }
 
   async updateProfile(

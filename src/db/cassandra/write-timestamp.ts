@@ -25,6 +25,9 @@ export function nextWriteTimestamp(db: Database): WriteTimestamp {
   return typeof next === 'number' ? cassandra.types.Long.fromNumber(next) : next;
 }
 
+/** The write timestamp of a moment (its microsecond). */
+export const writeTimestampOf = (at: Date): WriteTimestamp => cassandra.types.Long.fromNumber(at.getTime() * 1000);
+
 /** When a write timestamp was taken, in milliseconds since the epoch. */
 export const writeTimestampMs = (at: WriteTimestamp): number => Number(bigIntOf(at) / 1000n);
 

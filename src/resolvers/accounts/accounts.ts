@@ -51,7 +51,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
       retryAfter: attempts.retryAfter,
     });
   }
-  const user: Omit<UserRecord, 'chatRooms'> = {
+  const user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt'> = {
     login,
     passwordHash: await ctx.services.passwords.hash(password),
     firstname,
@@ -65,7 +65,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   }
   const { token, session } = await tokens.issue(login);
   ctx.viewer = session; // the rest of this operation (AuthPayload.user.email) runs as the new session
-  return { token, user: { ...user, chatRooms: new Set() } };
+  return { token, user: { ...user, chatRooms: new Set(), lastSeenAt: null } };
 }
 
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');

@@ -21,8 +21,15 @@ export async function onlineParticipants(ctx: Context, room: RoomRecord): Promis
     .map((p) => personAsUser(ctx, p));
 }
 
-export function lastSeenAt(ctx: Context, login: string): Promise<Date | null> {
-  return ctx.services.rooms.presence.lastSeen(login);
+/**
+ * The later of presence's sighting (Redis: heartbeats, while it keeps them)
+ * and the one stored when the user last went offline (Cassandra).
+ */
+export async function lastSeenAt(ctx: Context, login: string): Promise<Date | null> {
+  const [live, user] = await Promise.all([ctx.services.rooms.presence.lastSeen(login), ctx.loaders.user.load(login)]);
+  const stored = user?.lastSeenAt ?? null;
+  if (!live || !stored) return live ?? stored;
+  return live > stored ? live : stored;
 }
 
 /** A subscriber hears of others coming and going, not of themselves. */

@@ -7,7 +7,9 @@
  * expired entries of the rooms it follows, so the users of an instance that
  * died without a word go offline within one expiry plus one heartbeat.
  * Each change is published, on the room's presence channel, by the one
- * instance whose call made it.
+ * instance whose call made it. That instance also stores, when a user goes
+ * offline, when they were last seen (users.last_seen_at): presence's own
+ * record of it is in Redis, which may lose it.
  */
 import type { Logger } from 'pino';
 import type { PresenceStore } from '../../presence/presence-store.js';
@@ -63,7 +65,10 @@ export class RoomPresence {
     const entry = this.local.get(key);
     if (!entry || --entry.subscriptions > 0) return;
     this.local.delete(key);
-    if (await this.store.exit(room, person.login, this.deps.clock.now().getTime())) await this.announce(room, person, false);
+    const now = this.deps.clock.now().getTime();
+    if (!(await this.store.exit(room, person.login, now))) return;
+    await this.announce(room, person, false);
+    await this.rememberLastSeen(person.login, now);
   }
 
   online(room: string): Promise<string[]> {
@@ -96,10 +101,22 @@ export class RoomPresence {
       const gone = await this.store.sweep(room, now);
       if (gone.length === 0) continue;
       const participants = (await this.deps.stores.rooms.byName(room))?.participants ?? [];
+      const seen = await this.store.lastSeen(gone);
       for (const login of gone) {
         const person = participants.find((p) => p.login === login) ?? { login, firstname: '', lastname: '' };
         await this.announce(room, person, false);
+        // Their last heartbeat, from the server that stopped answering.
+        await this.rememberLastSeen(login, seen.get(login)?.getTime() ?? now);
       }
+    }
+  }
+
+  /** A failure is logged and costs only this sighting: the next one, or Redis's own record, still tells. */
+  private async rememberLastSeen(login: string, at: number): Promise<void> {
+    try {
+      await this.deps.stores.users.recordLastSeen(login, new Date(at));
+    } catch (err) {
+      this.deps.logger.warn({ err, login }, 'could not store when a user was last seen');
     }
   }
 

@@ -21,7 +21,9 @@ builder.objectFields(UserRef, (t) => ({
   lastSeenAt: t.field({
     type: 'DateTime',
     nullable: true,
-    description: 'When the user was last online in a room (their latest presence heartbeat); null when never seen',
+    description:
+      'When the user was last online in a room: their latest presence heartbeat, or when they went offline ' +
+      '(stored with the account, so it outlives a Redis that lost its data); null when never seen',
     extensions: sameForEveryViewer,
     resolve: (user, _args, ctx) => presence.lastSeenAt(ctx, user.login),
   }),
