@@ -78,12 +78,12 @@ const FIELDS = [
 ];
 const ARGS = [
   'name', 'login', 'id', 'first', 'after', 'last', 'before', 'tag', 'month', 'with', 'input', 'roomName', 'itemId',
-  'content', 'emoji', 'messageId', 'replyTo', 'expectedVersion',
+  'content', 'emoji', 'messageId', 'replyTo', 'expectedVersion', 'currentPassword', 'newPassword',
 ];
 const MUTATIONS = [
   'register', 'login', 'logout', 'createRoom', 'joinRoom', 'leaveRoom', 'deleteRoom', 'postMessage', 'hideMessage',
   'sendTyping', 'sendDirectMessage', 'markConversationRead', 'updateProfile', 'createItem', 'buyItem',
-  'editMessage', 'deleteMessage', 'addReaction', 'removeReaction', 'pinMessage', 'unpinMessage',
+  'editMessage', 'deleteMessage', 'addReaction', 'removeReaction', 'pinMessage', 'unpinMessage', 'changePassword',
 ];
 const SUBSCRIPTIONS = ['roomEvents', 'inboxEvents', 'itemUpdated', 'profileUpdated', '__typename', 'nope'];
 

@@ -12,7 +12,7 @@
  */
 import type { DeliveryWatcher, Listener, PubSub } from '../pubsub/pubsub.js';
 import type { RevocationStore } from '../db/accounts/revocations.js';
-import { CLOCK_TOLERANCE_SECONDS } from './tokens.js';
+import { acceptedUntil } from './tokens.js';
 import type { Logger } from 'pino';
 
 /**
@@ -107,7 +107,7 @@ export class RevocationList {
 
   /** A token is accepted until exp + the verifier's clock tolerance, so its revocation must live as long. */
   private keepUntil(expiresAt: Date): Date {
-    return new Date(expiresAt.getTime() + CLOCK_TOLERANCE_SECONDS * 1000);
+    return acceptedUntil(expiresAt);
   }
 
   /** What memory says: revoked as far as this instance has heard (for per-event checks of open streams). */

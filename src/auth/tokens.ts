@@ -21,6 +21,9 @@ type Key = CryptoKey | KeyObject | Uint8Array;
 /** Clock skew tolerated when checking exp/iat; a revocation must outlive the token by as much. */
 export const CLOCK_TOLERANCE_SECONDS = 5;
 
+/** The last moment a token expiring at `expiresAt` is accepted: what its revocation, or its record, must outlive. */
+export const acceptedUntil = (expiresAt: Date): Date => new Date(expiresAt.getTime() + CLOCK_TOLERANCE_SECONDS * 1000);
+
 export class TokenService {
   private readonly verified = new VerifiedTokens<Session>(CLOCK_TOLERANCE_SECONDS * 1000);
 

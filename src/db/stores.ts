@@ -1,6 +1,7 @@
 /** Every store, built on one Database. Add a domain's store here. */
 import type { Database } from './cassandra/client.js';
 import { UserStore } from './accounts/users.js';
+import { SessionStore } from './accounts/sessions.js';
 import { DirectMessageStore } from './messenger/direct-messages.js';
 import { InboxStore } from './messenger/inbox.js';
 import { ItemStore } from './marketplace/items.js';
@@ -23,6 +24,7 @@ export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
   return {
     users: new UserStore(db),
+    sessions: new SessionStore(db),
     directMessages: new DirectMessageStore(db),
     inbox: new InboxStore(db),
     items: new ItemStore(db),

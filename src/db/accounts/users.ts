@@ -28,6 +28,8 @@ const SELECT_MANY = cql(
   'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at FROM users WHERE login IN ?',
   { idempotent: true },
 );
+// The password changes only from the hash its owner's check was made against: of two changes racing, one applies.
+const CHANGE_PASSWORD_IF = cql('UPDATE users SET pass = ? WHERE login = ? IF pass = ?', { idempotent: false });
 // Unset (undefined) values leave their columns untouched: a partial update.
 // Stamped with the sighting's own time: of two sightings written in any order, the later one stays. Only
 // for logins of accounts (a session's): an UPDATE of any other would make a row of it.
@@ -79,6 +81,16 @@ export class UserStore {
     if (logins.length === 0) return [];
     const rs = await this.db.execute(SELECT_MANY, [[...new Set(logins)]]);
     return rs.rows.map(toUser);
+  }
+
+  /** Replaces the password hash `from` with `to`; false when the stored hash is no longer `from`. */
+  async changePasswordIf(login: string, from: string, to: string): Promise<boolean> {
+    const outcome = await this.db.lwt(CHANGE_PASSWORD_IF, [to, login, from], async () => {
+      const row = await this.db.readSerial(SELECT_BY_LOGIN, [login]);
+      // Ours if the stored hash (salted, so unique) is the one we wrote.
+      return { applied: row?.pass === to, row };
+    });
+    return outcome.applied;
   }
 
   /** Records that `login` was last seen online at `at`, unless a later sighting is stored. */

@@ -1,10 +1,12 @@
 /**
- * Accounts: registration, login, logout and profiles.
+ * Accounts: registration, login, logout, password changes and profiles.
  */
 import { refreshLoaders, type Context } from '../../context.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, notFound } from '../../errors.js';
+import { AppError, badInput, conflict, ErrorCode, notFound } from '../../errors.js';
+import type { RateLimitedAction } from '../../server/metrics.js';
+import { endSessions, sessionsOf, startSession } from './sessions.js';
 import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
@@ -43,7 +45,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   const email = validEmail('input.email', input.email);
   const bio = input.bio == null ? null : validBio('input.bio', input.bio);
 
-  const { stores, tokens, clock, rateLimiter, config, metrics } = ctx.services;
+  const { stores, clock, rateLimiter, config, metrics } = ctx.services;
   const attempts = await rateLimiter.increment(`register:${ctx.clientAddress}`, 3600);
   if (attempts.count > config.auth.registrationsPerAddressPerHour) {
     metrics.rateLimited('register');
@@ -63,23 +65,25 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   if (!(await stores.users.insertIfNotExists(user))) {
     throw new AppError(ErrorCode.LOGIN_TAKEN, `The login "${login}" is taken`, { field: 'input.login' });
   }
-  const { token, session } = await tokens.issue(login);
+  const { token, session } = await startSession(ctx.services, login);
   ctx.viewer = session; // the rest of this operation (AuthPayload.user.email) runs as the new session
   return { token, user: { ...user, chatRooms: new Set(), lastSeenAt: null } };
 }
 
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');
 
-export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
-  const { stores, tokens, rateLimiter, config, decoyPasswordHash, metrics, passwords } = ctx.services;
-  const login = normalizeLogin(rawLogin);
-  requireLength('login', login, 1, Limits.login.max);
-  requireLength('password', password, 1, Limits.password.max);
-
+/**
+ * A password check, counted against the login's and the address's failure
+ * limits before it is made (atomically, so parallel guesses cannot all slip
+ * under either), and refused with RATE_LIMITED past one. A failure stays
+ * counted; `check` gives the attempt back when it succeeds, or when nothing
+ * could be checked.
+ */
+async function passwordAttempt(ctx: Context, login: string, action: RateLimitedAction) {
+  const { rateLimiter, config, metrics, passwords } = ctx.services;
   const { loginFailuresPerLogin, loginFailuresPerAddress, loginFailureWindowSeconds } = config.auth;
   const loginKey = `login:${login}`;
   const addressKey = `addr:${ctx.clientAddress}`;
-  // Count the attempt first (atomically), so parallel guesses cannot all slip under the limit.
   const [byLogin, byAddress] = await Promise.all([
     rateLimiter.increment(loginKey, loginFailureWindowSeconds),
     rateLimiter.increment(addressKey, loginFailureWindowSeconds),
@@ -89,38 +93,115 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
     byAddress.count > loginFailuresPerAddress ? byAddress.retryAfter : 0,
   );
   if (retryAfter > 0) {
-    metrics.rateLimited('login');
-    throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed logins; retry in ${retryAfter} s`, { retryAfter });
+    metrics.rateLimited(action);
+    throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed password checks; retry in ${retryAfter} s`, { retryAfter });
   }
+  return {
+    /** Whether any of `passwords` matches `hash`, tried in turn; the first that matches gives its index. */
+    async check(candidates: string[], hash: string): Promise<number> {
+      let matched = -1;
+      try {
+        for (let i = 0; i < candidates.length && matched < 0; i++) if (await passwords.verify(candidates[i]!, hash)) matched = i;
+      } catch (err) {
+        // Nothing was checked (the hasher refused, or failed): not a failure. Counting it would lock out
+        // everyone who retried during an outage, and everyone behind one proxy, after it ended.
+        await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
+        throw err;
+      }
+      // A success is not a failure: give the attempt back.
+      if (matched >= 0) await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
+      return matched;
+    },
+    /** Storage did not answer before the check: not a failure either. */
+    async notChecked(): Promise<void> {
+      await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
+    },
+  };
+}
 
+export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
+  const { stores, decoyPasswordHash, metrics } = ctx.services;
+  const login = normalizeLogin(rawLogin);
+  requireLength('login', login, 1, Limits.login.max);
+  requireLength('password', password, 1, Limits.password.max);
+
+  const attempt = await passwordAttempt(ctx, login, 'login');
   let user: UserRecord | undefined;
-  let ok: boolean;
   try {
     user = await stores.users.byLogin(login);
-    // Unknown logins verify against a decoy hash so both failures take the same time.
-    ok = await passwords.verify(password, user?.passwordHash ?? decoyPasswordHash);
   } catch (err) {
-    // Nothing was checked (storage did not answer): not a failure. Counting it would lock out
-    // everyone who retried during an outage, and everyone behind one proxy, after it ended.
-    await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
+    await attempt.notChecked();
     throw err;
   }
+  // Unknown logins verify against a decoy hash so both failures take the same time.
+  const ok = (await attempt.check([password], user?.passwordHash ?? decoyPasswordHash)) === 0;
   if (!user || !ok) {
     // The client is never told which; the operator is: unknown logins suggest credential stuffing, wrong passwords guessing.
     metrics.loginFailure(user ? 'wrong_password' : 'unknown_login');
     throw invalidCredentials(); // the attempt stays counted as a failure
   }
-  // A success is not a failure: give the attempt back.
-  await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
-  const { token, session } = await tokens.issue(login);
+  const { token, session } = await startSession(ctx.services, login);
+  // A password change that applied meanwhile ended the sessions it found, and this one may have been recorded
+  // after it looked: read the password again, now that this session is on record.
+  if ((await stores.users.byLogin(login))?.passwordHash !== user.passwordHash) {
+    await endSessions(ctx.services, login, [session]);
+    metrics.loginFailure('wrong_password');
+    throw invalidCredentials();
+  }
   ctx.viewer = session; // the rest of this operation runs as the new session
   return { token, user };
+}
+
+/**
+ * Changes the viewer's password, given the current one, and ends every other
+ * session of the account on every server. Returns how many it ended. A retry
+ * of a change that applied (its answer lost) passes the same arguments: the
+ * stored password is then the new one, and the retry ends the sessions left.
+ */
+export async function changePassword(ctx: Context, currentPassword: string, newPassword: string): Promise<number> {
+  const viewer = requireViewer(ctx);
+  requireLength('currentPassword', currentPassword, 1, Limits.password.max);
+  const next = validPassword('newPassword', newPassword);
+  if (next === currentPassword) throw badInput('newPassword', 'newPassword must differ from currentPassword');
+  const { stores, passwords, metrics } = ctx.services;
+
+  const attempt = await passwordAttempt(ctx, viewer.login, 'change_password');
+  let user: UserRecord | undefined;
+  try {
+    user = await stores.users.byLogin(viewer.login);
+  } catch (err) {
+    await attempt.notChecked();
+    throw err;
+  }
+  if (!user) throw notFound('User');
+  const matched = await attempt.check([currentPassword, next], user.passwordHash);
+  if (matched < 0) {
+    metrics.loginFailure('wrong_password');
+    throw new AppError(ErrorCode.INVALID_CREDENTIALS, 'The current password is wrong', { field: 'currentPassword' });
+  }
+  if (matched === 0 && !(await stores.users.changePasswordIf(viewer.login, user.passwordHash, await passwords.hash(next)))) {
+    throw conflict('The password was changed meanwhile (by another session); it is not the one given as currentPassword');
+  }
+  const others = (await sessionsOf(ctx.services, viewer.login)).filter((s) => s.jti !== viewer.jti);
+  return endSessions(ctx.services, viewer.login, others);
+}
+
+/**
+ * Ends every session of the viewer's account on every server, this one
+ * included. Returns how many it ended.
+ */
+export async function logoutEverywhere(ctx: Context): Promise<number> {
+  const viewer = requireViewer(ctx);
+  const sessions = await sessionsOf(ctx.services, viewer.login);
+  // Listed too if it was recorded; a token issued before sessions were recorded (cql/013) is not, and is ended all the same.
+  if (!sessions.some((s) => s.jti === viewer.jti)) sessions.push({ jti: viewer.jti, expiresAt: viewer.expiresAt });
+  return endSessions(ctx.services, viewer.login, sessions);
 }
 
 /** Revokes the presented token on every instance until it would have expired. */
 export async function logout(ctx: Context): Promise<boolean> {
   const viewer = requireViewer(ctx);
-  await ctx.services.revocations.revoke(viewer.jti, viewer.expiresAt);
+  await endSessions(ctx.services, viewer.login, [viewer]);
   return true;
 }
 

@@ -37,4 +37,22 @@ builder.mutationFields((t) => ({
     description: 'Revokes the presented token on every server until it expires',
     resolve: (_root, _args, ctx) => accounts.logout(ctx),
   }),
+  logoutEverywhere: t.int({
+    description:
+      'Ends every session of my account, this one included: their tokens are refused and their WebSockets closed on ' +
+      'every server. Returns how many sessions it ended',
+    resolve: (_root, _args, ctx) => accounts.logoutEverywhere(ctx),
+  }),
+  changePassword: t.int({
+    description:
+      'Changes my password, given the current one (a wrong one is INVALID_CREDENTIALS and counts against the same ' +
+      'limits as a failed login), and ends every other session of my account on every server; this one stays. ' +
+      'Returns how many sessions it ended. CONFLICT: another session changed it meanwhile. After an error such as ' +
+      'SERVICE_UNAVAILABLE, retry with the same arguments: it finishes a change that applied',
+    args: {
+      currentPassword: t.arg.string({ required: true }),
+      newPassword: t.arg.string({ required: true, description: `${Limits.password.min}–${Limits.password.max} characters` }),
+    },
+    resolve: (_root, args, ctx) => accounts.changePassword(ctx, args.currentPassword, args.newPassword),
+  }),
 }));

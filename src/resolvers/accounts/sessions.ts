@@ -1,0 +1,43 @@
+/**
+ * Sessions: the tokens an account was issued. Each is recorded with the
+ * account (user_sessions, cql/013) before its token is handed out, so a
+ * password change or logoutEverywhere can end them all: revoked on every
+ * server (src/auth/revocation-list.ts), their WebSockets closed. A request
+ * never reads this record: a token is checked against the revocation list.
+ */
+import type { Services } from '../../services.js';
+import { acceptedUntil, type Session } from '../../auth/tokens.js';
+import type { StoredSession } from '../../db/accounts/sessions.js';
+
+/** Sessions revoked at once by endSessions (each is a write and an announcement). */
+const END_AT_ONCE = 32;
+
+/** A new session of `login`, recorded before its token leaves the server. */
+export async function startSession(services: Services, login: string): Promise<{ token: string; session: Session }> {
+  const issued = await services.tokens.issue(login);
+  const { jti, expiresAt } = issued.session;
+  await services.stores.sessions.add(login, { jti, expiresAt }, acceptedUntil(expiresAt));
+  return issued;
+}
+
+/** Every live session of `login`. */
+export function sessionsOf(services: Services, login: string): Promise<StoredSession[]> {
+  return services.stores.sessions.of(login);
+}
+
+/**
+ * Ends `sessions` of `login` on every server: each revoked (stored, then
+ * announced), then its record dropped. Running it again is harmless, so a
+ * call that failed midway is finished by the same call again.
+ */
+export async function endSessions(services: Services, login: string, sessions: StoredSession[]): Promise<number> {
+  for (let i = 0; i < sessions.length; i += END_AT_ONCE) {
+    await Promise.all(
+      sessions.slice(i, i + END_AT_ONCE).map(async ({ jti, expiresAt }) => {
+        await services.revocations.revoke(jti, expiresAt);
+        await services.stores.sessions.remove(login, jti);
+      }),
+    );
+  }
+  return sessions.length;
+}
