@@ -17,15 +17,16 @@ afterEach(() => {
 
 /**
  * Runs `action` before the first statement matching `pattern` (which is then sent, unless `action` throws),
- * whether it goes out as a plain statement or as an LWT.
+ * whether it goes out as a plain statement, an LWT or in a batch (which then waits or fails whole).
  */
 export function onNextStatement(app: App, pattern: RegExp, action: () => Promise<void>): { fired: () => boolean } {
   const db = app.services.db;
-  const { execute, lwt } = db;
+  const { execute, lwt, batch } = db;
   let fired = false;
   const restore = () => {
     db.execute = execute;
     db.lwt = lwt;
+    db.batch = batch;
   };
   const firstMatch = async (cql: string) => {
     if (fired || !pattern.test(cql)) return;
@@ -40,6 +41,10 @@ export function onNextStatement(app: App, pattern: RegExp, action: () => Promise
   db.lwt = async function (stmt, ...rest) {
     await firstMatch(stmt.cql);
     return lwt.call(this, stmt, ...rest);
+  };
+  db.batch = async function (queries, ...rest) {
+    await firstMatch(queries.map((q) => q.stmt.cql).join('\n'));
+    return batch.call(this, queries, ...rest);
   };
   restores.push(restore);
   return { fired: () => fired };

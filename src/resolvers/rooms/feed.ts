@@ -8,9 +8,7 @@ import type { Logger } from 'pino';
 import type { ChatUser } from './model.js';
 import type { MessageRecord } from './model.js';
 import { catchUpSettleMs } from './model.js';
-import { maxTimeUuid } from '../../db/cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
-import { encodeHistoryCursor } from '../../pagination.js';
+import { catchUpCursorBefore } from './message-cursors.js';
 import type { Config } from '../../config.js';
 import { eventStream, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
@@ -144,12 +142,6 @@ export async function roomEventStream(
   }
   feed.checkedAt = services.clock.now().getTime();
   return events;
-}
-
-/** A catch-up (`messages(before:)`) cursor for everything that may have committed after `at`. */
-export function catchUpCursorBefore(at: Date, settleMs: number): string {
-  const from = new Date(at.getTime() - settleMs);
-  return encodeHistoryCursor({ bucket: dayBucket(from), id: maxTimeUuid(from).toString() });
 }
 
 /** Whether an access check made at `at` still holds at `now` (a clock that went back counts as stale). */

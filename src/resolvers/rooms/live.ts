@@ -2,10 +2,11 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
-import { catchUpCursorBefore, roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
+import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
 import { catchUpSettleMs } from './model.js';
+import { catchUpCursorBefore, catchUpFrom, messageCursor, settledHorizon } from './message-cursors.js';
 import { ReplayThenLive } from './resume.js';
-import { decodeHistoryCursor, encodeHistoryCursor } from '../../pagination.js';
+import { decodeHistoryCursor } from '../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
 import { requireParticipation, viewerPerson } from './access.js';
 import { validRoomName } from './validation.js';
@@ -31,19 +32,19 @@ export async function subscribeRoomEvents(
   const left = () => void presence.exited(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence exit failed'));
   const live = await roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login), left);
   await presence.entered(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence entry failed'));
-  return from ? new ReplayThenLive(ctx.services, followed, { bucket: from.bucket, id: from.id }, live) : live;
+  return from ? new ReplayThenLive(ctx.services, followed, catchUpFrom(from), live) : live;
 }
 
 /**
  * The cursor an event carries, to resume from with roomEvents(after:). A
- * message's is its own place in history: resuming replays exactly what came
- * after it. Any other event's is the catch-up point of the moment it is
- * delivered (its time less the settle window, when a write with an earlier id
- * may still land): resuming from it may repeat a few messages (key them by
- * id), never skips one.
+ * message's is its place in history, with the settled horizon while it is
+ * later than that (message-cursors.ts): posted on another instance, an older
+ * message may reach this feed after it. Any other event's is the catch-up
+ * point of the moment it is delivered. Resuming may repeat a few messages
+ * (key them by id), never skips one.
  */
 export function eventCursor(ctx: Context, event: RoomEvent | FeedInterrupted): string {
-  if (event.kind === 'MessagePosted') return encodeHistoryCursor({ bucket: event.message.bucket, id: event.message.messageId });
+  if (event.kind === 'MessagePosted') return messageCursor(event.message, settledHorizon(ctx.services));
   const { clock, config } = ctx.services;
   return catchUpCursorBefore(clock.now(), catchUpSettleMs(config.cassandra.requestTimeoutMs));
 }

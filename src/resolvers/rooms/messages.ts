@@ -3,11 +3,12 @@
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
 import type { Context } from '../../context.js';
-import { catchUpSettleMs, chatUser, type MessageRecord } from './model.js';
+import { chatUser, type MessageRecord } from './model.js';
+import { catchUpFrom, messageCursor, settledHorizon } from './message-cursors.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { maxTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { dayBucket, monthOfDay } from '../../buckets.js';
+import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { monthOfDay } from '../../buckets.js';
 import { badInput, forbidden, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
@@ -41,17 +42,12 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
   const cursor = backwards ? args.before : args.after;
   const size = pageSize(backwards ? 'last' : 'first', backwards ? args.last : args.first);
   let from: HistoryPosition | null = cursor ? decodeHistoryCursor(cursorField, cursor, 'day') : null;
-  const { clock, config, stores } = ctx.services;
-  // A message later than the settled horizon (see catchUpSettleMs) may still be overtaken by the slower
-  // write of an earlier id. Catch-up shows it anyway (a reconnecting client wants the latest), but its
-  // cursor remembers the horizon: catching up from it resumes there, so the client may get a few messages
-  // of the last seconds again (clients key messages by id), and never misses one. Newest-first pages work
-  // the same way for their top cursors.
-  const settledUpTo = new Date(clock.now().getTime() - catchUpSettleMs(config.cassandra.requestTimeoutMs));
-  if (backwards && from?.settled !== undefined && timeUuidDate(from.id).getTime() > from.settled) {
-    const horizon = new Date(from.settled);
-    from = { bucket: dayBucket(horizon), id: maxTimeUuid(horizon).toString() };
-  }
+  const { clock, stores } = ctx.services;
+  // Catch-up shows messages up to now, though the latest have not settled (message-cursors.ts): a reconnecting
+  // client wants the latest. Their cursors remember the horizon, and catching up from one starts there.
+  // Newest-first pages work the same way for their top cursors.
+  const settledUpTo = settledHorizon(ctx.services);
+  if (backwards && from) from = catchUpFrom(from);
   // Catch-up reads up to now, allowing for instances whose clocks run a little ahead.
   const readUpTo = new Date(clock.now().getTime() + Limits.room.clockSkewMs);
 
@@ -61,12 +57,7 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
     from = null;
   }
   const page = await stores.roomMessages.page(room, backwards ? 'newer' : 'older', from, size, readUpTo);
-  const cursorOf = (m: MessageRecord) =>
-    encodeHistoryCursor({
-      bucket: m.bucket,
-      id: m.messageId,
-      settled: timeUuidDate(m.messageId) > settledUpTo ? settledUpTo.getTime() : undefined,
-    });
+  const cursorOf = (m: MessageRecord) => messageCursor(m, settledUpTo);
   return backwards
     ? connection(page.rows, cursorOf, { hasNextPage: false, hasPreviousPage: page.more })
     : connection(page.rows, cursorOf, { hasNextPage: page.more });

@@ -15,8 +15,9 @@ type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 /** Every event's cursor field (see live.eventCursor): the same for every viewer. */
 const CURSOR = {
   description:
-    'Where this event stands in the feed: resubscribe with roomEvents(after: cursor) to resume. A message event\'s ' +
-    'cursor resumes exactly after it; any other event\'s may repeat a few messages (key them by id), never skips one.',
+    'Where this event stands in the feed: resubscribe with roomEvents(after: cursor) to resume. Resuming never ' +
+    'skips a message, and may repeat some of the last half minute (key them by id): a message posted on another ' +
+    'server, or written slowly, can arrive after a newer one.',
   extensions: sameForEveryViewer,
 };
 
@@ -173,7 +174,9 @@ builder.subscriptionFields((t) => ({
       after: t.arg.string({
         description:
           'Resume from an event\'s cursor: every message posted after it is replayed from storage (as MessagePosted), ' +
-          'then the feed goes on live, with nothing missed or repeated at the seam. Other events are not replayed.',
+          'then the feed goes on live, with nothing missed or repeated at the seam. The replay starts a little before ' +
+          'a cursor of the last half minute, so it may repeat messages you have (key them by id). Other events are ' +
+          'not replayed.',
       }),
     },
     subscribe: (_root, args, ctx) => live.subscribeRoomEvents(ctx, args.roomName, args.after),
