@@ -3,7 +3,8 @@
  * it (src/main.ts, configured by its environment), so a test can kill it with
  * SIGKILL mid-request: no shutdown hook runs, as in a real crash.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { App } from '../../src/app.js';
@@ -22,12 +23,21 @@ export interface AppProcess {
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
+/** Every server process still running: a test that failed before stopping its own leaves none behind. */
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+});
+
 /** Starts src/main.ts; resolves once `listeners` instances (workers, with WEB_CONCURRENCY) say they listen. */
 export async function startAppProcess(opts: Omit<StartOptions, 'clock' | 'logs'> & { listeners?: number } = {}): Promise<AppProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     env: { ...process.env, ...testEnv(opts), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const exitCode = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const exited = exitCode.then(() => undefined);
   const pids: number[] = [];
