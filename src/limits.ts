@@ -127,6 +127,8 @@ export const Limits = {
     inboxPage: { default: 50, max: 500 },
     /** Rows per request when reading an inbox partition; a larger inbox pages within its one partition. */
     inboxFetchSize: 5000,
+    /** Users one person may block (their list is one partition, read whole). */
+    maxBlocked: 1000,
   },
   /** Marketplace items. unitPrice: a positive decimal, at most 2 decimals and 12 integer digits. */
   item: {

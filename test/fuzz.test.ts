@@ -74,7 +74,7 @@ const FIELDS = [
   'me', 'rooms', 'room', 'user', 'message', 'conversations', 'conversation', 'item', 'itemsByTag', 'itemsBySeller',
   'itemHistory', 'myPurchases', 'purchase', '__typename', '__schema', '__type', 'nope', 'login', 'edges', 'node',
   'messages', 'participants', 'author', 'content', 'pageInfo', 'chatRooms', 'partner', 'unreadCount',
-  'edits', 'replies', 'reactions', 'replyTo', 'replyCount', 'mentions', 'pinnedMessages', 'firstReactors',
+  'edits', 'replies', 'reactions', 'replyTo', 'replyCount', 'mentions', 'pinnedMessages', 'firstReactors', 'blockedUsers',
 ];
 const ARGS = [
   'name', 'login', 'id', 'first', 'after', 'last', 'before', 'tag', 'month', 'with', 'input', 'roomName', 'itemId',
@@ -84,6 +84,7 @@ const MUTATIONS = [
   'register', 'login', 'logout', 'createRoom', 'joinRoom', 'leaveRoom', 'deleteRoom', 'postMessage', 'hideMessage',
   'sendTyping', 'sendDirectMessage', 'markConversationRead', 'updateProfile', 'createItem', 'buyItem',
   'editMessage', 'deleteMessage', 'addReaction', 'removeReaction', 'pinMessage', 'unpinMessage', 'changePassword',
+  'blockUser', 'unblockUser',
 ];
 const SUBSCRIPTIONS = ['roomEvents', 'inboxEvents', 'itemUpdated', 'profileUpdated', '__typename', 'nope'];
 

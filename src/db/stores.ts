@@ -4,6 +4,7 @@ import { UserStore } from './accounts/users.js';
 import { SessionStore } from './accounts/sessions.js';
 import { DirectMessageStore } from './messenger/direct-messages.js';
 import { InboxStore } from './messenger/inbox.js';
+import { BlockStore } from './messenger/blocks.js';
 import { ItemStore } from './marketplace/items.js';
 import { PurchaseStore } from './marketplace/purchases.js';
 import { PurchaseClaimStore } from './marketplace/purchase-claims.js';
@@ -27,6 +28,7 @@ export function createStores(db: Database) {
     sessions: new SessionStore(db),
     directMessages: new DirectMessageStore(db),
     inbox: new InboxStore(db),
+    blocks: new BlockStore(db),
     items: new ItemStore(db),
     purchases: new PurchaseStore(db),
     purchaseClaims: new PurchaseClaimStore(db),

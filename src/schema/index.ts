@@ -17,6 +17,7 @@ import './rooms/room-events.js';
 import './messenger/conversation.js';
 import './messenger/direct-message.js';
 import './messenger/inbox-event.js';
+import './messenger/blocking.js';
 import './marketplace/money.js';
 import './marketplace/item.js';
 import './marketplace/purchase.js';

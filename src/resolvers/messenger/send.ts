@@ -1,4 +1,4 @@
-/** sendDirectMessage: validation, the one-batch write, the live event. */
+/** sendDirectMessage: validation, blocks, the one-batch write, the live event. */
 import type { Context } from '../../context.js';
 import { conversationKey, directMessage, type DirectMessageRecord } from './model.js';
 import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
@@ -7,12 +7,19 @@ import { requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { publishInboxEvent } from './events.js';
 import { requirePartner } from './participants.js';
+import { blocksBetween, requireNotBlocked } from './blocks.js';
+import { normalizeLogin } from '../accounts/accounts.js';
 
 export async function sendDirectMessage(ctx: Context, to: string, content: string): Promise<DirectMessageRecord> {
   requireViewer(ctx);
   const { min, max } = Limits.messenger.content;
   const text = requireLength('content', content.trim(), min, max);
-  const { viewer, partner } = await requirePartner(ctx, 'to', to);
+  // Read at once: who the partner is, and whether either of the two blocked the other.
+  const [{ viewer, partner }, blocks] = await Promise.all([
+    requirePartner(ctx, 'to', to),
+    blocksBetween(ctx, requireViewer(ctx).login, normalizeLogin(to)),
+  ]);
+  requireNotBlocked(blocks, viewer.login);
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.
   const message = directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text);
