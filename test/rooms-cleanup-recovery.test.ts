@@ -10,7 +10,16 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { DeleteRoomDocument, HistoryDocument } from './generated/graphql.js';
+import {
+  AddReactionDocument,
+  DeleteRoomDocument,
+  EditMessageDocument,
+  HistoryDocument,
+  MessageReactionsDocument,
+  MessageWithEditsDocument,
+  PostReplyDocument,
+  ThreadDocument,
+} from './generated/graphql.js';
 import { dayBucket, monthOfDay } from '../src/buckets.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { startAppProcess } from './testkit/app-process.js';
@@ -49,12 +58,35 @@ async function pendingCleanupsOf(room: string): Promise<Array<{ intent: boolean 
   const rows = [];
   for (const offset of [-1, 0, 1]) {
     const day = dayBucket(new Date(Date.now() + offset * 86_400_000));
-    rows.push(...(await cqlRows(survivor, 'SELECT intent FROM pending_room_cleanups WHERE day = ? AND room_name = ?', [day, room])));
+    rows.push(...(await cqlRows(survivor, 'SELECT room_created_at FROM pending_room_cleanups WHERE day = ? AND room_name = ?', [day, room])));
   }
-  return rows.map((row) => ({ intent: row.intent === true }));
+  return rows.map((row) => ({ intent: row.room_created_at != null }));
 }
 
 const confirmed = (entries: Array<{ intent: boolean }>) => entries.filter((e) => !e.intent);
+
+/**
+ * A message of the room made again, edited, reacted to and replied to (each in a partition of its own, which a
+ * cleanup deletes above the deletion's time), and a check that all of it is still there.
+ */
+async function actedOn(room: string): Promise<{ id: string; intact: () => Promise<void> }> {
+  const { id } = await post(survivor, bob, room, 'second life');
+  await gqlOk(survivor, EditMessageDocument, { id, content: 'second life, edited' }, bob.token);
+  await gqlOk(survivor, AddReactionDocument, { messageId: id, emoji: '👍' }, alice.token);
+  await gqlOk(survivor, PostReplyDocument, { roomName: room, content: 'a reply', replyTo: id }, alice.token);
+  return {
+    id,
+    intact: async () => {
+      const edited = (await gqlOk(survivor, MessageWithEditsDocument, { id, first: 10 }, alice.token)).message!;
+      expect(edited.content).toBe('second life, edited');
+      expect(edited.edits.edges.map((e) => e.node.content)).toContain('second life');
+      const reactions = (await gqlOk(survivor, MessageReactionsDocument, { id }, alice.token)).message!.reactions;
+      expect(reactions.map((r) => [r.emoji, r.count])).toEqual([['👍', 1]]);
+      const thread = (await gqlOk(survivor, ThreadDocument, { id, first: 10 }, alice.token)).message!;
+      expect(thread.replies.edges.map((e) => e.node.content)).toEqual(['a reply']);
+    },
+  };
+}
 
 /** A message id's day bucket and timeuuid. */
 function keyOf(id: string): { bucket: number; messageId: string } {
@@ -104,7 +136,9 @@ describe('SIGKILL in the middle of a room deletion', () => {
       name = await roomWith(survivor, alice, [bob], uniqueRoomName('doomed'));
       const room = (await survivor.services.stores.rooms.byName(name))!;
       const start = room.createdAt.getTime();
-      const times = Array.from({ length: 5000 }, (_, i) => new Date(start + 1 + i));
+      // Between the room's creation and now: a room made again later must not find them newer than itself.
+      const span = Math.max(1, Date.now() - start - 1);
+      const times = Array.from({ length: 5000 }, (_, i) => new Date(start + 1 + Math.floor((i * span) / 5000)));
       const seeded = await seedHistory(survivor, room, { login: bob.login, firstname: bob.firstname, lastname: bob.lastname }, times);
       months = new Set(seeded.map((m) => monthOfDay(m.bucket)));
       seededBuckets = new Set(seeded.map((m) => m.bucket));
@@ -115,11 +149,12 @@ describe('SIGKILL in the middle of a room deletion', () => {
 
     // The name is taken again before any instance gets to the cleanup.
     await roomWith(survivor, alice, [bob], name);
-    const reborn = await post(survivor, bob, name, 'second life');
+    const reborn = await actedOn(name);
 
     // An instance whose job takes on cleanups at once (no grace) finishes it at its start.
     await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
     await eventually(async () => (await pendingCleanupsOf(name)).length === 0, { timeoutMs: 60_000, what: 'the cleanup to finish' });
+    await reborn.intact();
 
     // Of the room's messages and Bob's copies, only the new room's are left; both lists still hold the new room.
     const { bucket, messageId } = keyOf(reborn.id);
@@ -130,9 +165,9 @@ describe('SIGKILL in the middle of a room deletion', () => {
       left.push(...(await cqlRows(survivor, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, b])));
     }
     expect(left.map((r) => r.content as string).filter((c) => c?.startsWith('seed '))).toEqual([]);
-    expect(left.map((r) => r.content)).toContain('second life');
+    expect(left.map((r) => r.content)).toContain('second life, edited');
     const history = (await gqlOk(survivor, HistoryDocument, { name, first: 10 }, alice.token)).room!.messages!;
-    expect(history.edges.map((e) => e.node.content)).toContain('second life');
+    expect(history.edges.map((e) => e.node.content)).toContain('second life, edited');
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
   }, 180_000);
@@ -155,11 +190,12 @@ describe('a room deletion whose request is lost around its LWT', () => {
 
     // The name is taken again before any instance gets to the intent.
     await roomWith(survivor, alice, [bob], name);
-    const reborn = await post(survivor, bob, name, 'second life');
+    const reborn = await actedOn(name);
 
     const eager = await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
     await eventually(async () => (await pendingCleanupsOf(name)).length === 0, { timeoutMs: 30_000, what: 'the intent to be settled' });
     await stopApp(eager);
+    await reborn.intact();
 
     const newKey = keyOf(reborn.id);
     expect(await bobsCopiesIn(name, new Set([oldMonth, monthOfDay(newKey.bucket)]))).toEqual([newKey.messageId]);
@@ -168,7 +204,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
       stored.push(...(await cqlRows(survivor, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, b])));
     }
     expect(stored.map((r) => r.content)).not.toContain('before the deletion');
-    expect(stored.map((r) => r.content)).toContain('second life');
+    expect(stored.map((r) => r.content)).toContain('second life, edited');
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
   }, 60_000);

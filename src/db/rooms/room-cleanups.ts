@@ -9,21 +9,22 @@ import { dayBucket } from '../../buckets.js';
 
 /**
  * A deleted room's cleanup: the room, a write timestamp, and whose lists and
- * read state hold it. Confirmed (`intent` false), `deletedAt` is the
- * deletion's time. An intent was listed before the deletion's LWT:
- * `deletedAt` is a time before it, and the deletion may not have applied.
+ * read state hold it. Confirmed (no `intentFor`), `deletedAt` is the
+ * deletion's time. An intent was listed before the deletion's LWT of the room
+ * created at `intentFor`: `deletedAt` is a time before it, and the deletion
+ * may not have applied.
  */
 export interface RoomCleanup {
   roomName: string;
   deletedAt: WriteTimestamp;
   logins: string[];
-  intent: boolean;
+  intentFor: Date | null;
 }
 
-const INSERT = cql('INSERT INTO pending_room_cleanups (day, room_name, deleted_at, logins, intent) VALUES (?, ?, ?, ?, ?)', {
+const INSERT = cql('INSERT INTO pending_room_cleanups (day, room_name, deleted_at, logins, room_created_at) VALUES (?, ?, ?, ?, ?)', {
   idempotent: true,
 });
-const SELECT_DAY = cql('SELECT room_name, deleted_at, logins, intent FROM pending_room_cleanups WHERE day = ?', { idempotent: true });
+const SELECT_DAY = cql('SELECT room_name, deleted_at, logins, room_created_at FROM pending_room_cleanups WHERE day = ?', { idempotent: true });
 const DELETE = cql('DELETE FROM pending_room_cleanups WHERE day = ? AND room_name = ? AND deleted_at = ?', { idempotent: true });
 
 /** The partition an entry is listed in: the UTC day of its timestamp. */
@@ -34,7 +35,8 @@ export class RoomCleanupStore {
 
   /** Lists the entry, or replaces the logins of the one listed under the same key. */
   async add(cleanup: RoomCleanup): Promise<void> {
-    await this.db.execute(INSERT, [dayOf(cleanup), cleanup.roomName, cleanup.deletedAt, new Set(cleanup.logins), cleanup.intent]);
+    // An unset (undefined) value writes no tombstone.
+    await this.db.execute(INSERT, [dayOf(cleanup), cleanup.roomName, cleanup.deletedAt, new Set(cleanup.logins), cleanup.intentFor ?? undefined]);
   }
 
   /** The entries listed under `day` (a day bucket). */
@@ -44,7 +46,7 @@ export class RoomCleanupStore {
       roomName: row.room_name as string,
       deletedAt: row.deleted_at as WriteTimestamp,
       logins: [...((row.logins as Set<string> | null) ?? [])],
-      intent: row.intent === true,
+      intentFor: (row.room_created_at as Date | null) ?? null,
     }));
   }
 

@@ -245,16 +245,23 @@ export class RoomMessageStore {
    * Drops a deleted room's history as of `at` (the deletion): every day
    * partition listed in its bucket table, the by-author copies of its
    * messages, then the bucket rows. What a room of the same name wrote after
-   * `at` is newer than these deletes and stays.
+   * `at` is newer than these deletes and stays. A message's own partitions
+   * are deleted above `at` (their rows are stamped past the post's commit
+   * horizon), so the messages of a room of that name created since are left
+   * out by their ids: `reborn` says, after each page is read, when the room
+   * now stored under the name was created (so a room created during the
+   * cleanup is seen before any of its messages is dropped).
    */
-  async dropRoom(roomName: string, at: WriteTimestamp, commitHorizonMs: number): Promise<void> {
+  async dropRoom(roomName: string, at: WriteTimestamp, commitHorizonMs: number, reborn: () => Promise<Date | undefined>): Promise<void> {
     const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
     for (const bucket of buckets) {
       let pageState: string | undefined;
       do {
         const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: Limits.room.cleanupFetchSize, pageState });
+        const newRoomFrom = (await reborn())?.getTime() ?? Infinity;
+        const rows = rs.rows.filter((r) => timeUuidDate(r.message_id.toString()).getTime() < newRoomFrom);
         // Only messages that were edited, reacted to or replied to have partitions of their own.
-        const parts = rs.rows
+        const parts = rows
           .filter((r) => r.version || r.reaction_kinds || r.last_reply_at)
           .flatMap((r) => {
             // Version rows are stamped past the post's commit horizon (message-edits.ts): reach above them.
@@ -262,7 +269,7 @@ export class RoomMessageStore {
             return DELETE_MESSAGE_PARTS.map((stmt) => ({ stmt, params: [partsAt, roomName, bucket, r.message_id] }));
           });
         await this.db.batchInChunks(parts, Limits.room.cleanupBatch);
-        const deletes = rs.rows
+        const deletes = rows
           .filter((r) => r.author && !r.system_message)
           .map((r) => ({
             stmt: DELETE_BY_AUTHOR,

@@ -5,28 +5,34 @@
  *
  * A deletion lists an intent in pending_room_cleanups (cql/010, cql/011)
  * before its LWT, confirms it with the deletion's time once the LWT applied,
- * and the cleanup removes the entry as its last step. Every cleanup write
- * carries a timestamp at or after the deletion and before any new room of
- * the same name, so running one again, or on two instances at once, is
- * harmless and never erases the new room.
+ * and the cleanup removes the entry as its last step. The cleanup's deletes
+ * carry a timestamp at or after the deletion and before a new room of the
+ * same name (as far as the instances' clocks agree), and leave that room's
+ * messages out by their ids (RoomMessageStore.dropRoom), so running one
+ * again, or on two instances at once, is harmless and spares the new room.
  */
 import cassandra from 'cassandra-driver';
 import type { Services } from '../../services.js';
 import { dayBucket } from '../../buckets.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
-import { bigIntOf } from '../../db/cassandra/client.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { nextWriteTimestamp, writeTimestampMs, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
 import { Limits } from '../../limits.js';
 
 /**
- * Lists the intent to delete `roomName`, whose lists and read state `logins`
+ * Lists the intent to delete `room`, whose lists and read state `logins`
  * hold it, before the deletion's LWT. Called again before each attempt with
  * the `earlier` intent, it replaces that entry's logins with the ones the
  * attempt conditions on.
  */
-export async function listIntent(services: Services, roomName: string, logins: string[], earlier?: RoomCleanup): Promise<RoomCleanup> {
-  const intent = { roomName, deletedAt: earlier?.deletedAt ?? nextWriteTimestamp(services.db), logins: [...new Set(logins)], intent: true };
+export async function listIntent(services: Services, room: RoomRecord, logins: string[], earlier?: RoomCleanup): Promise<RoomCleanup> {
+  const intent = {
+    roomName: room.name,
+    deletedAt: earlier?.deletedAt ?? nextWriteTimestamp(services.db),
+    logins: [...new Set(logins)],
+    intentFor: room.createdAt,
+  };
   await services.stores.roomCleanups.add(intent);
   return intent;
 }
@@ -38,7 +44,7 @@ export async function dropIntent(services: Services, intent: RoomCleanup): Promi
 
 /** The deletion applied at `deletedAt`: lists its cleanup at that time, then drops the intent. */
 export async function confirmIntent(services: Services, intent: RoomCleanup, deletedAt: WriteTimestamp): Promise<RoomCleanup> {
-  const cleanup = { ...intent, deletedAt, intent: false };
+  const cleanup = { ...intent, deletedAt, intentFor: null };
   await services.stores.roomCleanups.add(cleanup);
   await services.stores.roomCleanups.remove(intent);
   return cleanup;
@@ -52,7 +58,9 @@ export async function runCleanup(services: Services, listed: RoomCleanup, at: Wr
   const { stores, config } = services;
   const { roomName, logins } = listed;
   await stores.rooms.removeFromUsers(logins, roomName, at);
-  await stores.roomMessages.dropRoom(roomName, at, commitHorizonMs(config.cassandra.requestTimeoutMs));
+  await stores.roomMessages.dropRoom(roomName, at, commitHorizonMs(config.cassandra.requestTimeoutMs), () =>
+    stores.rooms.createdAtSerial(roomName),
+  );
   await stores.readState.dropRoom(roomName, logins, at);
   await stores.roomCleanups.remove(listed);
 }
@@ -60,18 +68,17 @@ export async function runCleanup(services: Services, listed: RoomCleanup, at: Wr
 /**
  * Whether an intent's deletion applied, from the room's row as it is now,
  * and if it did, the time its cleanup erases up to: null when the room the
- * intent was for is still there (the LWT failed or was never sent). Else
- * the moment before a room of that name was created again, or, with none,
- * a time taken before the read, so a room created just after it writes
- * later than every delete of the cleanup.
+ * intent was for (by its creation time) is still there: the LWT failed or
+ * was never sent. Else the moment before a room of that name was created
+ * again, or, with none, a time taken before the read, so a room created just
+ * after it writes later than every delete of the cleanup.
  */
-async function intentDeletionTime(services: Services, intent: RoomCleanup): Promise<WriteTimestamp | null> {
+async function intentDeletionTime(services: Services, roomName: string, intentFor: Date): Promise<WriteTimestamp | null> {
   const now = nextWriteTimestamp(services.db);
-  const createdAt = await services.stores.rooms.createdAtSerial(intent.roomName);
+  const createdAt = await services.stores.rooms.createdAtSerial(roomName);
   if (!createdAt) return now;
-  const createdAtMicros = BigInt(createdAt.getTime()) * 1000n;
-  if (createdAtMicros <= bigIntOf(intent.deletedAt)) return null;
-  return cassandra.types.Long.fromString((createdAtMicros - 1n).toString());
+  if (createdAt.getTime() === intentFor.getTime()) return null;
+  return cassandra.types.Long.fromNumber(createdAt.getTime() * 1000 - 1);
 }
 
 /**
@@ -100,7 +107,7 @@ export async function finishPendingCleanups(services: Services): Promise<number>
       const ageMs = now - writeTimestampMs(listed.deletedAt);
       if (ageMs < config.rooms.cleanupRecoveryGraceMs) continue;
       try {
-        const at = listed.intent ? await intentDeletionTime(services, listed) : listed.deletedAt;
+        const at = listed.intentFor ? await intentDeletionTime(services, listed.roomName, listed.intentFor) : listed.deletedAt;
         if (at) await runCleanup(services, listed, at);
         else await stores.roomCleanups.remove(listed);
         settled += 1;

@@ -125,7 +125,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
     // Listed before each attempt, with the participants it conditions on: should this request be lost once the LWT
     // applied, the job finds the deletion and cleans up after it. (An attempt that throws leaves it listed: whether
     // that LWT applied is the job's to find out.)
-    intent = await listIntent(ctx.services, name, roomLogins(room), intent);
+    intent = await listIntent(ctx.services, room, roomLogins(room), intent);
     const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
     if (outcome.status === 'gone') {
       await dropIntent(ctx.services, intent);
