@@ -6,10 +6,10 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { ChangePasswordDocument, LoginDocument, LogoutDocument, LogoutEverywhereDocument, MeDocument } from './generated/graphql.js';
+import { ChangePasswordDocument, LoginDocument, LogoutDocument, LogoutEverywhereDocument, MeDocument, RegisterDocument } from './generated/graphql.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
-import { signUp, type TestUser } from './testkit/users.js';
+import { signUp, uniqueLogin, type TestUser } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { wsClient, wsRequest } from './testkit/ws.js';
 import { failNextStatement } from './testkit/statement-faults.js';
@@ -83,6 +83,15 @@ describe('changePassword', () => {
     await stopApp(strict);
   });
 
+  it('checks only the current password: a guess given as the new one tells nothing and ends nothing', async () => {
+    const user = await signUp(a);
+    const other = await loginOn(a, user);
+    // The stored password as newPassword, a wrong one as currentPassword: refused like any wrong guess.
+    const guess = await gql(a, ChangePasswordDocument, { currentPassword: 'a wrong guess', newPassword: user.password }, user.token);
+    expect(codes(guess)).toEqual(['INVALID_CREDENTIALS']);
+    expect(await live(a, other)).toBe(true);
+  });
+
   it('finishes, when retried with the same arguments, a change whose answer was lost before the sessions ended', async () => {
     const user = await signUp(a);
     const other = await loginOn(a, user);
@@ -148,5 +157,18 @@ describe('logoutEverywhere', () => {
     const second = await loginOn(a, user);
     await gqlOk(a, LogoutDocument, {}, second);
     expect((await gqlOk(a, LogoutEverywhereDocument, {}, user.token)).logoutEverywhere).toBe(1);
+  });
+});
+
+describe('register', () => {
+  it('says to log in when the account was created but its session could not be recorded', async () => {
+    const login = uniqueLogin('nosession');
+    const input = { login, password: 'correct horse battery', firstname: 'No', lastname: 'Session', email: `${login}@example.test` };
+    failNextStatement(a, /INSERT INTO user_sessions/);
+    const result = await gql(a, RegisterDocument, { input });
+    expect(codes(result)).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(result.errors![0]!.message).toMatch(/account was created.*log in/);
+    expect(codes(await gql(a, RegisterDocument, { input }))).toEqual(['LOGIN_TAKEN']);
+    expect(await live(a, await loginOn(a, { ...input, token: '' }))).toBe(true);
   });
 });

@@ -13,6 +13,8 @@ export interface UserRecord {
   createdAt: Date;
   /** When they last went offline, as stored (presence has later sightings while Redis keeps them). */
   lastSeenAt: Date | null;
+  /** The session (jti) whose changePassword last set the password, if one did. */
+  passwordChangedBy: string | null;
 }
 
 const INSERT_IF_NOT_EXISTS = cql(
@@ -21,15 +23,15 @@ const INSERT_IF_NOT_EXISTS = cql(
   { idempotent: false },
 );
 const SELECT_BY_LOGIN = cql(
-  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at FROM users WHERE login = ?',
+  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at, pass_changed_by FROM users WHERE login = ?',
   { idempotent: true },
 );
 const SELECT_MANY = cql(
-  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at FROM users WHERE login IN ?',
+  'SELECT login, pass, firstname, lastname, email, bio, chat_rooms, created_at, last_seen_at, pass_changed_by FROM users WHERE login IN ?',
   { idempotent: true },
 );
 // The password changes only from the hash its owner's check was made against: of two changes racing, one applies.
-const CHANGE_PASSWORD_IF = cql('UPDATE users SET pass = ? WHERE login = ? IF pass = ?', { idempotent: false });
+const CHANGE_PASSWORD_IF = cql('UPDATE users SET pass = ?, pass_changed_by = ? WHERE login = ? IF pass = ?', { idempotent: false });
 // Unset (undefined) values leave their columns untouched: a partial update.
 // Stamped with the sighting's own time: of two sightings written in any order, the later one stays. Only
 // for logins of accounts (a session's): an UPDATE of any other would make a row of it.
@@ -51,6 +53,7 @@ function toUser(row: Row): UserRecord {
     chatRooms: (row.chat_rooms as Set<string> | null) ?? new Set(),
     createdAt: row.created_at,
     lastSeenAt: row.last_seen_at ?? null,
+    passwordChangedBy: row.pass_changed_by ?? null,
   };
 }
 
@@ -58,7 +61,7 @@ export class UserStore {
   constructor(private readonly db: Database) {}
 
   /** Returns false when the login is taken. */
-  async insertIfNotExists(user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt'>): Promise<boolean> {
+  async insertIfNotExists(user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt' | 'passwordChangedBy'>): Promise<boolean> {
     const params = [user.login, user.passwordHash, user.firstname, user.lastname, user.email, user.bio, user.createdAt];
     for (let attempt = 1; ; attempt++) {
       const outcome: LwtOutcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
@@ -83,9 +86,9 @@ export class UserStore {
     return rs.rows.map(toUser);
   }
 
-  /** Replaces the password hash `from` with `to`; false when the stored hash is no longer `from`. */
-  async changePasswordIf(login: string, from: string, to: string): Promise<boolean> {
-    const outcome = await this.db.lwt(CHANGE_PASSWORD_IF, [to, login, from], async () => {
+  /** Replaces the password hash `from` with `to`, set by session `by`; false when the stored hash is no longer `from`. */
+  async changePasswordIf(login: string, from: string, to: string, by: string): Promise<boolean> {
+    const outcome = await this.db.lwt(CHANGE_PASSWORD_IF, [to, by, login, from], async () => {
       const row = await this.db.readSerial(SELECT_BY_LOGIN, [login]);
       // Ours if the stored hash (salted, so unique) is the one we wrote.
       return { applied: row?.pass === to, row };

@@ -4,7 +4,8 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, badInput, conflict, ErrorCode, notFound } from '../../errors.js';
+import { AppError, badInput, conflict, ErrorCode, notFound, unavailable } from '../../errors.js';
+import { isStorageUnavailable } from '../../db/cassandra/client.js';
 import type { RateLimitedAction } from '../../server/metrics.js';
 import { endSessions, sessionsOf, startSession } from './sessions.js';
 import { Limits } from '../../limits.js';
@@ -53,7 +54,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
       retryAfter: attempts.retryAfter,
     });
   }
-  const user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt'> = {
+  const user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt' | 'passwordChangedBy'> = {
     login,
     passwordHash: await ctx.services.passwords.hash(password),
     firstname,
@@ -65,9 +66,14 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   if (!(await stores.users.insertIfNotExists(user))) {
     throw new AppError(ErrorCode.LOGIN_TAKEN, `The login "${login}" is taken`, { field: 'input.login' });
   }
-  const { token, session } = await startSession(ctx.services, login);
+  const { token, session } = await startSession(ctx.services, login).catch((err: unknown) => {
+    if (!isStorageUnavailable(err)) throw err;
+    // The account exists now: a retry of register would be LOGIN_TAKEN. The client is told to log in instead.
+    const { extensions } = unavailable('storage');
+    throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Your account was created, but no session could be started: log in shortly', extensions);
+  });
   ctx.viewer = session; // the rest of this operation (AuthPayload.user.email) runs as the new session
-  return { token, user: { ...user, chatRooms: new Set(), lastSeenAt: null } };
+  return { token, user: { ...user, chatRooms: new Set(), lastSeenAt: null, passwordChangedBy: null } };
 }
 
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');
@@ -154,9 +160,11 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
 
 /**
  * Changes the viewer's password, given the current one, and ends every other
- * session of the account on every server. Returns how many it ended. A retry
- * of a change that applied (its answer lost) passes the same arguments: the
- * stored password is then the new one, and the retry ends the sessions left.
+ * session of the account on every server. Returns how many it ended. The
+ * session that made a change may retry it with the same arguments when the
+ * answer was lost: the stored password is then the new one, and the retry
+ * ends the sessions left. Anyone else gets one check of the current password
+ * per counted attempt.
  */
 export async function changePassword(ctx: Context, currentPassword: string, newPassword: string): Promise<number> {
   const viewer = requireViewer(ctx);
@@ -174,12 +182,13 @@ export async function changePassword(ctx: Context, currentPassword: string, newP
     throw err;
   }
   if (!user) throw notFound('User');
-  const matched = await attempt.check([currentPassword, next], user.passwordHash);
+  const ownRetry = user.passwordChangedBy === viewer.jti;
+  const matched = await attempt.check(ownRetry ? [currentPassword, next] : [currentPassword], user.passwordHash);
   if (matched < 0) {
     metrics.loginFailure('wrong_password');
     throw new AppError(ErrorCode.INVALID_CREDENTIALS, 'The current password is wrong', { field: 'currentPassword' });
   }
-  if (matched === 0 && !(await stores.users.changePasswordIf(viewer.login, user.passwordHash, await passwords.hash(next)))) {
+  if (matched === 0 && !(await stores.users.changePasswordIf(viewer.login, user.passwordHash, await passwords.hash(next), viewer.jti))) {
     throw conflict('The password was changed meanwhile (by another session); it is not the one given as currentPassword');
   }
   const others = (await sessionsOf(ctx.services, viewer.login)).filter((s) => s.jti !== viewer.jti);

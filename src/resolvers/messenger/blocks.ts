@@ -24,7 +24,13 @@ export async function blockUser(ctx: Context, login: string): Promise<UserRecord
   if (!already && count >= Limits.messenger.maxBlocked) {
     throw badInput('login', `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);
   }
-  if (!already) await stores.blocks.add({ login: viewer.login, blocked: partner.login, blockedAt: clock.now() });
+  if (already) return partner;
+  await stores.blocks.add({ login: viewer.login, blocked: partner.login, blockedAt: clock.now() });
+  // Blocks made at once could all pass the count above: counted again, one over the limit is taken back.
+  if ((await stores.blocks.countOf(viewer.login)) > Limits.messenger.maxBlocked) {
+    await stores.blocks.remove(viewer.login, partner.login);
+    throw badInput('login', `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);
+  }
   return partner;
 }
 
@@ -56,5 +62,5 @@ export function requireNotBlocked(blocks: Block[], from: string): void {
   if (blocks.some((b) => b.login === from)) {
     throw new AppError(ErrorCode.FORBIDDEN, 'You blocked this user: unblock them to write to them', { field: 'to' });
   }
-  if (blocks.length > 0) throw new AppError(ErrorCode.FORBIDDEN, 'This user does not accept your messages', { field: 'to' });
+  if (blocks.length > 0) throw new AppError(ErrorCode.FORBIDDEN, 'You cannot send messages to this user', { field: 'to' });
 }

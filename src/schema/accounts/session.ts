@@ -40,15 +40,18 @@ builder.mutationFields((t) => ({
   logoutEverywhere: t.int({
     description:
       'Ends every session of my account, this one included: their tokens are refused and their WebSockets closed on ' +
-      'every server. Returns how many sessions it ended',
+      'every server. Returns how many sessions it ended (sessions started before they were recorded, cql/013, end ' +
+      'at their expiry; this one ends all the same)',
     resolve: (_root, _args, ctx) => accounts.logoutEverywhere(ctx),
   }),
   changePassword: t.int({
     description:
       'Changes my password, given the current one (a wrong one is INVALID_CREDENTIALS and counts against the same ' +
       'limits as a failed login), and ends every other session of my account on every server; this one stays. ' +
-      'Returns how many sessions it ended. CONFLICT: another session changed it meanwhile. After an error such as ' +
-      'SERVICE_UNAVAILABLE, retry with the same arguments: it finishes a change that applied',
+      'Returns how many sessions it ended. When another session changed it meanwhile: CONFLICT, or ' +
+      'INVALID_CREDENTIALS if the change was already stored. After an error such as SERVICE_UNAVAILABLE, retry ' +
+      'with the same arguments from the same session: it finishes a change that applied. Sessions started before ' +
+      'sessions were recorded (cql/013) are not on record: they end at their expiry',
     args: {
       currentPassword: t.arg.string({ required: true }),
       newPassword: t.arg.string({ required: true, description: `${Limits.password.min}–${Limits.password.max} characters` }),
