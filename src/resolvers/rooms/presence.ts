@@ -67,8 +67,12 @@ export class RoomPresence {
     this.local.delete(key);
     const now = this.deps.clock.now().getTime();
     if (!(await this.store.exit(room, person.login, now))) return;
-    await this.announce(room, person, false);
-    await this.rememberLastSeen(person.login, now);
+    // Stored even when the announcement fails (Redis down): that is when Redis's own record is at risk.
+    try {
+      await this.announce(room, person, false);
+    } finally {
+      await this.rememberLastSeen(person.login, now);
+    }
   }
 
   online(room: string): Promise<string[]> {
@@ -104,9 +108,12 @@ export class RoomPresence {
       const seen = await this.store.lastSeen(gone);
       for (const login of gone) {
         const person = participants.find((p) => p.login === login) ?? { login, firstname: '', lastname: '' };
-        await this.announce(room, person, false);
-        // Their last heartbeat, from the server that stopped answering.
-        await this.rememberLastSeen(login, seen.get(login)?.getTime() ?? now);
+        try {
+          await this.announce(room, person, false);
+        } finally {
+          // Their last heartbeat, from the server that stopped answering.
+          await this.rememberLastSeen(login, seen.get(login)?.getTime() ?? now);
+        }
       }
     }
   }
