@@ -341,6 +341,10 @@ describe('reactions', () => {
       { emoji: '✅', count: 3 },
       { emoji: '🔥', count: 3 },
     ]);
+    // Each event says when it counted; the one counted last holds the final counts.
+    const countedAt = events.map((e) => Date.parse(e.countedAt));
+    expect(countedAt.every((t) => Number.isFinite(t))).toBe(true);
+    expect(countedAt.indexOf(Math.max(...countedAt))).toBe(events.length - 1);
   });
 });
 

@@ -23,7 +23,8 @@ export type RoomEvent =
   | { kind: 'MessageHidden'; roomName: string; message: MessageRecord }
   | { kind: 'MessageEdited'; roomName: string; message: MessageRecord }
   | { kind: 'MessageDeleted'; roomName: string; message: MessageRecord }
-  | { kind: 'ReactionChanged'; roomName: string; message: MessageRecord; counts: Array<{ emoji: string; count: number }> }
+  /** countedAt: when the counts were read (ms): of two such events for one message, the later count is the current one. */
+  | { kind: 'ReactionChanged'; roomName: string; message: MessageRecord; counts: Array<{ emoji: string; count: number }>; countedAt: number }
   | { kind: 'MessagePinned'; roomName: string; message: MessageRecord }
   | { kind: 'MessageUnpinned'; roomName: string; message: MessageRecord }
   | { kind: 'ParticipantJoined'; roomName: string; user: ChatUser }

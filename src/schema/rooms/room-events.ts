@@ -50,10 +50,17 @@ const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChange
     message: t.field({ type: MessageRef, resolve: (e) => e.message }),
     reactions: t.field({
       type: [ReactionRef],
-      description: 'The counts when the event was sent',
+      description: 'The counts at countedAt',
       complexity: { field: 1, multiplier: Limits.room.reactions.maxKinds },
       extensions: sameForEveryViewer,
       resolve: (e, _args, ctx) => reactionsOf(ctx, e.message, e.counts),
+    }),
+    countedAt: t.field({
+      type: 'DateTime',
+      description:
+        'When the counts were read. Events of two servers may arrive in either order: of two for one message, ' +
+        'keep the one counted later',
+      resolve: (e) => new Date(e.countedAt),
     }),
   }),
 });
