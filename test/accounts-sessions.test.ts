@@ -100,6 +100,8 @@ describe('changePassword', () => {
     failNextStatement(a, /FROM user_sessions WHERE login/);
     expect(codes(await gql(a, ChangePasswordDocument, args, user.token))).toEqual(['SERVICE_UNAVAILABLE']);
     expect(await live(a, other)).toBe(true);
+    // Only the session that made the change may finish it so: any other must give the password now stored.
+    expect(codes(await gql(a, ChangePasswordDocument, args, other))).toEqual(['INVALID_CREDENTIALS']);
     expect((await gqlOk(a, ChangePasswordDocument, args, user.token)).changePassword).toBe(1);
     expect(await live(a, other)).toBe(false);
     expect(await live(a, await loginOn(a, user, 'the next secret'))).toBe(true);

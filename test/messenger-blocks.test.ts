@@ -17,6 +17,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { seedUserRow, signUp, uniqueLogin, type TestUser } from './testkit/users.js';
 import { send } from './testkit/messenger.js';
 import { Limits } from '../src/limits.js';
+import { cqlRows } from './testkit/cql.js';
 
 let a: App;
 let b: App;
@@ -26,6 +27,10 @@ beforeAll(async () => {
 
 const sendOn = (app: App, from: TestUser, to: TestUser, content: string) =>
   gql(app, SendDirectMessageDocument, { to: to.login, content }, from.token);
+
+/** A block written straight to storage, for filling a list up to the limit fast. */
+const blockedInStorage = (user: TestUser, login: string) =>
+  cqlRows(a, 'INSERT INTO user_blocks (login, blocked, blocked_at) VALUES (?, ?, ?)', [user.login, login, new Date()]);
 
 const partnersOf = async (user: TestUser) =>
   (await gqlOk(a, ConversationsDocument, { first: 50 }, user.token)).conversations.edges.map((e) => e.node.partner.login).sort();
@@ -80,7 +85,7 @@ describe('blockUser', () => {
       await Promise.all(
         logins.slice(i, i + 100).map(async (login) => {
           await seedUserRow(a, login, new Date());
-          await a.services.stores.blocks.add({ login: bob.login, blocked: login, blockedAt: new Date() });
+          await blockedInStorage(bob, login);
         }),
       );
     }
@@ -90,5 +95,24 @@ describe('blockUser', () => {
     expect(over.errors![0]!.extensions!.field).toBe('login');
     expect((await gql(a, BlockUserDocument, { login: carol.login }, bob.token)).errors).toBeUndefined();
     expect((await gqlOk(a, BlockedUsersDocument, {}, bob.token)).blockedUsers).toHaveLength(max);
+  }, 60_000);
+
+  it('never keeps more than the limit when blocks race for the last places, and keeps every block it answered for', async () => {
+    const bob = await signUp(a);
+    const max = Limits.messenger.maxBlocked;
+    const filler = Array.from({ length: max - 3 }, () => uniqueLogin('filler'));
+    for (let i = 0; i < filler.length; i += 100) await Promise.all(filler.slice(i, i + 100).map((login) => blockedInStorage(bob, login)));
+    const racers = await Promise.all(Array.from({ length: 12 }, () => signUp(a)));
+    const answers = await Promise.all(racers.map((r, i) => gql(i % 2 ? a : b, BlockUserDocument, { login: r.login }, bob.token)));
+    const stored = new Set((await cqlRows(a, 'SELECT blocked FROM user_blocks WHERE login = ?', [bob.login])).map((r) => r.blocked as string));
+    expect(stored.size).toBeLessThanOrEqual(max);
+    for (const [i, answer] of answers.entries()) {
+      if (answer.errors) {
+        expect(codes(answer)).toEqual(['BAD_USER_INPUT']);
+        expect(stored.has(racers[i]!.login)).toBe(false);
+      } else {
+        expect(stored.has(racers[i]!.login)).toBe(true);
+      }
+    }
   }, 60_000);
 });

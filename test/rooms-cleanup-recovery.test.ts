@@ -9,6 +9,7 @@
  * after it only if it did.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import cassandra from 'cassandra-driver';
 import type { App } from '../src/app.js';
 import {
   AddReactionDocument,
@@ -86,6 +87,20 @@ async function actedOn(room: string): Promise<{ id: string; intact: () => Promis
       expect(thread.replies.edges.map((e) => e.node.content)).toEqual(['a reply']);
     },
   };
+}
+
+/** How many rows a message has in the tables of its parts (earlier versions, reactions). */
+async function partsOf(room: string, key: { bucket: number; messageId: string }) {
+  const counts: Record<string, number> = {};
+  for (const table of ['message_versions', 'message_reactions']) {
+    const rows = await cqlRows(survivor, `SELECT message_id FROM ${table} WHERE room_name = ? AND time_bucket = ? AND message_id = ?`, [
+      room,
+      key.bucket,
+      cassandra.types.TimeUuid.fromString(key.messageId),
+    ]);
+    counts[table] = rows.length;
+  }
+  return counts;
 }
 
 /** A message id's day bucket and timeuuid. */
@@ -177,6 +192,9 @@ describe('a room deletion whose request is lost around its LWT', () => {
   it('is found from its intent when the listing after the LWT fails; the job cleans up and spares the room made again', async () => {
     const name = await roomWith(survivor, alice, [bob]);
     const old = await post(survivor, bob, name, 'before the deletion');
+    // Parts of the old message the cleanup must drop too: an earlier version and a reaction.
+    await gqlOk(survivor, EditMessageDocument, { id: old.id, content: 'before the deletion' + ', edited' }, bob.token);
+    await gqlOk(survivor, AddReactionDocument, { messageId: old.id, emoji: '👀' }, alice.token);
     // The first listing is the intent; the second, once the LWT applied, fails: as if the server were lost there.
     onNextStatement(survivor, /INSERT INTO pending_room_cleanups/, async () => {
       failNextStatement(survivor, /INSERT INTO pending_room_cleanups/);
@@ -187,6 +205,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
     const oldKey = keyOf(old.id);
     const oldMonth = monthOfDay(oldKey.bucket);
     expect(await bobsCopiesIn(name, new Set([oldMonth]))).toEqual([oldKey.messageId]);
+    expect(await partsOf(name, oldKey)).toEqual({ message_versions: 1, message_reactions: 1 });
 
     // The name is taken again before any instance gets to the intent.
     await roomWith(survivor, alice, [bob], name);
@@ -203,7 +222,8 @@ describe('a room deletion whose request is lost around its LWT', () => {
     for (const b of new Set([oldKey.bucket, newKey.bucket])) {
       stored.push(...(await cqlRows(survivor, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [name, b])));
     }
-    expect(stored.map((r) => r.content)).not.toContain('before the deletion');
+    expect(stored.map((r) => r.content)).not.toContain('before the deletion, edited');
+    expect(await partsOf(name, oldKey)).toEqual({ message_versions: 0, message_reactions: 0 });
     expect(stored.map((r) => r.content)).toContain('second life, edited');
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);

@@ -7,10 +7,11 @@ export interface Block {
   blockedAt: Date;
 }
 
-const INSERT = cql('INSERT INTO user_blocks (login, blocked, blocked_at) VALUES (?, ?, ?)', { idempotent: true });
+const INSERT_IF_ABSENT = cql('INSERT INTO user_blocks (login, blocked, blocked_at) VALUES (?, ?, ?) IF NOT EXISTS', { idempotent: false });
 const DELETE = cql('DELETE FROM user_blocks WHERE login = ? AND blocked = ?', { idempotent: true });
 const SELECT_OF = cql('SELECT login, blocked, blocked_at FROM user_blocks WHERE login = ? LIMIT ?', { idempotent: true });
 const SELECT_BETWEEN = cql('SELECT login, blocked, blocked_at FROM user_blocks WHERE login IN ? AND blocked IN ?', { idempotent: true });
+const SELECT_ONE = cql('SELECT blocked_at FROM user_blocks WHERE login = ? AND blocked = ?', { idempotent: true });
 const COUNT_OF = cql('SELECT COUNT(*) AS n FROM user_blocks WHERE login = ?', { idempotent: true });
 
 const toBlock = (row: Row): Block => ({
@@ -22,8 +23,15 @@ const toBlock = (row: Row): Block => ({
 export class BlockStore {
   constructor(private readonly db: Database) {}
 
-  async add(block: Block): Promise<void> {
-    await this.db.execute(INSERT, [block.login, block.blocked, block.blockedAt]);
+  /** False when that block existed already (its time is kept). */
+  async addIfAbsent(block: Block): Promise<boolean> {
+    const params = [block.login, block.blocked, block.blockedAt];
+    const outcome = await this.db.lwt(INSERT_IF_ABSENT, params, async () => {
+      const row = (await this.db.readSerial(SELECT_ONE, [block.login, block.blocked])) ?? undefined;
+      // Ours if the stored time is the one we wrote.
+      return { applied: (row?.blocked_at as Date | undefined)?.getTime() === block.blockedAt.getTime(), row };
+    });
+    return outcome.applied;
   }
 
   async remove(login: string, blocked: string): Promise<void> {

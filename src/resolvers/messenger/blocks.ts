@@ -25,8 +25,9 @@ export async function blockUser(ctx: Context, login: string): Promise<UserRecord
     throw badInput('login', `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);
   }
   if (already) return partner;
-  await stores.blocks.add({ login: viewer.login, blocked: partner.login, blockedAt: clock.now() });
-  // Blocks made at once could all pass the count above: counted again, one over the limit is taken back.
+  // A twin request (the same block, at once) wrote it first: nothing more to do.
+  if (!(await stores.blocks.addIfAbsent({ login: viewer.login, blocked: partner.login, blockedAt: clock.now() }))) return partner;
+  // Blocks made at once could all pass the count above: counted again, this one is taken back if over the limit.
   if ((await stores.blocks.countOf(viewer.login)) > Limits.messenger.maxBlocked) {
     await stores.blocks.remove(viewer.login, partner.login);
     throw badInput('login', `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);

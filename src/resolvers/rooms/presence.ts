@@ -108,12 +108,10 @@ export class RoomPresence {
       const seen = await this.store.lastSeen(gone);
       for (const login of gone) {
         const person = participants.find((p) => p.login === login) ?? { login, firstname: '', lastname: '' };
-        try {
-          await this.announce(room, person, false);
-        } finally {
-          // Their last heartbeat, from the server that stopped answering.
-          await this.rememberLastSeen(login, seen.get(login)?.getTime() ?? now);
-        }
+        // Swept from Redis already: a failed announcement is logged, and the others are still announced and stored.
+        await this.announce(room, person, false).catch((err) => this.deps.logger.warn({ err, room, login }, 'offline not announced'));
+        // Their last heartbeat, from the server that stopped answering.
+        await this.rememberLastSeen(login, seen.get(login)?.getTime() ?? now);
       }
     }
   }
