@@ -34,6 +34,10 @@ export class BlockStore {
     return outcome.applied;
   }
 
+  async has(login: string, blocked: string): Promise<boolean> {
+    return (await this.db.first(SELECT_ONE, [login, blocked])) !== undefined;
+  }
+
   async remove(login: string, blocked: string): Promise<void> {
     await this.db.execute(DELETE, [login, blocked]);
   }

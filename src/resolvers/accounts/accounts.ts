@@ -7,7 +7,7 @@ import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, badInput, conflict, ErrorCode, notFound, unavailable } from '../../errors.js';
 import { isStorageUnavailable } from '../../db/cassandra/client.js';
 import type { RateLimitedAction } from '../../server/metrics.js';
-import { endSessions, sessionsOf, startSession } from './sessions.js';
+import { endSessions, startSession } from './sessions.js';
 import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
@@ -82,8 +82,8 @@ const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'In
  * A password check, counted against the login's and the address's failure
  * limits before it is made (atomically, so parallel guesses cannot all slip
  * under either), and refused with RATE_LIMITED past one. A failure stays
- * counted; `check` gives the attempt back when it succeeds, or when nothing
- * could be checked.
+ * counted; the attempt is given back when it succeeds, or when nothing could
+ * be checked.
  */
 async function passwordAttempt(ctx: Context, login: string, action: RateLimitedAction) {
   const { rateLimiter, config, metrics, passwords } = ctx.services;
@@ -102,25 +102,28 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
     metrics.rateLimited(action);
     throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed password checks; retry in ${retryAfter} s`, { retryAfter });
   }
+  // Nothing was checked (storage did not answer, the hasher refused): not a failure. Counting it would lock out
+  // everyone who retried during an outage, and everyone behind one proxy, after it ended.
+  const unchecked = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
+      throw err;
+    }
+  };
   return {
-    /** Whether any of `passwords` matches `hash`, tried in turn; the first that matches gives its index. */
+    /** Runs what comes before the check (reading the account): should it fail, the attempt is given back. */
+    before: unchecked,
+    /** Which of `candidates` matches `hash` first (-1: none), tried in turn; a match gives the attempt back. */
     async check(candidates: string[], hash: string): Promise<number> {
-      let matched = -1;
-      try {
-        for (let i = 0; i < candidates.length && matched < 0; i++) if (await passwords.verify(candidates[i]!, hash)) matched = i;
-      } catch (err) {
-        // Nothing was checked (the hasher refused, or failed): not a failure. Counting it would lock out
-        // everyone who retried during an outage, and everyone behind one proxy, after it ended.
-        await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
-        throw err;
-      }
+      const matched = await unchecked(async () => {
+        for (const [i, candidate] of candidates.entries()) if (await passwords.verify(candidate, hash)) return i;
+        return -1;
+      });
       // A success is not a failure: give the attempt back.
       if (matched >= 0) await Promise.all([rateLimiter.reset(loginKey), rateLimiter.decrement(addressKey)]);
       return matched;
-    },
-    /** Storage did not answer before the check: not a failure either. */
-    async notChecked(): Promise<void> {
-      await Promise.all([rateLimiter.decrement(loginKey), rateLimiter.decrement(addressKey)]);
     },
   };
 }
@@ -132,13 +135,7 @@ export async function login(ctx: Context, rawLogin: string, password: string): P
   requireLength('password', password, 1, Limits.password.max);
 
   const attempt = await passwordAttempt(ctx, login, 'login');
-  let user: UserRecord | undefined;
-  try {
-    user = await stores.users.byLogin(login);
-  } catch (err) {
-    await attempt.notChecked();
-    throw err;
-  }
+  const user = await attempt.before(() => stores.users.byLogin(login));
   // Unknown logins verify against a decoy hash so both failures take the same time.
   const ok = (await attempt.check([password], user?.passwordHash ?? decoyPasswordHash)) === 0;
   if (!user || !ok) {
@@ -174,13 +171,7 @@ export async function changePassword(ctx: Context, currentPassword: string, newP
   const { stores, passwords, metrics } = ctx.services;
 
   const attempt = await passwordAttempt(ctx, viewer.login, 'change_password');
-  let user: UserRecord | undefined;
-  try {
-    user = await stores.users.byLogin(viewer.login);
-  } catch (err) {
-    await attempt.notChecked();
-    throw err;
-  }
+  const user = await attempt.before(() => stores.users.byLogin(viewer.login));
   if (!user) throw notFound('User');
   const ownRetry = user.passwordChangedBy === viewer.jti;
   const matched = await attempt.check(ownRetry ? [currentPassword, next] : [currentPassword], user.passwordHash);
@@ -191,7 +182,7 @@ export async function changePassword(ctx: Context, currentPassword: string, newP
   if (matched === 0 && !(await stores.users.changePasswordIf(viewer.login, user.passwordHash, await passwords.hash(next), viewer.jti))) {
     throw conflict('The password was changed meanwhile (by another session); it is not the one given as currentPassword');
   }
-  const others = (await sessionsOf(ctx.services, viewer.login)).filter((s) => s.jti !== viewer.jti);
+  const others = (await stores.sessions.of(viewer.login)).filter((s) => s.jti !== viewer.jti);
   return endSessions(ctx.services, viewer.login, others);
 }
 
@@ -201,7 +192,7 @@ export async function changePassword(ctx: Context, currentPassword: string, newP
  */
 export async function logoutEverywhere(ctx: Context): Promise<number> {
   const viewer = requireViewer(ctx);
-  const sessions = await sessionsOf(ctx.services, viewer.login);
+  const sessions = await ctx.services.stores.sessions.of(viewer.login);
   // Listed too if it was recorded; a token issued before sessions were recorded (cql/013) is not, and is ended all the same.
   if (!sessions.some((s) => s.jti === viewer.jti)) sessions.push({ jti: viewer.jti, expiresAt: viewer.expiresAt });
   return endSessions(ctx.services, viewer.login, sessions);

@@ -20,11 +20,6 @@ export async function startSession(services: Services, login: string): Promise<{
   return issued;
 }
 
-/** Every live session of `login`. */
-export function sessionsOf(services: Services, login: string): Promise<StoredSession[]> {
-  return services.stores.sessions.of(login);
-}
-
 /**
  * Ends `sessions` of `login` on every server: each revoked (stored, then
  * announced), then its record dropped. Running it again is harmless, so a

@@ -11,14 +11,11 @@ import { blocksBetween, requireNotBlocked } from './blocks.js';
 import { normalizeLogin } from '../accounts/accounts.js';
 
 export async function sendDirectMessage(ctx: Context, to: string, content: string): Promise<DirectMessageRecord> {
-  requireViewer(ctx);
+  const viewer = requireViewer(ctx);
   const { min, max } = Limits.messenger.content;
   const text = requireLength('content', content.trim(), min, max);
   // Read at once: who the partner is, and whether either of the two blocked the other.
-  const [{ viewer, partner }, blocks] = await Promise.all([
-    requirePartner(ctx, 'to', to),
-    blocksBetween(ctx, requireViewer(ctx).login, normalizeLogin(to)),
-  ]);
+  const [{ partner }, blocks] = await Promise.all([requirePartner(ctx, 'to', to), blocksBetween(ctx, viewer.login, normalizeLogin(to))]);
   requireNotBlocked(blocks, viewer.login);
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.

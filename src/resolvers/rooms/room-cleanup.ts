@@ -11,12 +11,11 @@
  * messages out by their ids (RoomMessageStore.dropRoom), so running one
  * again, or on two instances at once, is harmless and spares the new room.
  */
-import cassandra from 'cassandra-driver';
 import type { Services } from '../../services.js';
 import { dayBucket } from '../../buckets.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { nextWriteTimestamp, writeTimestampMs, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
+import { nextWriteTimestamp, writeTimestampMs, writeTimestampOf, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
 import { Limits } from '../../limits.js';
 
@@ -78,7 +77,7 @@ async function intentDeletionTime(services: Services, roomName: string, intentFo
   const createdAt = await services.stores.rooms.createdAtSerial(roomName);
   if (!createdAt) return now;
   if (createdAt.getTime() === intentFor.getTime()) return null;
-  return cassandra.types.Long.fromNumber(createdAt.getTime() * 1000 - 1);
+  return writeTimestampOf(createdAt).subtract(1);
 }
 
 /**
