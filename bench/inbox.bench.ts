@@ -1,6 +1,6 @@
 /**
- * The messenger's hot paths on the local node: sending (one logged batch of 3
- * statements), showing an inbox of 500 partners (one partition read) and
+ * The messenger's hot paths on the local node: sending (one logged batch of 4
+ * statements), showing an inbox of 500 partners (the inbox partition and the unread one) and
  * marking a conversation read. Counts the CQL requests each one makes.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import {
 import { gqlOk } from '../test/testkit/http.js';
 import { seedUserRow, signUp, type TestUser } from '../test/testkit/users.js';
 import { benchApp, stats } from './harness.js';
+import { unreadBacklogSection } from './unread-backlog.js';
 
 /** Counts the CQL requests (single statements and batches) the app sends while `fn` runs. */
 async function counted<T>(app: App, fn: () => Promise<T>): Promise<{ value: T; reads: Map<string, number>; batches: number[] }> {
@@ -123,6 +124,8 @@ export default async function inboxBench(): Promise<string> {
       row('markConversationRead', readOnly),
       '',
       `100 concurrent sends A→B: ${concurrentMs.toFixed(0)} ms in all (${(100_000 / concurrentMs).toFixed(0)} sends/s).`,
+      '',
+      ...(await unreadBacklogSection(app, { sender: a, withBacklog: await signUp(app), without: await signUp(app) })),
     ].join('\n');
   } finally {
     await app.stop();

@@ -95,7 +95,10 @@ async function measure(contenders: Record<ContenderName, Contender>, s: RequestS
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < CONTENDERS.length; i++) {
       const name = CONTENDERS[(round + i) % CONTENDERS.length]!;
-      samples[name].push(await run(name));
+      const sample = await run(name);
+      // Each round on the console: a trial shows the spread its medians hide.
+      console.log(`    ${name}: ${sample.rps.toFixed(0)} req/s, p99 ${sample.p99} ms, ${sample.cpuUs.toFixed(0)} µs CPU per request`);
+      samples[name].push(sample);
     }
   }
   const row = { errors: 0 } as Row;

@@ -141,7 +141,7 @@ describe('the last message follows message time', () => {
 });
 
 describe('the inbox', () => {
-  it('loads 500 partners with one partition read', async () => {
+  it('loads 500 partners with one read of the inbox partition and one of the unread partition', async () => {
     const me = await signUp(app1);
     const { stores, db } = app1.services;
     // Seed through the stores (the read below goes through the API): 500 partners, one message each.
@@ -162,9 +162,13 @@ describe('the inbox', () => {
     const execute = vi.spyOn(db, 'execute');
     const inbox = (await gqlOk(app1, InboxSummaryDocument, { first: 500 }, me.token)).conversations;
     const inboxReads = execute.mock.calls.filter(([stmt]) => /\bFROM inbox\b/.test(stmt.cql));
+    const unreadReads = execute.mock.calls.filter(([stmt]) => /\bFROM inbox_unread\b/.test(stmt.cql));
     const messageReads = execute.mock.calls.filter(([stmt]) => /\bdirect_messages\b/.test(stmt.cql));
     expect(inboxReads).toHaveLength(1);
     expect(inboxReads[0]![0].cql).toMatch(/WHERE owner = \?$/);
+    // The counts of every conversation: one read of the owner's unread partition, grouped on the node.
+    expect(unreadReads).toHaveLength(1);
+    expect(unreadReads[0]![0].cql).toMatch(/WHERE owner = \? GROUP BY partner$/);
     expect(messageReads).toHaveLength(0);
 
     expect(inbox.pageInfo.hasNextPage).toBe(false);

@@ -12,6 +12,8 @@ import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { send, ticksOf, wholeHistory } from './testkit/messenger.js';
+import { cql, TimeUuid } from '../src/db/cassandra/client.js';
+import { timeMicros } from '../src/db/cassandra/timeuuids.js';
 
 let app: App;
 beforeAll(async () => {
@@ -246,5 +248,46 @@ describe('markConversationRead and read receipts', () => {
     expect(Object.fromEntries(inbox.map((c) => [c.partner.login, c.unreadCount]))).toEqual({ [a.login]: 0, [c.login]: 1 });
     // B reading did not read B's own message for A.
     expect((await gqlOk(app, ConversationDocument, { with: b.login }, a.token)).conversation?.unreadCount).toBe(1);
+  });
+
+  it('counts the unread ids a send kept in the inbox row before cql/015, and a read clears them with the rest', async () => {
+    const clock = new ManualClock(new Date('2026-05-10T12:00:00Z'));
+    const timed = await startApp({ clock });
+    const [a, b] = [await signUp(timed), await signUp(timed)];
+    const { db } = timed.services;
+    // What a send stored before cql/015: its unread id in B's inbox row's set, at the message's time.
+    const toLegacySet = async (id: string) => {
+      const uuid = TimeUuid.fromString(id);
+      await db.execute(cql('DELETE FROM inbox_unread WHERE owner = ? AND partner = ? AND id = ?', { idempotent: true }), [b.login, a.login, uuid]);
+      await db.execute(cql('UPDATE inbox USING TIMESTAMP ? SET unread = unread + ? WHERE owner = ? AND partner = ?', { idempotent: true }), [
+        timeMicros(uuid),
+        [uuid],
+        b.login,
+        a.login,
+      ]);
+    };
+    const sent = [];
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000);
+      sent.push(await send(timed, a, b, `m${i}`));
+    }
+    // The oldest and the newest unread ids are in the old set, the middle one is a row.
+    await toLegacySet(sent[0]!.id);
+    await toLegacySet(sent[2]!.id);
+
+    const before = (await gqlOk(timed, ConversationDocument, { with: a.login }, b.token)).conversation!;
+    expect(before).toMatchObject({ unreadCount: 3, firstUnreadAt: sent[0]!.createdAt });
+    const listed = (await gqlOk(timed, ConversationsDocument, {}, b.token)).conversations.edges.map((e) => e.node);
+    expect(listed.map((c) => [c.partner.login, c.unreadCount])).toEqual([[a.login, 3]]);
+
+    // The read point is the newest of both: everything is read, nothing comes back.
+    const read = (await gqlOk(timed, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    expect(read).toMatchObject({ unreadCount: 0, firstUnreadAt: null, readUpTo: sent[2]!.id });
+    clock.advance(1000);
+    const next = await send(timed, a, b, 'after the upgrade');
+    expect((await gqlOk(timed, ConversationDocument, { with: a.login }, b.token)).conversation).toMatchObject({
+      unreadCount: 1,
+      firstUnreadAt: next.createdAt,
+    });
   });
 });

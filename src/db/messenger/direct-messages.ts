@@ -37,9 +37,10 @@ export class DirectMessageStore {
   constructor(private readonly db: Database) {}
 
   /**
-   * One logged batch of 3 statements and no read: the message, the sender's
-   * inbox row and the recipient's. Every statement is idempotent (explicit
-   * write timestamps, set additions), so the driver may retry the batch.
+   * One logged batch of 4 statements and no read: the message, the sender's
+   * inbox row, the recipient's, and the recipient's unread row. Every
+   * statement is idempotent (explicit write timestamps, set additions), so
+   * the driver may retry the batch.
    */
   async send(conversation: string, message: DirectMessageRow): Promise<void> {
     const id = TimeUuid.fromString(message.id);

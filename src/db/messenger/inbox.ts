@@ -1,27 +1,33 @@
 /**
  * Storage of inboxes: one partition per user, one row per partner (the seed's
- * TalkLastMessages). The unread-count design is explained in
- * cql/003_messenger.cql; every write to `unread` and `last_message` carries a
- * write timestamp taken from a message time, never from a server clock.
+ * TalkLastMessages), and the user's unread messages, one row each
+ * (inbox_unread). The unread-count design is explained in
+ * cql/003_messenger.cql and cql/015_inbox_unread_rows.cql; every write of an
+ * unread id and of `last_message` carries a write timestamp taken from a
+ * message time, never from a server clock.
  */
 import { Limits } from '../../limits.js';
-import { bigIntOf, cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
+import { bigIntOf, cql, type Database, Long, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
 import type { DirectMessageRow, InboxRow } from './rows.js';
 import { monthBucket } from '../../buckets.js';
 import { timeMicros, timeTicks, timeUuidDate } from '../cassandra/timeuuids.js';
 
-// Last-write-wins by message time: see the direct_message_summary type in cql/003.
-const SENDER_ROW = cql(
+// Each of the two people's rows: last-write-wins by message time (see the direct_message_summary type in cql/003).
+const CONVERSATION_ROW = cql(
   'UPDATE inbox USING TIMESTAMP ? SET last_message = ?, months = months + ? WHERE owner = ? AND partner = ?',
   { idempotent: true },
 );
-const RECIPIENT_ROW = cql(
-  'UPDATE inbox USING TIMESTAMP ? SET last_message = ?, months = months + ?, unread = unread + ? WHERE owner = ? AND partner = ?',
-  { idempotent: true },
-);
-// The read: a collection deletion at the read point's timestamp removes exactly
-// the unread ids sent at or before it, whatever arrives meanwhile.
-const DELETE_READ_UNREAD = cql('DELETE unread FROM inbox USING TIMESTAMP ? WHERE owner = ? AND partner = ?', {
+const UNREAD_ROW = cql('INSERT INTO inbox_unread (owner, partner, id) VALUES (?, ?, ?) USING TIMESTAMP ?', {
+  idempotent: true,
+});
+// The read: one range tombstone at the read point's timestamp removes exactly
+// the unread ids at or before it, whatever arrives meanwhile.
+const DELETE_READ_ROWS = cql('DELETE FROM inbox_unread USING TIMESTAMP ? WHERE owner = ? AND partner = ? AND id <= ?', {
+  idempotent: true,
+});
+// Ids sent before cql/015 live in the row's set; a collection deletion at the
+// same timestamp clears those the read point covers (it costs nothing once empty).
+const DELETE_READ_LEGACY_SET = cql('DELETE unread FROM inbox USING TIMESTAMP ? WHERE owner = ? AND partner = ?', {
   idempotent: true,
 });
 // Read points written at their own time: a stale concurrent read never moves one back.
@@ -34,11 +40,56 @@ const RECORD_PARTNER_READ = cql(
   { idempotent: true },
 );
 
-// collection_count/min/max run on the node: only numbers cross the wire, never the unread set.
+// Counts, first and newest are computed on the node: only numbers cross the wire, never the unread ids.
+// The set columns are those of ids sent before cql/015 (empty once read).
 const COLUMNS = `partner, last_message, collection_count(unread) AS unread_count, collection_min(unread) AS first_unread,
   collection_max(unread) AS newest_unread, months, read_up_to, read_at, partner_read_up_to, partner_read_at`;
 const SELECT_ALL = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ?`, { idempotent: true });
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ? AND partner = ?`, { idempotent: true });
+const UNREAD_COLUMNS = 'COUNT(*) AS unread_count, MIN(id) AS first_unread, MAX(id) AS newest_unread';
+const SELECT_UNREAD_ALL = cql(`SELECT partner, ${UNREAD_COLUMNS} FROM inbox_unread WHERE owner = ? GROUP BY partner`, {
+  idempotent: true,
+});
+const SELECT_UNREAD_ONE = cql(`SELECT ${UNREAD_COLUMNS} FROM inbox_unread WHERE owner = ? AND partner = ?`, {
+  idempotent: true,
+});
+
+/** What is unread in one conversation: how many, the oldest and the newest. */
+interface Unread {
+  count: number;
+  first: TimeUuid | null;
+  newest: TimeUuid | null;
+}
+
+const NOTHING_UNREAD: Unread = { count: 0, first: null, newest: null };
+
+/** The unread columns of a row of either query (both name them alike). */
+function unreadOf(row: Row): Unread {
+  return {
+    // COUNT(*) answers a bigint (a Long), collection_count an int.
+    count: Long.isLong(row.unread_count) ? (row.unread_count as InstanceType<typeof Long>).toNumber() : ((row.unread_count as number | null) ?? 0),
+    first: asTimeUuid(row.first_unread),
+    newest: asTimeUuid(row.newest_unread),
+  };
+}
+
+/**
+ * MIN and MAX of a timeuuid column: Cassandra 5 types their result as the custom
+ * LegacyTimeUUIDType, which the driver hands over as the 16 raw bytes.
+ */
+const asTimeUuid = (value: unknown): TimeUuid | null =>
+  value == null ? null : value instanceof TimeUuid ? value : new TimeUuid(value as Buffer);
+
+/** The id of the two sent at the later (or, with `earlier`, the earlier) time. */
+function pick(a: TimeUuid | null, b: TimeUuid | null, earlier: boolean): TimeUuid | null {
+  if (!a || !b) return a ?? b;
+  return timeTicks(a).lessThan(timeTicks(b)) === earlier ? a : b;
+}
+
+/** The ids left in the row's set (sent before cql/015) beside the unread rows. */
+function bothUnread(legacy: Unread, rows: Unread): Unread {
+  return { count: legacy.count + rows.count, first: pick(legacy.first, rows.first, true), newest: pick(legacy.newest, rows.newest, false) };
+}
 
 /** The two inbox writes of a send, for the send's batch (src/db/messenger/direct-messages.ts). */
 export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Array<{ stmt: Statement; params: unknown[] }> {
@@ -46,8 +97,9 @@ export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Arr
   const summary = { time_ticks: timeTicks(id), id, sender: message.sender, content: message.content };
   const months = [message.month];
   return [
-    { stmt: SENDER_ROW, params: [at, summary, months, message.sender, message.recipient] },
-    { stmt: RECIPIENT_ROW, params: [at, summary, months, [id], message.recipient, message.sender] },
+    { stmt: CONVERSATION_ROW, params: [at, summary, months, message.sender, message.recipient] },
+    { stmt: CONVERSATION_ROW, params: [at, summary, months, message.recipient, message.sender] },
+    { stmt: UNREAD_ROW, params: [message.recipient, message.sender, id, at] },
   ];
 }
 
@@ -89,19 +141,20 @@ function lastMessageOf(owner: string, partner: string, last: LastMessageValue): 
   };
 }
 
-function toConversation(owner: string, row: Row): InboxRow {
+function toConversation(owner: string, row: Row, unreadRows: Unread): InboxRow {
   const partner = row.partner as string;
   const last = row.last_message as LastMessageValue | null;
   const lastMessage = last ? lastMessageOf(owner, partner, last) : null;
   const months = [...((row.months as Set<number> | null) ?? [])].sort((a, b) => b - a);
+  const unread = bothUnread(unreadOf(row), unreadRows);
   return {
     owner,
     partner,
     lastMessage,
     lastMessageTicks: last ? bigIntOf(last.time_ticks) : null,
-    unreadCount: (row.unread_count as number | null) ?? 0,
-    firstUnreadAt: row.first_unread ? timeUuidDate(row.first_unread as TimeUuid) : null,
-    newestUnread: (row.newest_unread as TimeUuid | null) ?? null,
+    unreadCount: unread.count,
+    firstUnreadAt: unread.first ? timeUuidDate(unread.first) : null,
+    newestUnread: unread.newest,
     months,
     readUpTo: (row.read_up_to as TimeUuid | null)?.toString() ?? null,
     readAt: (row.read_at as Date | null) ?? null,
@@ -114,36 +167,44 @@ export class InboxStore {
   constructor(private readonly db: Database) {}
 
   /**
-   * Every conversation of `owner`: ONE partition read. (An inbox larger than
-   * the fetch size is paged by the driver within that same partition.)
+   * Every conversation of `owner`: ONE read of the inbox partition, and beside
+   * it one of the owner's unread partition, counted per partner on the node.
+   * (Either larger than the fetch size is paged within that same partition.)
    */
   async all(owner: string): Promise<InboxRow[]> {
-    const conversations: InboxRow[] = [];
-    let pageState: string | undefined;
-    do {
-      const rs = await this.db.execute(SELECT_ALL, [owner], { fetchSize: Limits.messenger.inboxFetchSize, pageState });
-      for (const row of rs.rows) conversations.push(toConversation(owner, row));
-      pageState = rs.pageState ?? undefined;
-    } while (pageState);
-    return conversations;
+    const [rows, unreadRows] = await Promise.all([this.wholePartition(SELECT_ALL, owner), this.wholePartition(SELECT_UNREAD_ALL, owner)]);
+    const unreadByPartner = new Map(unreadRows.map((row) => [row.partner as string, unreadOf(row)]));
+    return rows.map((row) => toConversation(owner, row, unreadByPartner.get(row.partner as string) ?? NOTHING_UNREAD));
   }
 
   /** One conversation of `owner`; empty when the two never wrote to each other. */
   async one(owner: string, partner: string): Promise<InboxRow> {
-    const row = await this.db.first(SELECT_ONE, [owner, partner]);
-    return row ? toConversation(owner, row) : emptyConversation(owner, partner);
+    const [row, unread] = await Promise.all([this.db.first(SELECT_ONE, [owner, partner]), this.db.first(SELECT_UNREAD_ONE, [owner, partner])]);
+    return row ? toConversation(owner, row, unread ? unreadOf(unread) : NOTHING_UNREAD) : emptyConversation(owner, partner);
+  }
+
+  private async wholePartition(stmt: Statement, owner: string): Promise<Row[]> {
+    const rows: Row[] = [];
+    let pageState: string | undefined;
+    do {
+      const rs = await this.db.execute(stmt, [owner], { fetchSize: Limits.messenger.inboxFetchSize, pageState });
+      rows.push(...rs.rows);
+      pageState = rs.pageState ?? undefined;
+    } while (pageState);
+    return rows;
   }
 
   /**
    * Marks every message of `partner` to `owner` sent at or before `readPoint`
    * as read, records the read point in the owner's row and the receipt in the
-   * partner's: one logged batch of 3 statements, all at the read point's
+   * partner's: one logged batch of 4 statements, all at the read point's
    * timestamp (so the batch is idempotent and read points only move forward).
    */
   async markRead(owner: string, partner: string, readPoint: TimeUuid, readAt: Date): Promise<void> {
     const at = timeMicros(readPoint);
     await this.db.batch([
-      { stmt: DELETE_READ_UNREAD, params: [at, owner, partner] },
+      { stmt: DELETE_READ_ROWS, params: [at, owner, partner, readPoint] },
+      { stmt: DELETE_READ_LEGACY_SET, params: [at, owner, partner] },
       { stmt: RECORD_MY_READ, params: [at, readPoint, readAt, owner, partner] },
       { stmt: RECORD_PARTNER_READ, params: [at, readPoint, readAt, partner, owner] },
     ]);

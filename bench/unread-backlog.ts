@@ -1,0 +1,158 @@
+/**
+ * What an unread backlog costs a send, for the inbox bench: the unread ids of
+ * one conversation as elements of a set in the inbox row (cql/003, before) and
+ * as rows of inbox_unread (cql/015, now), beside a backlog of BACKLOG ids and
+ * beside none. The four contenders write in alternating rounds on the same
+ * node, each at CONCURRENCY writes in flight; then sendDirectMessage through
+ * the API, to a recipient with the backlog from the sender and to one without.
+ */
+import { randomBytes } from 'node:crypto';
+import type { App } from '../src/app.js';
+import { cql, type Database, Long, type Statement } from '../src/db/cassandra/client.js';
+import { newTimeUuid, timeMicros } from '../src/db/cassandra/timeuuids.js';
+import { SendDirectMessageDocument } from '../test/generated/graphql.js';
+import { gqlOk } from '../test/testkit/http.js';
+import type { TestUser } from '../test/testkit/users.js';
+import { median } from './harness.js';
+
+const BACKLOG = 50_000;
+const ROUNDS = 5;
+const WRITES_PER_ROUND = 2_000;
+const SENDS_PER_ROUND = 300;
+const CONCURRENCY = 32;
+/** Ids per seeding statement: one set literal, or one single-partition unlogged batch of rows. */
+const SEED_CHUNK = 1_000;
+
+const SET_APPEND = cql('UPDATE inbox USING TIMESTAMP ? SET unread = unread + ? WHERE owner = ? AND partner = ?', { idempotent: true });
+const ROW_INSERT = cql('INSERT INTO inbox_unread (owner, partner, id) VALUES (?, ?, ?) USING TIMESTAMP ?', { idempotent: true });
+
+interface Target {
+  name: string;
+  /** The conversation a round writes to: the backlog's, or a new one each round (so "none" stays near none). */
+  partner(): string;
+  /** The statement and parameters that record one new unread id from `partner`. */
+  write(partner: string): { stmt: Statement; params: unknown[] };
+}
+
+const fresh = () => `empty-${randomBytes(4).toString('hex')}`;
+
+function freshId() {
+  const id = newTimeUuid(new Date(), 'microsecond');
+  return { id, at: Long.fromNumber(timeMicros(id)) };
+}
+
+const setTarget = (name: string, owner: string, partner: () => string): Target => ({
+  name,
+  partner,
+  write: (partner) => {
+    const { id, at } = freshId();
+    return { stmt: SET_APPEND, params: [at, [id], owner, partner] };
+  },
+});
+
+const rowTarget = (name: string, owner: string, partner: () => string): Target => ({
+  name,
+  partner,
+  write: (partner) => {
+    const { id, at } = freshId();
+    return { stmt: ROW_INSERT, params: [owner, partner, id, at] };
+  },
+});
+
+/** `n` unread ids from `partner` to `owner`, in both stores (each id written once, in chunks). */
+async function seedBacklog(db: Database, owner: string, partner: string, n: number): Promise<void> {
+  for (let done = 0; done < n; done += SEED_CHUNK) {
+    const ids = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => freshId());
+    await db.execute(SET_APPEND, [Long.fromNumber(Date.now() * 1000), ids.map((x) => x.id), owner, partner]);
+    await db.batch(
+      ids.map(({ id, at }) => ({ stmt: ROW_INSERT, params: [owner, partner, id, at] })),
+      { logged: false },
+    );
+  }
+}
+
+/** `total` calls of `fn`, `concurrency` at a time; calls per second. */
+async function rate(total: number, concurrency: number, fn: () => Promise<unknown>): Promise<number> {
+  let started = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started += 1;
+        await fn();
+      }
+    }),
+  );
+  return total / ((performance.now() - t0) / 1000);
+}
+
+/** Medians over ROUNDS rounds, the contenders taking turns, each round starting one further on. */
+async function alternate(contenders: Array<{ name: string; run: () => Promise<number> }>): Promise<Map<string, number>> {
+  const samples = new Map(contenders.map((c) => [c.name, [] as number[]]));
+  for (const c of contenders) await c.run(); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const c = contenders[(round + i) % contenders.length]!;
+      samples.get(c.name)!.push(await c.run());
+    }
+  }
+  return new Map([...samples].map(([name, xs]) => [name, median(xs)]));
+}
+
+export async function unreadBacklogSection(app: App, users: { sender: TestUser; withBacklog: TestUser; without: TestUser }): Promise<string[]> {
+  const db = app.services.db;
+  const owner = `bench_backlog_${randomBytes(4).toString('hex')}`;
+  await seedBacklog(db, owner, 'full', BACKLOG);
+  // The API's recipient with a backlog from the sender: rows only, as every send since cql/015 writes them.
+  const { sender, withBacklog, without } = users;
+  for (let done = 0; done < BACKLOG; done += SEED_CHUNK) {
+    const ids = Array.from({ length: Math.min(SEED_CHUNK, BACKLOG - done) }, () => freshId());
+    await db.batch(
+      ids.map(({ id, at }) => ({ stmt: ROW_INSERT, params: [withBacklog.login, sender.login, id, at] })),
+      { logged: false },
+    );
+  }
+
+  const targets = [
+    setTarget(`set (cql/003), ${BACKLOG.toLocaleString('en')} unread`, owner, () => 'full'),
+    setTarget('set (cql/003), none unread', owner, fresh),
+    rowTarget(`rows (cql/015), ${BACKLOG.toLocaleString('en')} unread`, owner, () => 'full'),
+    rowTarget('rows (cql/015), none unread', owner, fresh),
+  ];
+  const writes = await alternate(
+    targets.map((t) => ({
+      name: t.name,
+      run: () => {
+        const partner = t.partner();
+        return rate(WRITES_PER_ROUND, CONCURRENCY, () => {
+          const { stmt, params } = t.write(partner);
+          return db.execute(stmt, params);
+        });
+      },
+    })),
+  );
+  const send = (to: TestUser) => () => gqlOk(app, SendDirectMessageDocument, { to: to.login, content: 'a backlog bench message' }, sender.token);
+  const sends = await alternate([
+    { name: 'backlog', run: () => rate(SENDS_PER_ROUND, CONCURRENCY, send(withBacklog)) },
+    { name: 'none', run: () => rate(SENDS_PER_ROUND, CONCURRENCY, send(without)) },
+  ]);
+
+  const w = (name: string) => writes.get(name)!;
+  const [setFull, setEmpty, rowsFull, rowsEmpty] = targets.map((t) => w(t.name));
+  return [
+    `## An unread backlog (${BACKLOG.toLocaleString('en')} unread messages in one conversation)`,
+    '',
+    `One unread id written per request, ${CONCURRENCY} in flight, ${WRITES_PER_ROUND} per round; the four take turns over ${ROUNDS} rounds`,
+    'after a warm-up each (medians). A set is how cql/003 stored them, rows how cql/015 does.',
+    '',
+    '| unread ids stored as | writes/s |',
+    '|---|---|',
+    ...targets.map((t) => `| ${t.name} | ${w(t.name).toFixed(0)} |`),
+    '',
+    `Beside the backlog against beside none: set ${(setFull! / setEmpty!).toFixed(2)}, rows ${(rowsFull! / rowsEmpty!).toFixed(2)}.`,
+    '',
+    `sendDirectMessage through the API (${CONCURRENCY} in flight, ${SENDS_PER_ROUND} per round, alternating, medians): to a recipient with`,
+    `${BACKLOG.toLocaleString('en')} unread from the sender ${sends.get('backlog')!.toFixed(0)} sends/s, to one with none ${sends.get('none')!.toFixed(0)}`,
+    `(ratio ${(sends.get('backlog')! / sends.get('none')!).toFixed(2)}).`,
+  ];
+}
