@@ -105,9 +105,20 @@ export const Limits = {
      * distinct terms (each one more condition in the index). A page reads at
      * most bucketsPerPage day partitions, bucketsAtOnce of them in parallel:
      * a rare term costs a bounded number of queries per page, and the page
-     * says where to resume.
+     * says where to resume. The backfill (npm run search:backfill) reads
+     * backfillPageRows messages a page and writes backfillWritesAtOnce LWTs
+     * at a time: a steady, bounded load beside live traffic.
      */
-    search: { maxTermLength: 64, maxTermsPerMessage: 200, queryMaxLength: 500, maxQueryTerms: 8, bucketsPerPage: 60, bucketsAtOnce: 6 },
+    search: {
+      maxTermLength: 64,
+      maxTermsPerMessage: 200,
+      queryMaxLength: 500,
+      maxQueryTerms: 8,
+      bucketsPerPage: 60,
+      bucketsAtOnce: 6,
+      backfillPageRows: 1000,
+      backfillWritesAtOnce: 8,
+    },
   },
   /**
    * An idempotency key chosen by the client (postMessage's clientMessageId,

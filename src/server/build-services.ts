@@ -5,9 +5,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { Database, type AroundRequest } from '../db/cassandra/client.js';
-import { defaultLocalNodeOptions, ensureLocalNode } from '../local-node/launcher.js';
-import { migrate } from '../db/cassandra/migrate.js';
+import type { AroundRequest } from '../db/cassandra/client.js';
+import { connectStorage } from '../db/cassandra/connect.js';
 import { createStores } from '../db/stores.js';
 import { RevocationStore } from '../db/accounts/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
@@ -36,15 +35,8 @@ export async function buildServices(
   /** Fault hooks of a test (AppOptions.hooks); none in production. */
   hooks?: MarketplaceHooks,
 ): Promise<Services> {
-  let contactPoints = config.cassandra.contactPoints;
-  if (contactPoints.length === 0) {
-    const node = await ensureLocalNode(defaultLocalNodeOptions({ log: (line) => logger.info(line) }));
-    contactPoints = [`${node.host}:${node.port}`];
-  }
-  if (config.cassandra.migrate) await migrate(config.cassandra, contactPoints, logger);
   const metrics = new Metrics(config.metrics);
-  const db = new Database(config.cassandra, logger, contactPoints, aroundCql, metrics.cassandraRequestTracker());
-  await db.connect();
+  const db = await connectStorage(config.cassandra, logger, aroundCql, metrics.cassandraRequestTracker());
 
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;

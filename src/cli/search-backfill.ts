@@ -1,0 +1,41 @@
+/**
+ * `npm run search:backfill`: gives search terms to the room messages posted
+ * before search existed (cql/008), against the configured cluster (the same
+ * environment as `npm start`). Safe beside running instances, and to run
+ * again: it rewrites nothing already indexed, and yields to edits, deletions
+ * and hides (src/resolvers/rooms/search-backfill.ts).
+ */
+import { loadConfig } from '../config.js';
+import { isStorageUnavailable } from '../db/cassandra/client.js';
+import { connectStorage } from '../db/cassandra/connect.js';
+import { SearchBackfillStore } from '../db/rooms/search-backfill.js';
+import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
+import { createLogger } from '../server/logging.js';
+
+/** A progress line every this many pages (of Limits.room.search.backfillPageRows messages). */
+const PAGES_PER_PROGRESS_LINE = 20;
+
+try {
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const db = await connectStorage(config.cassandra, logger);
+  const started = performance.now();
+  let pages = 0;
+  const done = await backfillSearchTerms(new SearchBackfillStore(db), (progress) => {
+    if (++pages % PAGES_PER_PROGRESS_LINE === 0) logger.info(progress, 'search backfill in progress');
+  });
+  await db.shutdown();
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(
+    `search backfill: ${done.scanned} messages read, ${done.indexed} given their search terms, ` +
+      `${done.changedMeanwhile} changed meanwhile (left to that change), in ${seconds} s`,
+  );
+} catch (err) {
+  // An operator's command: say what failed in one line, without a stack (the driver's own messages embed
+  // their inner errors' stacks); running it again is safe.
+  const reason = isStorageUnavailable(err)
+    ? `Cassandra did not answer (${(err as Error).name}); check that it runs and CASSANDRA_CONTACT_POINTS`
+    : String((err as Error).message ?? err).split('\n')[0];
+  console.error(`search backfill failed: ${reason} (running it again is safe)`);
+  process.exitCode = 1;
+}

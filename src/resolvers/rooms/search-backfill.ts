@@ -1,0 +1,56 @@
+/**
+ * The search backfill: gives search terms to the messages posted before
+ * search existed (cql/008), so search finds them as it finds the rest. It
+ * reads every room message once and writes the terms of each visible,
+ * undeleted, non-system message that has none, with an LWT that applies only
+ * if the message is still the version read: an edit, a deletion or a hide
+ * landing meanwhile wins. Running it again (after a failure, or twice at
+ * once) rewrites nothing already indexed.
+ */
+import type { SearchBackfillStore, UnindexedCandidate } from '../../db/rooms/search-backfill.js';
+import { Limits } from '../../limits.js';
+import { messageTerms } from './search-terms.js';
+
+const { backfillPageRows, backfillWritesAtOnce } = Limits.room.search;
+
+export interface BackfillProgress {
+  /** Messages read. */
+  scanned: number;
+  /** Messages given their terms. */
+  indexed: number;
+  /** Messages an edit, a deletion or a hide changed between the read and the write (left to it). */
+  changedMeanwhile: number;
+}
+
+/** The terms a message should get, or none when it needs nothing (indexed, not searchable, or without words). */
+function termsToWrite(m: UnindexedCandidate): string[] {
+  if (m.indexed || !m.whole || m.systemMessage || m.deleted || m.hidden || !m.content) return [];
+  return messageTerms(m.content, false);
+}
+
+/** Runs `fn` over `items`, `atOnce` at a time. */
+async function eachAtOnce<T>(items: T[], atOnce: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(atOnce, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export async function backfillSearchTerms(
+  store: SearchBackfillStore,
+  onPage: (progress: BackfillProgress) => void = () => {},
+): Promise<BackfillProgress> {
+  const progress: BackfillProgress = { scanned: 0, indexed: 0, changedMeanwhile: 0 };
+  for await (const page of store.pages(backfillPageRows)) {
+    progress.scanned += page.length;
+    const work = page.map((m) => ({ m, terms: termsToWrite(m) })).filter((w) => w.terms.length > 0);
+    await eachAtOnce(work, backfillWritesAtOnce, async ({ m, terms }) => {
+      if (await store.index(m, terms)) progress.indexed += 1;
+      else progress.changedMeanwhile += 1;
+    });
+    onPage({ ...progress });
+  }
+  return progress;
+}

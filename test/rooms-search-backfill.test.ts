@@ -1,0 +1,129 @@
+/**
+ * The search backfill (`npm run search:backfill`) against the real node:
+ * messages stored without search terms, as every message posted before
+ * cql/008 was, are found once it has run, and only by their current words;
+ * hidden, deleted and system messages stay unfound; an edit landing between
+ * its read and its write wins; running it again changes nothing; and with
+ * storage unreachable it says so and exits non-zero.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { SearchBackfillStore, type UnindexedCandidate } from '../src/db/rooms/search-backfill.js';
+import { backfillSearchTerms } from '../src/resolvers/rooms/search-backfill.js';
+import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { DeleteMessageDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from './generated/graphql.js';
+import { startApp, testEnv } from './testkit/app.js';
+import { gqlOk } from './testkit/http.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { cqlRow } from './testkit/cql.js';
+import { onNextStatement } from './testkit/statement-faults.js';
+import { freePort } from './testkit/free-port.js';
+
+const CLI = fileURLToPath(new URL('../src/cli/search-backfill.ts', import.meta.url));
+
+let app: App;
+let alice: TestUser;
+let bob: TestUser;
+beforeAll(async () => {
+  app = await startApp();
+  [alice, bob] = await Promise.all([signUp(app, { firstname: 'Alice' }), signUp(app, { firstname: 'Bob' })]);
+});
+
+const found = async (roomName: string, query: string) =>
+  (await gqlOk(app, SearchMessagesDocument, { roomName, query, first: 50 }, alice.token)).searchMessages.edges.map((e) => e.node.content);
+
+/** Every message of the room as one posted before cql/008 is stored: without terms. */
+async function dropTermsOfRoom(roomName: string, ids: string[]) {
+  for (const id of ids) {
+    const key = decodeMessageId('id', id);
+    await cqlRow(app, 'UPDATE chat_room_messages SET terms = null WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [
+      roomName,
+      key.bucket,
+      key.messageId,
+    ]);
+  }
+}
+
+/** Runs the command as an operator would, with the test's storage settings; its exit code and output. */
+function runCli(env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI], { env: { ...process.env, ...testEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('npm run search:backfill', () => {
+  it('makes messages stored without terms findable, by their current words only, and a second run changes nothing', async () => {
+    const room = await roomWith(app, alice, [bob]); // a system message: "Bob joins the room"
+    const plain = await post(app, bob, room, 'An apricot orchard');
+    const edited = await post(app, bob, room, 'apricot jam');
+    await gqlOk(app, EditMessageDocument, { id: edited.id, content: 'fig jam' }, bob.token);
+    const hidden = await post(app, bob, room, 'apricot secret');
+    await gqlOk(app, HideMessageDocument, { id: hidden.id }, bob.token);
+    const deleted = await post(app, bob, room, 'apricot gone');
+    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, bob.token);
+    await dropTermsOfRoom(room, [plain.id, edited.id, hidden.id, deleted.id]);
+    expect(await found(room, 'apricot')).toEqual([]);
+    expect(await found(room, 'fig')).toEqual([]);
+
+    const first = await runCli();
+    expect(first.code).toBe(0);
+    const summary = /search backfill: (\d+) messages read, (\d+) given their search terms, (\d+) changed meanwhile/.exec(first.stdout);
+    expect(summary, first.stdout + first.stderr).not.toBeNull();
+    expect(Number(summary![2])).toBeGreaterThanOrEqual(2);
+
+    expect(await found(room, 'apricot')).toEqual(['An apricot orchard']);
+    expect(await found(room, 'fig jam')).toEqual(['fig jam']);
+    expect(await found(room, 'joins')).toEqual([]);
+    const termsOf = async (id: string) => {
+      const key = decodeMessageId('id', id);
+      const row = await cqlRow(app, 'SELECT terms FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [
+        room,
+        key.bucket,
+        key.messageId,
+      ]);
+      return row?.terms ? [...(row.terms as Set<string>)].sort() : null;
+    };
+    expect(await termsOf(hidden.id)).toBeNull();
+    expect(await termsOf(deleted.id)).toBeNull();
+
+    const second = await runCli();
+    expect(second.code).toBe(0);
+    expect(await found(room, 'apricot')).toEqual(['An apricot orchard']);
+    expect(await termsOf(plain.id)).toEqual(['an', 'apricot', 'orchard']);
+  });
+
+  it('leaves a message edited between its read and its write to the edit', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, bob, room, 'a walnut tree');
+    await dropTermsOfRoom(room, [m.id]);
+    // The backfill over this room's messages only, so its first write is this message's.
+    const store = new (class extends SearchBackfillStore {
+      async *pages(pageSize: number): AsyncGenerator<UnindexedCandidate[]> {
+        for await (const page of super.pages(pageSize)) yield page.filter((c) => c.roomName === room);
+      }
+    })(app.services.db);
+    const edit = onNextStatement(app, /SET terms = \? WHERE/, async () => {
+      await gqlOk(app, EditMessageDocument, { id: m.id, content: 'a chestnut tree' }, bob.token);
+    });
+
+    const done = await backfillSearchTerms(store);
+    expect(edit.fired()).toBe(true);
+    expect(done).toMatchObject({ indexed: 0, changedMeanwhile: 1 });
+    expect(await found(room, 'chestnut')).toEqual(['a chestnut tree']);
+    expect(await found(room, 'walnut')).toEqual([]);
+  });
+
+  it('says why it failed and exits non-zero when storage does not answer', async () => {
+    const closed = await freePort();
+    const run = await runCli({ CASSANDRA_CONTACT_POINTS: `127.0.0.1:${closed}` });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^search backfill failed: .+\(running it again is safe\)\n$/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
