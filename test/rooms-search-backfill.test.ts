@@ -6,21 +6,23 @@
  * its read and its write wins; running it again changes nothing; and with
  * storage unreachable it says so and exits non-zero.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { SearchBackfillStore, type UnindexedCandidate } from '../src/db/rooms/search-backfill.js';
 import { backfillSearchTerms } from '../src/resolvers/rooms/search-backfill.js';
 import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
-import { DeleteMessageDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from './generated/graphql.js';
+import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from './generated/graphql.js';
 import { startApp, testEnv } from './testkit/app.js';
-import { gqlOk } from './testkit/http.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { cqlRow } from './testkit/cql.js';
-import { onNextStatement } from './testkit/statement-faults.js';
+import { failNextStatement, onNextStatement } from './testkit/statement-faults.js';
 import { freePort } from './testkit/free-port.js';
+import { TcpProxy } from './testkit/tcp-proxy.js';
+import { seedHistory, spreadOverDays } from './testkit/seed-history.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/search-backfill.ts', import.meta.url));
 
@@ -47,14 +49,41 @@ async function dropTermsOfRoom(roomName: string, ids: string[]) {
   }
 }
 
+/** Commands still running: one that hangs (the failure a test looks for) is killed after the file. */
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Runs the command as an operator would, with the test's storage settings; its exit code and output. */
 function runCli(env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI], { env: { ...process.env, ...testEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** The backfill over one room's messages only: its first write is one of that room's. */
+const backfillOf = (room: string) =>
+  new (class extends SearchBackfillStore {
+    async *pages(pageSize: number): AsyncGenerator<UnindexedCandidate[]> {
+      for await (const page of super.pages(pageSize)) yield page.filter((c) => c.roomName === room);
+    }
+  })(app.services.db);
+
+/** A message's stored terms (sorted) and whether its row still holds its content. */
+async function storedMessage(room: string, id: string) {
+  const key = decodeMessageId('id', id);
+  const row = await cqlRow(app, 'SELECT content, terms FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [
+    room,
+    key.bucket,
+    key.messageId,
+  ]);
+  return { content: (row?.content as string | null) ?? null, terms: row?.terms ? [...(row.terms as Set<string>)].sort() : null };
 }
 
 describe('npm run search:backfill', () => {
@@ -73,9 +102,11 @@ describe('npm run search:backfill', () => {
 
     const first = await runCli();
     expect(first.code).toBe(0);
-    const summary = /search backfill: (\d+) messages read, (\d+) given their search terms, (\d+) changed meanwhile/.exec(first.stdout);
+    const summary = /search backfill \((.+)\): (\d+) messages read, (\d+) given their search terms, (\d+) changed meanwhile/.exec(first.stdout);
     expect(summary, first.stdout + first.stderr).not.toBeNull();
-    expect(Number(summary![2])).toBeGreaterThanOrEqual(2);
+    // It says where it ran: an operator who forgot the environment sees it.
+    expect(summary![1]).toContain(`keyspace ${testEnv().CASSANDRA_KEYSPACE}`);
+    expect(Number(summary![3])).toBeGreaterThanOrEqual(2);
 
     expect(await found(room, 'apricot')).toEqual(['An apricot orchard']);
     expect(await found(room, 'fig jam')).toEqual(['fig jam']);
@@ -102,12 +133,7 @@ describe('npm run search:backfill', () => {
     const room = await roomWith(app, alice, [bob]);
     const m = await post(app, bob, room, 'a walnut tree');
     await dropTermsOfRoom(room, [m.id]);
-    // The backfill over this room's messages only, so its first write is this message's.
-    const store = new (class extends SearchBackfillStore {
-      async *pages(pageSize: number): AsyncGenerator<UnindexedCandidate[]> {
-        for await (const page of super.pages(pageSize)) yield page.filter((c) => c.roomName === room);
-      }
-    })(app.services.db);
+    const store = backfillOf(room);
     const edit = onNextStatement(app, /SET terms = \? WHERE/, async () => {
       await gqlOk(app, EditMessageDocument, { id: m.id, content: 'a chestnut tree' }, bob.token);
     });
@@ -117,6 +143,44 @@ describe('npm run search:backfill', () => {
     expect(done).toMatchObject({ indexed: 0, changedMeanwhile: 1 });
     expect(await found(room, 'chestnut')).toEqual(['a chestnut tree']);
     expect(await found(room, 'walnut')).toEqual([]);
+  });
+
+  it('leaves the messages of a deleted room whose cleanup is still pending alone', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, bob, room, 'a hazel hedge');
+    await dropTermsOfRoom(room, [m.id]);
+    // The deletion applies, then its server is lost before the cleanup: the messages wait for the recovery job.
+    onNextStatement(app, /INSERT INTO pending_room_cleanups/, async () => {
+      failNextStatement(app, /INSERT INTO pending_room_cleanups/);
+    });
+    expect(codes(await gql(app, DeleteRoomDocument, { name: room }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(await storedMessage(room, m.id)).toEqual({ content: 'a hazel hedge', terms: null });
+
+    const done = await backfillSearchTerms(backfillOf(room));
+    expect(done).toMatchObject({ indexed: 0, changedMeanwhile: 0 });
+    // A write now would outlive the cleanup's deletes, stamped at the deletion.
+    expect(await storedMessage(room, m.id)).toEqual({ content: 'a hazel hedge', terms: null });
+  });
+
+  it('exits non-zero, saying so, when storage stops answering midway', async () => {
+    // Enough rows that the scan takes several pages: at least one of them comes back after the cut.
+    const start = new Date();
+    const room = await roomWith(app, alice, [bob]);
+    await seedHistory(app, { name: room, createdAt: start }, { login: bob.login, firstname: 'Bob', lastname: '' }, spreadOverDays(start, 2, 3000));
+    const [host, port] = testEnv().CASSANDRA_CONTACT_POINTS!.split(':');
+    const proxy = new TcpProxy(host!, Number(port));
+    await proxy.open();
+    try {
+      // Cut once the command has read about a page of messages (after connecting, which moves a few KB).
+      const cli = runCli({ CASSANDRA_CONTACT_POINTS: `127.0.0.1:${proxy.port}` });
+      proxy.onceRelayed(150_000, () => void proxy.close());
+      const run = await cli;
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^search backfill failed: .+\(running it again is safe\)\n$/);
+      expect(run.stdout).not.toMatch(/messages read/);
+    } finally {
+      if (proxy.isOpen) await proxy.close();
+    }
   });
 
   it('says why it failed and exits non-zero when storage does not answer', async () => {

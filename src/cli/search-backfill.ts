@@ -6,7 +6,7 @@
  * and hides (src/resolvers/rooms/search-backfill.ts).
  */
 import { loadConfig } from '../config.js';
-import { isStorageUnavailable } from '../db/cassandra/client.js';
+import { isStorageUnavailable, type Database } from '../db/cassandra/client.js';
 import { connectStorage } from '../db/cassandra/connect.js';
 import { SearchBackfillStore } from '../db/rooms/search-backfill.js';
 import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
@@ -15,19 +15,20 @@ import { createLogger } from '../server/logging.js';
 /** A progress line every this many pages (of Limits.room.search.backfillPageRows messages). */
 const PAGES_PER_PROGRESS_LINE = 20;
 
+let db: Database | undefined;
 try {
   const config = loadConfig();
   const logger = createLogger(config);
-  const db = await connectStorage(config.cassandra, logger);
+  db = await connectStorage(config.cassandra, logger);
+  const where = `${db.client.getState().getConnectedHosts().map((h) => h.address).join(', ')}, keyspace ${config.cassandra.keyspace}`;
   const started = performance.now();
   let pages = 0;
   const done = await backfillSearchTerms(new SearchBackfillStore(db), (progress) => {
     if (++pages % PAGES_PER_PROGRESS_LINE === 0) logger.info(progress, 'search backfill in progress');
   });
-  await db.shutdown();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
-    `search backfill: ${done.scanned} messages read, ${done.indexed} given their search terms, ` +
+    `search backfill (${where}): ${done.scanned} messages read, ${done.indexed} given their search terms, ` +
       `${done.changedMeanwhile} changed meanwhile (left to that change), in ${seconds} s`,
   );
 } catch (err) {
@@ -38,4 +39,8 @@ try {
     : String((err as Error).message ?? err).split('\n')[0];
   console.error(`search backfill failed: ${reason} (running it again is safe)`);
   process.exitCode = 1;
+} finally {
+  // Open sockets would keep the process alive after a failure midway: close them, and exit whatever they do.
+  await Promise.race([db?.shutdown(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]).catch(() => {});
+  process.exit();
 }

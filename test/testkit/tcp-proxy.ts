@@ -8,6 +8,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private relayed = 0;
+  private afterRelayed?: { bytes: number; action: () => void };
   port = 0;
 
   constructor(
@@ -23,12 +25,27 @@ export class TcpProxy {
         s.once('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
+      upstream.on('data', (chunk: Buffer) => this.countRelayed(chunk.length));
       client.pipe(upstream).pipe(client);
       client.once('close', () => upstream.destroy());
       upstream.once('close', () => client.destroy());
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
+  }
+
+  /** Runs `action` once, when `bytes` more have come back from the node (say, to cut storage off midway through a read). */
+  onceRelayed(bytes: number, action: () => void): void {
+    this.afterRelayed = { bytes: this.relayed + bytes, action };
+  }
+
+  private countRelayed(n: number): void {
+    this.relayed += n;
+    if (this.afterRelayed && this.relayed >= this.afterRelayed.bytes) {
+      const { action } = this.afterRelayed;
+      this.afterRelayed = undefined;
+      action();
+    }
   }
 
   get isOpen(): boolean {

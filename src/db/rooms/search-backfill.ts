@@ -5,7 +5,7 @@
  * read. Messages posted before cql/008 have no terms, so search never finds
  * them until this has run.
  */
-import { cql, type Database, type Row } from '../cassandra/client.js';
+import { cql, type Database, type Row, type TimeUuid } from '../cassandra/client.js';
 
 const SCAN = cql(
   `SELECT room_name, time_bucket, message_id, content, author, system_message, visible, version, deleted, terms
@@ -19,6 +19,7 @@ const INDEX = cql(
    IF version = ? AND deleted = null AND visible = null AND system_message = false`,
   { idempotent: false },
 );
+const ROOM_CREATED = cql('SELECT creation_date FROM chat_rooms WHERE room_name = ?', { idempotent: true });
 const TERMS_OF = cql('SELECT terms FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
   idempotent: true,
 });
@@ -27,7 +28,7 @@ const TERMS_OF = cql('SELECT terms FROM chat_room_messages WHERE room_name = ? A
 export interface UnindexedCandidate {
   roomName: string;
   bucket: number;
-  messageId: Row['message_id'];
+  messageId: TimeUuid;
   /** As stored: null once deleted. */
   content: string | null;
   systemMessage: boolean;
@@ -64,6 +65,11 @@ export class SearchBackfillStore {
       yield rs.rows.map(toCandidate);
       pageState = rs.pageState ?? undefined;
     } while (pageState);
+  }
+
+  /** When the room of that name now was created; null when there is none (deleted, its cleanup maybe pending). */
+  async roomCreatedAt(roomName: string): Promise<Date | null> {
+    return ((await this.db.first(ROOM_CREATED, [roomName]))?.creation_date as Date | undefined) ?? null;
   }
 
   /** Writes `terms` if the message is still as read; true when they are stored (by this or an earlier write). */

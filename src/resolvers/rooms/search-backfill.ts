@@ -4,10 +4,14 @@
  * reads every room message once and writes the terms of each visible,
  * undeleted, non-system message that has none, with an LWT that applies only
  * if the message is still the version read: an edit, a deletion or a hide
- * landing meanwhile wins. Running it again (after a failure, or twice at
- * once) rewrites nothing already indexed.
+ * landing meanwhile wins. Messages of a room that is gone (its cleanup may
+ * be pending) or was made again since are left alone: their rows are about
+ * to be erased, and a write after the deletion would outlive the cleanup's
+ * deletes. Running it again (after a failure, or twice at once) rewrites
+ * nothing already indexed.
  */
 import type { SearchBackfillStore, UnindexedCandidate } from '../../db/rooms/search-backfill.js';
+import { timeUuidMs } from '../../db/cassandra/timeuuids.js';
 import { Limits } from '../../limits.js';
 import { messageTerms } from './search-terms.js';
 
@@ -28,14 +32,33 @@ function termsToWrite(m: UnindexedCandidate): string[] {
   return messageTerms(m.content, false);
 }
 
-/** Runs `fn` over `items`, `atOnce` at a time. */
+/** Runs `fn` over `items`, `atOnce` at a time; after a failure no other item starts, and the first failure rejects. */
 async function eachAtOnce<T>(items: T[], atOnce: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(
+  let failed = false;
+  const results = await Promise.allSettled(
     Array.from({ length: Math.min(atOnce, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
+      try {
+        while (!failed && next < items.length) await fn(items[next++]!);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }),
   );
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+}
+
+/** Whether the message belongs to the room of its name as it stands now, by room (read once per run). */
+function currentRooms(store: SearchBackfillStore): (m: UnindexedCandidate) => Promise<boolean> {
+  const createdAt = new Map<string, Promise<Date | null>>();
+  return async (m) => {
+    let created = createdAt.get(m.roomName);
+    if (!created) createdAt.set(m.roomName, (created = store.roomCreatedAt(m.roomName)));
+    const at = await created;
+    return at !== null && timeUuidMs(m.messageId) >= at.getTime();
+  };
 }
 
 export async function backfillSearchTerms(
@@ -43,10 +66,12 @@ export async function backfillSearchTerms(
   onPage: (progress: BackfillProgress) => void = () => {},
 ): Promise<BackfillProgress> {
   const progress: BackfillProgress = { scanned: 0, indexed: 0, changedMeanwhile: 0 };
+  const inCurrentRoom = currentRooms(store);
   for await (const page of store.pages(backfillPageRows)) {
     progress.scanned += page.length;
     const work = page.map((m) => ({ m, terms: termsToWrite(m) })).filter((w) => w.terms.length > 0);
     await eachAtOnce(work, backfillWritesAtOnce, async ({ m, terms }) => {
+      if (!(await inCurrentRoom(m))) return;
       if (await store.index(m, terms)) progress.indexed += 1;
       else progress.changedMeanwhile += 1;
     });
