@@ -67,7 +67,9 @@ const NOTHING_UNREAD: Unread = { count: 0, first: null, newest: null };
 function unreadOf(row: Row): Unread {
   return {
     // COUNT(*) answers a bigint (a Long), collection_count an int.
-    count: Long.isLong(row.unread_count) ? (row.unread_count as InstanceType<typeof Long>).toNumber() : ((row.unread_count as number | null) ?? 0),
+    count: Long.isLong(row.unread_count)
+      ? (row.unread_count as InstanceType<typeof Long>).toNumber()
+      : ((row.unread_count as number | null) ?? 0),
     first: asTimeUuid(row.first_unread),
     newest: asTimeUuid(row.newest_unread),
   };
@@ -91,7 +93,7 @@ function bothUnread(legacy: Unread, rows: Unread): Unread {
   return { count: legacy.count + rows.count, first: pick(legacy.first, rows.first, true), newest: pick(legacy.newest, rows.newest, false) };
 }
 
-/** The two inbox writes of a send, for the send's batch (src/db/messenger/direct-messages.ts). */
+/** The inbox writes of a send (both people's rows, the recipient's unread row), for the send's batch (direct-messages.ts). */
 export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Array<{ stmt: Statement; params: unknown[] }> {
   const at = timeMicros(id);
   const summary = { time_ticks: timeTicks(id), id, sender: message.sender, content: message.content };
