@@ -145,6 +145,33 @@ describe('npm run search:backfill', () => {
     expect(await found(room, 'walnut')).toEqual([]);
   });
 
+  it('40 messages edited after the backfill read them or while it writes: each ends with the terms of its current words', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const posted: Array<Awaited<ReturnType<typeof post>>> = [];
+    for (let i = 0; i < 40; i++) posted.push(await post(app, bob, room, `first draft ${i}`));
+    await dropTermsOfRoom(room, posted.map((m) => m.id));
+    // Once the backfill has read them, before its first write: half the messages are edited (each write the
+    // backfill holds for them is stale), and the other half are edited twice while its writes go out.
+    let racing: Promise<unknown> | undefined;
+    const edit = (i: number, content: string) => gqlOk(app, EditMessageDocument, { id: posted[i]!.id, content }, bob.token);
+    const indexes = posted.map((_, i) => i);
+    const [even, odd] = [indexes.filter((i) => i % 2 === 0), indexes.filter((i) => i % 2 === 1)];
+    const started = onNextStatement(app, /SET terms = \? WHERE/, async () => {
+      await Promise.all(even.map((i) => edit(i, `final words ${i}`)));
+      racing = Promise.all(odd.map(async (i) => (await edit(i, `second draft ${i}`), await edit(i, `final words ${i}`))));
+    });
+
+    const done = await backfillSearchTerms(backfillOf(room));
+    await racing;
+    expect(started.fired()).toBe(true);
+    expect(done.indexed + done.changedMeanwhile).toBe(40);
+    for (const [i, m] of posted.entries()) {
+      expect(await storedMessage(room, m.id)).toEqual({ content: `final words ${i}`, terms: ['final', String(i), 'words'].sort() });
+    }
+    expect(await found(room, 'draft')).toEqual([]);
+    expect(await found(room, 'final words')).toHaveLength(40);
+  });
+
   it('leaves the messages of a deleted room whose cleanup is still pending alone', async () => {
     const room = await roomWith(app, alice, [bob]);
     const m = await post(app, bob, room, 'a hazel hedge');
