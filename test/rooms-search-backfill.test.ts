@@ -67,13 +67,15 @@ function runCli(env: Record<string, string> = {}): Promise<{ code: number | null
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
-/** The backfill over one room's messages only: its first write is one of that room's. */
-const backfillOf = (room: string) =>
-  new (class extends SearchBackfillStore {
+/** The backfill's stores, over one room's messages only: its first write is one of that room's. */
+const backfillOf = (room: string) => ({
+  rooms: app.services.stores.rooms,
+  searchBackfill: new (class extends SearchBackfillStore {
     async *pages(pageSize: number): AsyncGenerator<UnindexedCandidate[]> {
       for await (const page of super.pages(pageSize)) yield page.filter((c) => c.roomName === room);
     }
-  })(app.services.db);
+  })(app.services.db),
+});
 
 /** A message's stored terms (sorted) and whether its row still holds its content. */
 async function storedMessage(room: string, id: string) {

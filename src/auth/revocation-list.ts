@@ -75,7 +75,7 @@ export class RevocationList {
 
   /** Stored in Cassandra first (the source of truth), then announced; an announcement lost to a Redis outage is caught up by reload. */
   async revoke(jti: string, expiresAt: Date): Promise<void> {
-    await this.store.revoke(jti, expiresAt, this.keepUntil(expiresAt));
+    await this.store.revoke(jti, expiresAt, acceptedUntil(expiresAt));
     this.add(jti, expiresAt);
     await this.announce({ jti, expiresAt: expiresAt.toISOString() });
   }
@@ -105,11 +105,6 @@ export class RevocationList {
     if (epoch === this.epoch) this.inSync = true;
   }
 
-  /** A token is accepted until exp + the verifier's clock tolerance, so its revocation must live as long. */
-  private keepUntil(expiresAt: Date): Date {
-    return acceptedUntil(expiresAt);
-  }
-
   /** What memory says: revoked as far as this instance has heard (for per-event checks of open streams). */
   isRevoked(jti: string): boolean {
     return this.revoked.has(jti);
@@ -137,7 +132,7 @@ export class RevocationList {
   }
 
   private add(jti: string, expiresAt: Date): void {
-    const until = this.keepUntil(expiresAt).getTime();
+    const until = acceptedUntil(expiresAt).getTime();
     if (until <= Date.now() || this.revoked.has(jti)) return;
     this.revoked.set(jti, until);
     for (const handler of this.onRevokeHandlers) handler(jti);

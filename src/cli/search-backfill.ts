@@ -8,7 +8,7 @@
 import { loadConfig } from '../config.js';
 import { isStorageUnavailable, type Database } from '../db/cassandra/client.js';
 import { connectStorage } from '../db/cassandra/connect.js';
-import { SearchBackfillStore } from '../db/rooms/search-backfill.js';
+import { createStores } from '../db/stores.js';
 import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
 import { createLogger } from '../server/logging.js';
 
@@ -23,7 +23,7 @@ try {
   const where = `${db.client.getState().getConnectedHosts().map((h) => h.address).join(', ')}, keyspace ${config.cassandra.keyspace}`;
   const started = performance.now();
   let pages = 0;
-  const done = await backfillSearchTerms(new SearchBackfillStore(db), (progress) => {
+  const done = await backfillSearchTerms(createStores(db), (progress) => {
     if (++pages % PAGES_PER_PROGRESS_LINE === 0) logger.info(progress, 'search backfill in progress');
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

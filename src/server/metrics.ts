@@ -24,7 +24,8 @@ export const METRICS_PATH = '/metrics';
 
 export type LoginFailureReason = 'unknown_login' | 'wrong_password';
 /** Operations refused with RATE_LIMITED. */
-export type RateLimitedAction = 'login' | 'register' | 'change_password';
+const RATE_LIMITED_ACTIONS = ['login', 'register', 'change_password'] as const;
+export type RateLimitedAction = (typeof RATE_LIMITED_ACTIONS)[number];
 /** How a subscription reaches its client: graphql-ws, or HTTP (SSE or multipart). */
 export type Transport = 'ws' | 'http';
 
@@ -127,7 +128,7 @@ export class Metrics {
   constructor(readonly config: MetricsConfig) {
     // Series with known labels start at 0, so a rate over them exists before the first event.
     for (const reason of ['unknown_login', 'wrong_password'] as const) this.loginFailures.inc({ reason }, 0);
-    for (const action of ['login', 'register', 'change_password'] as const) this.rateLimitedTotal.inc({ action }, 0);
+    for (const action of RATE_LIMITED_ACTIONS) this.rateLimitedTotal.inc({ action }, 0);
     for (const transport of ['ws', 'http'] as const) this.subscriptionsActive.set({ transport }, 0);
     if (config.enabled) collectDefaultMetrics({ register: this.registry });
   }

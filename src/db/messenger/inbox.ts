@@ -7,7 +7,7 @@
  * message time, never from a server clock.
  */
 import { Limits } from '../../limits.js';
-import { bigIntOf, cql, type Database, Long, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
+import { bigIntOf, cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
 import type { DirectMessageRow, InboxRow } from './rows.js';
 import { monthBucket } from '../../buckets.js';
 import { timeMicros, timeTicks, timeUuidDate } from '../cassandra/timeuuids.js';
@@ -66,10 +66,8 @@ const NOTHING_UNREAD: Unread = { count: 0, first: null, newest: null };
 /** The unread columns of a row of either query (both name them alike). */
 function unreadOf(row: Row): Unread {
   return {
-    // COUNT(*) answers a bigint (a Long), collection_count an int.
-    count: Long.isLong(row.unread_count)
-      ? (row.unread_count as InstanceType<typeof Long>).toNumber()
-      : ((row.unread_count as number | null) ?? 0),
+    // COUNT(*) answers a bigint (a Long, whose decimal text Number reads), collection_count an int.
+    count: Number(row.unread_count ?? 0),
     first: asTimeUuid(row.first_unread),
     newest: asTimeUuid(row.newest_unread),
   };

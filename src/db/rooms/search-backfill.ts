@@ -19,7 +19,6 @@ const INDEX = cql(
    IF version = ? AND deleted = null AND visible = null AND system_message = false`,
   { idempotent: false },
 );
-const ROOM_CREATED = cql('SELECT creation_date FROM chat_rooms WHERE room_name = ?', { idempotent: true });
 const TERMS_OF = cql('SELECT terms FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', {
   idempotent: true,
 });
@@ -65,11 +64,6 @@ export class SearchBackfillStore {
       yield rs.rows.map(toCandidate);
       pageState = rs.pageState ?? undefined;
     } while (pageState);
-  }
-
-  /** When the room of that name now was created; null when there is none (deleted, its cleanup maybe pending). */
-  async roomCreatedAt(roomName: string): Promise<Date | null> {
-    return ((await this.db.first(ROOM_CREATED, [roomName]))?.creation_date as Date | undefined) ?? null;
   }
 
   /** Writes `terms` if the message is still as read; true when they are stored (by this or an earlier write). */

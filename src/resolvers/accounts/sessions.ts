@@ -8,6 +8,7 @@
 import type { Services } from '../../services.js';
 import { acceptedUntil, type Session } from '../../auth/tokens.js';
 import type { StoredSession } from '../../db/accounts/sessions.js';
+import { eachAtOnce } from '../shared/each-at-once.js';
 
 /** Sessions revoked at once by endSessions (each is a write and an announcement). */
 const END_AT_ONCE = 32;
@@ -26,13 +27,9 @@ export async function startSession(services: Services, login: string): Promise<{
  * call that failed midway is finished by the same call again.
  */
 export async function endSessions(services: Services, login: string, sessions: StoredSession[]): Promise<number> {
-  for (let i = 0; i < sessions.length; i += END_AT_ONCE) {
-    await Promise.all(
-      sessions.slice(i, i + END_AT_ONCE).map(async ({ jti, expiresAt }) => {
-        await services.revocations.revoke(jti, expiresAt);
-        await services.stores.sessions.remove(login, jti);
-      }),
-    );
-  }
+  await eachAtOnce(sessions, END_AT_ONCE, async ({ jti, expiresAt }) => {
+    await services.revocations.revoke(jti, expiresAt);
+    await services.stores.sessions.remove(login, jti);
+  });
   return sessions.length;
 }

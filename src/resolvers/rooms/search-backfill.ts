@@ -10,7 +10,10 @@
  * deletes. Running it again (after a failure, or twice at once) rewrites
  * nothing already indexed.
  */
-import type { SearchBackfillStore, UnindexedCandidate } from '../../db/rooms/search-backfill.js';
+import type { UnindexedCandidate } from '../../db/rooms/search-backfill.js';
+import type { RoomStore } from '../../db/rooms/rooms.js';
+import type { Stores } from '../../db/stores.js';
+import { eachAtOnce } from '../shared/each-at-once.js';
 import { timeUuidMs } from '../../db/cassandra/timeuuids.js';
 import { Limits } from '../../limits.js';
 import { messageTerms } from './search-terms.js';
@@ -32,41 +35,24 @@ function termsToWrite(m: UnindexedCandidate): string[] {
   return messageTerms(m.content, false);
 }
 
-/** Runs `fn` over `items`, `atOnce` at a time; after a failure no other item starts, and the first failure rejects. */
-async function eachAtOnce<T>(items: T[], atOnce: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const results = await Promise.allSettled(
-    Array.from({ length: Math.min(atOnce, items.length) }, async () => {
-      try {
-        while (!failed && next < items.length) await fn(items[next++]!);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }),
-  );
-  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failure) throw failure.reason;
-}
-
 /** Whether the message belongs to the room of its name as it stands now, by room (read once per run). */
-function currentRooms(store: SearchBackfillStore): (m: UnindexedCandidate) => Promise<boolean> {
-  const createdAt = new Map<string, Promise<Date | null>>();
+function currentRooms(rooms: RoomStore): (m: UnindexedCandidate) => Promise<boolean> {
+  const createdAt = new Map<string, Promise<Date | undefined>>();
   return async (m) => {
     let created = createdAt.get(m.roomName);
-    if (!created) createdAt.set(m.roomName, (created = store.roomCreatedAt(m.roomName)));
+    if (!created) createdAt.set(m.roomName, (created = rooms.byName(m.roomName).then((room) => room?.createdAt)));
     const at = await created;
-    return at !== null && timeUuidMs(m.messageId) >= at.getTime();
+    return at !== undefined && timeUuidMs(m.messageId) >= at.getTime();
   };
 }
 
 export async function backfillSearchTerms(
-  store: SearchBackfillStore,
+  stores: Pick<Stores, 'searchBackfill' | 'rooms'>,
   onPage: (progress: BackfillProgress) => void = () => {},
 ): Promise<BackfillProgress> {
+  const store = stores.searchBackfill;
   const progress: BackfillProgress = { scanned: 0, indexed: 0, changedMeanwhile: 0 };
-  const inCurrentRoom = currentRooms(store);
+  const inCurrentRoom = currentRooms(stores.rooms);
   for await (const page of store.pages(backfillPageRows)) {
     progress.scanned += page.length;
     const work = page.map((m) => ({ m, terms: termsToWrite(m) })).filter((w) => w.terms.length > 0);
