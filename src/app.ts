@@ -4,7 +4,7 @@
  * everything down. src/main.ts and the tests both use it. What the server is
  * made of lives in src/server/, a file per concern.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -14,6 +14,10 @@ import { startBackgroundJobs, type BackgroundJob } from './server/background-job
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { withJsonFastPath, type YogaPipeline } from './server/json-fast-path.js';
+import { CompiledOperations } from './server/jit-execution.js';
+import { httpContext } from './server/http-context.js';
+import { Limits } from './limits.js';
+import { operationMetrics } from './server/metrics-plugins.js';
 import { MAX_REQUEST_BYTES } from './server/server-context.js';
 import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
 import { LiveConnectionsPerAddress } from './server/live-connections-per-address.js';
@@ -71,9 +75,13 @@ export function createApp(options: AppOptions = {}): App {
       services = await buildServices(config, logger, options.clock, tracing?.aroundCql, options.hooks);
       // One count of live connections per address for WebSockets and SSE streams alike.
       const live = new LiveConnectionsPerAddress(config.maxLiveConnectionsPerAddress);
-      const yoga = buildYoga(services, trusted, live, tracing?.plugin);
+      const compiled = config.graphqlJit ? new CompiledOperations(Limits.jit) : undefined;
+      const metrics = operationMetrics(services.metrics);
+      const yoga = buildYoga(services, { trusted, live, metrics: metrics.plugins, compiled, tracing: tracing?.plugin });
+      const svc = services;
+      const prepared = compiled && { operations: compiled, context: (req: IncomingMessage) => httpContext(svc, req), metrics: metrics.prepared };
       const listener = config.httpFastPath
-        ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger })
+        ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger, prepared })
         : yoga;
       server = createServer(withRequestId(services.metrics.timeHttpRequests(listener), config.trustProxy));
       server.on('connection', (socket) => {

@@ -1,10 +1,12 @@
 /**
  * The JSON fast path (src/server/json-fast-path.ts) answers exactly as Yoga
  * does. Every request below goes, byte for byte the same, to an instance with
- * the fast path and to one without it (HTTP_FAST_PATH=off); the status, the
- * headers a client reads and the body must be the same, and the request must
+ * the fast path and to one without it (HTTP_FAST_PATH=off), three times: the
+ * third run of an operation Yoga has run and compiled is a prepared one, run
+ * by the fast path without Yoga's pipeline. The status, the headers a client
+ * reads and the body must be the same each time, and the third request must
  * have been served by the path the rules say (the fast path logs each request
- * it serves at trace level, under the request's id).
+ * it serves at trace level, under the request's id, and says which way).
  */
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -13,11 +15,13 @@ import type { App } from '../src/app.js';
 import { MeDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { roomWith } from './testkit/rooms.js';
+import { createItem } from './testkit/marketplace.js';
+import { hookUntilRemoved } from './testkit/fault-hooks.js';
 import { signUp, type TestUser } from './testkit/users.js';
 
 const MANIFEST = fileURLToPath(new URL('./generated/persisted-documents.json', import.meta.url));
 const ME_ID = (MeDocument as unknown as { __meta__: { hash: string } }).__meta__.hash;
-const FAST_PATH_LINE = 'served by the JSON fast path';
+const SERVED_BY: Record<string, Case['path']> = { 'served by the JSON fast path': 'fast', 'served as a prepared operation': 'prepared' };
 /** The headers a client acts on; Date and the request id differ by nature. */
 const COMPARED_HEADERS = ['content-type', 'content-length', 'transfer-encoding', 'accept', 'allow', 'connection', 'access-control-allow-origin'];
 
@@ -71,11 +75,13 @@ beforeAll(async () => {
   room = await roomWith(fast, user, []);
 });
 
-function servedFast(requestId: string): boolean {
-  return fastLogs.some((line) => {
+/** Which path served a request, from the fast path's line about it; Yoga's when there is none. */
+function servedBy(requestId: string): Case['path'] {
+  for (const line of fastLogs) {
     const entry = JSON.parse(line) as { msg?: string; reqId?: string };
-    return entry.msg === FAST_PATH_LINE && entry.reqId === requestId;
-  });
+    if (entry.reqId === requestId && entry.msg !== undefined && entry.msg in SERVED_BY) return SERVED_BY[entry.msg]!;
+  }
+  return 'yoga';
 }
 
 interface Case {
@@ -83,28 +89,32 @@ interface Case {
   method?: string;
   headers: (token: string) => Record<string, string>;
   body?: () => string | Buffer;
-  /** Which path the rules send it to on the instance that has both. */
-  path: 'fast' | 'yoga';
+  /**
+   * Which path the rules send its third run to on the instance that has them:
+   * prepared (an operation Yoga has validated and compiled), the fast path
+   * through Yoga's pipeline, or Yoga.
+   */
+  path: 'prepared' | 'fast' | 'yoga';
 }
 
 const query = (q: string, extra: Record<string, unknown> = {}) => () => JSON.stringify({ query: q, ...extra });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const CASES: Case[] = [
-  { name: 'a query with variables, no Accept', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name participantCount } }', variables: { n: room } }), path: 'fast' },
-  { name: 'Accept: application/json', headers: (t) => json({ ...bearer(t), accept: 'application/json' }), body: query('{ me { login } }'), path: 'fast' },
-  { name: 'Accept: */*', headers: (t) => json({ ...bearer(t), accept: '*/*' }), body: query('{ me { login } }'), path: 'fast' },
-  { name: 'Accept: graphql-response+json, then json', headers: (t) => json({ ...bearer(t), accept: 'application/graphql-response+json, application/json;q=0.9' }), body: query('{ me { login } }'), path: 'fast' },
-  { name: 'a content type with its charset', headers: (t) => ({ ...bearer(t), 'content-type': 'application/json; charset=utf-8' }), body: query('{ me { login } }'), path: 'fast' },
-  { name: 'a mutation', headers: (t) => json(bearer(t)), body: query('mutation { updateProfile(input: { bio: "same on both" }) { login bio } }'), path: 'fast' },
-  { name: 'a refused input (BAD_USER_INPUT)', headers: (t) => json(bearer(t)), body: query('mutation { postMessage(roomName: "x", content: "hi") { id } }'), path: 'fast' },
-  { name: 'no token (UNAUTHENTICATED)', headers: () => json(), body: query('{ conversations(first: 5) { edges { node { id } } } }'), path: 'fast' },
+  { name: 'a query with variables, no Accept', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name participantCount } }', variables: { n: room } }), path: 'prepared' },
+  { name: 'Accept: application/json', headers: (t) => json({ ...bearer(t), accept: 'application/json' }), body: query('{ me { login } }'), path: 'prepared' },
+  { name: 'Accept: */*', headers: (t) => json({ ...bearer(t), accept: '*/*' }), body: query('{ me { login } }'), path: 'prepared' },
+  { name: 'Accept: graphql-response+json, then json', headers: (t) => json({ ...bearer(t), accept: 'application/graphql-response+json, application/json;q=0.9' }), body: query('{ me { login } }'), path: 'prepared' },
+  { name: 'a content type with its charset', headers: (t) => ({ ...bearer(t), 'content-type': 'application/json; charset=utf-8' }), body: query('{ me { login } }'), path: 'prepared' },
+  { name: 'a mutation', headers: (t) => json(bearer(t)), body: query('mutation { updateProfile(input: { bio: "same on both" }) { login bio } }'), path: 'prepared' },
+  { name: 'a refused input (BAD_USER_INPUT)', headers: (t) => json(bearer(t)), body: query('mutation { postMessage(roomName: "x", content: "hi") { id } }'), path: 'prepared' },
+  { name: 'no token (UNAUTHENTICATED)', headers: () => json(), body: query('{ conversations(first: 5) { edges { node { id } } } }'), path: 'prepared' },
   { name: 'a bad token', headers: () => json(bearer('not.a.token')), body: query('{ me { login } }'), path: 'fast' },
   { name: 'a validation error, graphql-response+json (400)', headers: () => json({ accept: 'application/graphql-response+json' }), body: query('{ nope }'), path: 'fast' },
   { name: 'a validation error, json (200)', headers: () => json({ accept: 'application/json' }), body: query('{ nope }'), path: 'fast' },
   { name: 'variables of the wrong type', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name } }', variables: { n: 5 } }), path: 'fast' },
-  { name: 'a named operation picked', headers: (t) => json(bearer(t)), body: query('query A { me { login } } query B { __typename }', { operationName: 'B' }), path: 'fast' },
-  { name: 'a trusted document by id', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ documentId: ME_ID }), path: 'fast' },
+  { name: 'a named operation picked', headers: (t) => json(bearer(t)), body: query('query A { me { login } } query B { __typename }', { operationName: 'B' }), path: 'prepared' },
+  { name: 'a trusted document by id', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ documentId: ME_ID }), path: 'prepared' },
   { name: 'over the depth limit', headers: () => json(), body: query(`{ me { ${'chatRooms { participants { '.repeat(6)}login${' } }'.repeat(6)} } }`), path: 'fast' },
   { name: 'a syntax error', headers: () => json(), body: query('{ me { login '), path: 'yoga' },
   { name: 'an operation name nobody wrote', headers: () => json(), body: query('query A { __typename }', { operationName: 'Z' }), path: 'yoga' },
@@ -125,17 +135,41 @@ const CASES: Case[] = [
 ];
 
 describe('the JSON fast path', () => {
-  it.each(CASES)('answers $name as Yoga does, served by $path', async (c) => {
+  it.each(CASES)('answers $name as Yoga does, the third time served by $path', async (c) => {
     const method = c.method ?? 'POST';
     const path = method === 'GET' ? '/graphql?query=%7B__typename%7D' : '/graphql';
     const body = c.body?.();
-    const [a, b] = [await send(fast, method, c.headers(user.token), body, path), await send(plain, method, c.headers(user.token), body, path)];
-    expect(a.status).toBe(b.status);
-    for (const name of COMPARED_HEADERS) expect([name, a.headers[name]]).toEqual([name, b.headers[name]]);
-    expect(a.body).toBe(b.body);
-    expect(servedFast(a.requestId)).toBe(c.path === 'fast');
-    // Never on the instance without it.
-    expect(servedFast(b.requestId)).toBe(false);
+    let a: RawAnswer | undefined;
+    for (let run = 1; run <= 3; run++) {
+      const b = await send(plain, method, c.headers(user.token), body, path);
+      a = await send(fast, method, c.headers(user.token), body, path);
+      expect(a.status).toBe(b.status);
+      for (const name of COMPARED_HEADERS) expect([run, name, a.headers[name]]).toEqual([run, name, b.headers[name]]);
+      expect([run, a.body]).toEqual([run, b.body]);
+      // Never on the instance without it.
+      expect(servedBy(b.requestId)).toBe('yoga');
+    }
+    expect(servedBy(a!.requestId)).toBe(c.path);
   });
 
+
+  it('masks an unexpected failure of a prepared operation as Yoga masks it', async () => {
+    const seller = await signUp(fast);
+    const item = await createItem(fast, seller);
+    const body = JSON.stringify({ query: 'mutation Buy($id: ID!) { buyItem(itemId: $id, quantity: 1) { id } }', variables: { id: item.id } });
+    for (const app of [fast, plain]) {
+      hookUntilRemoved(app.services.marketplace.hooks, 'beforeBind', () => {
+        throw new Error('a bug that names a secret');
+      });
+    }
+    let a: RawAnswer | undefined;
+    for (let run = 1; run <= 3; run++) {
+      const b = await send(plain, 'POST', json(bearer(user.token)), body);
+      a = await send(fast, 'POST', json(bearer(user.token)), body);
+      expect([run, a.status, a.body]).toEqual([run, b.status, b.body]);
+      expect(JSON.parse(a.body).errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['INTERNAL_SERVER_ERROR']);
+      expect(a.body).not.toContain('secret');
+    }
+    expect(servedBy(a!.requestId)).toBe('prepared');
+  });
 });

@@ -56,6 +56,15 @@ function ancestry(span: ReadableSpan, spans: ReadableSpan[]): string[] {
 const logLines = (lines: string[]) => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('an operation over HTTP', () => {
+  it('is a span every time it runs, once compiled too (with traces on, no operation skips the pipeline)', async () => {
+    for (let run = 1; run <= 3; run++) {
+      exporter.reset();
+      await gqlOk(app, UserByLoginDocument, { login: user.login }, user.token);
+      const { spans } = await traceOf('query UserByLogin');
+      expect([run, spans.some((s) => s.name === 'graphql.resolve Query.user')]).toEqual([run, true]);
+    }
+  });
+
   it('is a span with resolver spans under it, CQL spans under those, one trace, and its trace id on its log lines', async () => {
     await gqlOk(app, MeDocument, {}, user.token);
 

@@ -40,7 +40,9 @@ export interface JitLimits {
   operationsKept: number;
 }
 
-interface Compiled {
+export interface Compiled {
+  schema: GraphQLSchema;
+  document: DocumentNode;
   operation: OperationDefinitionNode;
   query: CompiledQuery['query'];
 }
@@ -50,8 +52,7 @@ interface Compiled {
  * moment it was compiled, and tracing wraps them in place when its app is
  * built, before that app executes anything.
  */
-export function useJitExecution(limits: JitLimits): YogaPlugin {
-  const cache = new CompiledOperations(limits);
+export function useJitExecution(cache: CompiledOperations): YogaPlugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const compiled = cache.get(args.schema, args.document, args.operationName);
@@ -68,10 +69,23 @@ export function useJitExecution(limits: JitLimits): YogaPlugin {
  * and a scalar's parseValue takes the client's form (DateTime: text, not a Date).
  */
 function runCompiled(compiled: Compiled, args: ExecutionArgs, yogaExecute: Execute): ReturnType<Execute> {
-  const raw = args.variableValues ?? {};
-  if (getVariableValues(args.schema, compiled.operation.variableDefinitions ?? [], raw).errors) return yogaExecute(args);
-  const result = compiled.query(args.rootValue, args.contextValue, raw);
-  const source = args.document.loc?.source;
+  return executeCompiled(compiled, args.contextValue, args.variableValues, args.rootValue) ?? yogaExecute(args);
+}
+
+/**
+ * The result of a compiled operation, or undefined, having run nothing, when
+ * the variables do not coerce (Yoga's executor answers those).
+ */
+export function executeCompiled(
+  compiled: Compiled,
+  contextValue: unknown,
+  variableValues: Record<string, unknown> | null | undefined,
+  rootValue?: unknown,
+): ReturnType<Execute> | undefined {
+  const raw = variableValues ?? {};
+  if (getVariableValues(compiled.schema, compiled.operation.variableDefinitions ?? [], raw).errors) return undefined;
+  const result = compiled.query(rootValue, contextValue, raw);
+  const source = compiled.document.loc?.source;
   return result instanceof Promise ? result.then((r) => located(r, source)) : located(result, source);
 }
 
@@ -98,19 +112,21 @@ function located(result: Result, source: Source | undefined): Result {
  * compiled, then its compiled form, or null when it stays interpreted. Yoga's
  * parser cache hands out one document object per distinct text, so the
  * object's identity is the key.
+ *
+ * Every document here reached execution, so Yoga parsed and validated it
+ * (limits and trusted documents included): those that have a compiled
+ * operation are also found by their text, for the JSON fast path to run
+ * without parsing or validating them again (prepared()).
  */
-class CompiledOperations {
+export class CompiledOperations {
   private readonly byDocument = new Map<DocumentNode, Map<string, Compiled | null | number>>();
+  private readonly byText = new Map<string, DocumentNode>();
 
   constructor(private readonly limits: JitLimits) {}
 
   get(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Compiled | null {
-    let operations = this.byDocument.get(document);
-    if (operations) this.byDocument.delete(document);
-    else operations = new Map();
-    // A Map iterates in insertion order: re-inserted on each use, its first key is the least recently used.
-    this.byDocument.set(document, operations);
-    if (this.byDocument.size > this.limits.operationsKept) this.byDocument.delete(this.byDocument.keys().next().value!);
+    const operations = this.touch(document) ?? new Map<string, Compiled | null | number>();
+    this.keep(document, operations);
     const key = operationName ?? '';
     const known = operations.get(key);
     if (typeof known === 'object') return known;
@@ -120,7 +136,41 @@ class CompiledOperations {
     const runs = (known ?? 0) + 1;
     const compiled = runs < this.limits.compileOnRun ? runs : compile(schema, document, operation, this.limits.maxSelections);
     operations.set(key, compiled);
-    return typeof compiled === 'number' ? null : compiled;
+    if (typeof compiled === 'number' || !compiled) return null;
+    const text = document.loc?.source.body;
+    if (text !== undefined) this.byText.set(text, document);
+    return compiled;
+  }
+
+  /**
+   * The compiled operation of a document Yoga has parsed, validated and run
+   * before, by the document's text and the operation's name (as
+   * getOperationAST picks: absent for a document of one operation).
+   */
+  prepared(text: string, operationName: string | null | undefined): Compiled | undefined {
+    const document = this.byText.get(text);
+    const operations = document && this.touch(document);
+    if (!operations) return undefined;
+    this.keep(document, operations);
+    const known = operations.get(operationName ?? '');
+    return typeof known === 'object' && known !== null ? known : undefined;
+  }
+
+  /** A document's entry, taken out to be put back as the most recently used. */
+  private touch(document: DocumentNode): Map<string, Compiled | null | number> | undefined {
+    const operations = this.byDocument.get(document);
+    if (operations) this.byDocument.delete(document);
+    return operations;
+  }
+
+  /** A Map iterates in insertion order: re-inserted on each use, its first key is the least recently used. */
+  private keep(document: DocumentNode, operations: Map<string, Compiled | null | number>): void {
+    this.byDocument.set(document, operations);
+    if (this.byDocument.size <= this.limits.operationsKept) return;
+    const oldest = this.byDocument.keys().next().value!;
+    this.byDocument.delete(oldest);
+    const text = oldest.loc?.source.body;
+    if (text !== undefined && this.byText.get(text) === oldest) this.byText.delete(text);
   }
 }
 
@@ -129,7 +179,7 @@ function compile(schema: GraphQLSchema, document: DocumentNode, operation: Opera
   if (!selectionsWithin(document, operation, maxSelections)) return null;
   const compiled = compileQuery(schema, document, operation.name?.value);
   // A document graphql-jit cannot compile still runs, interpreted.
-  return isCompiledQuery(compiled) ? { operation, query: compiled.query } : null;
+  return isCompiledQuery(compiled) ? { schema, document, operation, query: compiled.query } : null;
 }
 
 /**

@@ -13,6 +13,16 @@
  * the body, so the answer is the one Yoga would give, byte for byte
  * (test/json-fast-path.test.ts compares the two).
  *
+ * Prepared operations skip Yoga's pipeline as well. An operation Yoga has
+ * parsed, validated (limits included) and compiled (src/server/jit-execution.ts
+ * keeps it by its text) needs none of that again: its later runs build the
+ * context, run the compiled code and mask the errors as Yoga's masking does,
+ * and count in the metrics as Yoga's plugins count them. Per request that is
+ * what envelop's orchestration of every plugin's hooks cost (about 35 µs of
+ * CPU, issue 12). Anything else the pipeline would do first (a refused token,
+ * variables that do not coerce) sends the request through the pipeline, which
+ * answers it; with traces on, every operation goes through it, for its span.
+ *
  * What takes this path is decided before anything runs, from the headers
  * and then the body: anything this file does not know to be an ordinary
  * query or mutation (another method, path or content type, a browser's
@@ -21,11 +31,14 @@
  * that does not parse) goes to Yoga whole, its body handed over as read.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { parse, type ExecutionResult, type GraphQLError, type OperationTypeNode } from 'graphql';
 import { getInstrumented, isAsyncIterable, processRegularResult, type YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
 import { maskError } from './error-masking.js';
+import { executeCompiled, type Compiled, type CompiledOperations } from './jit-execution.js';
+import type { PreparedOperationMetrics } from './metrics-plugins.js';
 import { withoutStackTrace } from '../errors.js';
 
 type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
@@ -34,6 +47,8 @@ type Params = YogaInitialContext['params'] & { documentId?: string };
 /** What the fast path uses of the Yoga instance: its request listener and its operation pipeline. */
 export interface YogaPipeline {
   (req: IncomingMessage, res: ServerResponse): unknown;
+  /** Yoga's masking of an operation's errors (logging what it masks), applied as Yoga applies it. */
+  maskedErrorsOpts: { maskError: (error: GraphQLError, message: string) => Error; errorMessage: string } | null;
   getResultForParams(payload: { params: Params; request: Request }, context: Record<string, unknown>): Result | Promise<Result>;
   instrumentation?: { operation?: unknown; request?: unknown; requestParse?: unknown; resultProcess?: unknown };
   waitUntil(promise: Promise<unknown>): void;
@@ -47,6 +62,12 @@ export interface FastPathOptions {
   maxTokens: number;
   trusted: TrustedDocuments;
   logger: Logger;
+  /**
+   * Operations Yoga has parsed, validated and compiled, run here without its
+   * pipeline in a context from `context`, counted by `metrics` (when on);
+   * absent, every operation goes through Yoga's pipeline.
+   */
+  prepared?: { operations: CompiledOperations; context: (req: IncomingMessage) => Promise<unknown>; metrics?: PreparedOperationMetrics };
 }
 
 /**
@@ -61,6 +82,8 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
   const kinds = new OperationKinds(options.maxTokens);
   const unexpected = maskError(options.logger);
   const mediaTypes = new AcceptedMediaTypes();
+  // Tracing instruments operations: its span must cover every one.
+  const prepared = instrumentation?.operation ? undefined : options.prepared;
 
   const run = (params: Params, request: Request, context: Record<string, unknown>): Result | Promise<Result> => {
     if (!instrumentation?.operation) return yoga.getResultForParams({ params, request }, context);
@@ -71,7 +94,16 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
 
   function serve(req: IncomingMessage, res: ServerResponse, body: Buffer, mediaType: string): unknown {
     const params = ordinaryParams(body);
-    if (!params || !isQueryOrMutation(params)) return handOver(req, res, body);
+    const text = params && documentText(params);
+    if (text === undefined) return handOver(req, res, body);
+    const compiled = prepared?.operations.prepared(text, params!.operationName);
+    if (compiled) return runPrepared(req, res, params!, compiled, mediaType);
+    const kind = kinds.of(text, params!.operationName ?? undefined);
+    if (kind !== 'query' && kind !== 'mutation') return handOver(req, res, body);
+    return viaPipeline(req, res, params!, mediaType);
+  }
+
+  function viaPipeline(req: IncomingMessage, res: ServerResponse, params: Params, mediaType: string): Promise<void> {
     if (options.logger.isLevelEnabled('trace')) options.logger.trace('served by the JSON fast path');
     const context: Record<string, unknown> = { req, res, waitUntil: yoga.waitUntil };
     return Promise.resolve()
@@ -83,22 +115,61 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
       );
   }
 
+  /**
+   * A prepared operation, run as Yoga's pipeline would run it once past
+   * parsing and validation: context, compiled execution, Yoga's masking of
+   * the errors. When the context cannot be built (a refused token, storage
+   * down) or the variables do not coerce, nothing has run yet, and the
+   * pipeline answers, with the errors it gives.
+   */
+  async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
+    const { context, metrics } = prepared!;
+    const started = performance.now();
+    let contextValue: unknown;
+    try {
+      contextValue = await context(req);
+    } catch {
+      return viaPipeline(req, res, params, mediaType);
+    }
+    const executing = performance.now();
+    let result: ExecutionResult;
+    try {
+      const pending = executeCompiled(compiled, contextValue, params.variables);
+      if (pending === undefined) return viaPipeline(req, res, params, mediaType);
+      if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
+      result = await pending;
+    } catch (err) {
+      // graphql-jit answers a resolver's errors in the result; what it throws is not the client's doing.
+      return send(res, { errors: [unexpected(err) as GraphQLError] }, mediaType);
+    }
+    const contextSeconds = (executing - started) / 1000;
+    const executeSeconds = (performance.now() - executing) / 1000;
+    metrics?.ran({ req, document: compiled.document, operationName: params.operationName, contextSeconds, executeSeconds, result });
+    send(res, masked(result), mediaType);
+  }
+
+  /** As Yoga's masking plugin does it after execution. */
+  function masked(result: ExecutionResult): ExecutionResult {
+    const masking = yoga.maskedErrorsOpts;
+    if (!result.errors || !masking) return result;
+    return { ...result, errors: result.errors.map((e) => masking.maskError(e, masking.errorMessage) as GraphQLError) };
+  }
+
   /** Yoga's listener, given the body already read (whatwg-node takes a read body from `req.body`). */
   function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer): unknown {
     (req as IncomingMessage & { body?: Buffer }).body = body;
     return yoga(req, res);
   }
 
-  function isQueryOrMutation(params: Params): boolean {
+  /** The document the parameters name (sent, or trusted by id), or undefined for Yoga to refuse. */
+  function documentText(params: Params): string | undefined {
     let text: string | undefined;
     try {
       text = options.trusted.resolve(params) ?? params.query;
     } catch {
-      return false; // Yoga's onParams hook refuses it, with its own code.
+      return undefined; // Yoga's onParams hook refuses it, with its own code.
     }
-    if (typeof text !== 'string') return false;
-    const kind = kinds.of(text, params.operationName ?? undefined);
-    return kind === 'query' || kind === 'mutation';
+    return typeof text === 'string' ? text : undefined;
   }
 
   return (req, res) => {

@@ -11,67 +11,86 @@ import type { DocumentNode, ExecutionResult } from 'graphql';
 import { METRICS_PATH, operationOf, type Metrics } from './metrics.js';
 
 /**
- * The Yoga plugins behind the metrics: none when they are off (then /metrics
- * is an unknown path, 404). /metrics is answered in onRequest, before any
- * GraphQL processing. The same hooks see WebSocket operations, which run
- * through yoga.getEnveloped.
+ * The metrics of GraphQL operations: the Yoga plugins that keep them, and what
+ * an operation run prepared, outside Yoga's pipeline (src/server/json-fast-path.ts),
+ * adds to the same series. Neither when metrics are off (then /metrics is an
+ * unknown path, 404). /metrics is answered in onRequest, before any GraphQL
+ * processing. The same hooks see WebSocket operations, which run through
+ * yoga.getEnveloped.
  */
-export function useMetrics(metrics: Metrics): YogaPlugin[] {
-  if (!metrics.config.enabled) return [];
-  return [usePrometheus(prometheusOptions(metrics)), useErrorAndSubscriptionMetrics(metrics)];
+export interface OperationMetrics {
+  plugins: YogaPlugin[];
+  prepared?: PreparedOperationMetrics;
 }
 
+export function operationMetrics(metrics: Metrics): OperationMetrics {
+  if (!metrics.config.enabled) return { plugins: [] };
+  const series = operationSeries(metrics);
+  return {
+    plugins: [usePrometheus(series.options), useErrorAndSubscriptionMetrics(metrics)],
+    prepared: new PreparedOperationMetrics(metrics, series),
+  };
+}
+
+type OperationSeries = ReturnType<typeof operationSeries>;
+
 /** @graphql-yoga/plugin-prometheus with our registry, and our labels (bounded, see operationLabels). */
-function prometheusOptions(metrics: Metrics): Parameters<typeof usePrometheus>[0] {
+function operationSeries(metrics: Metrics) {
   const { registry } = metrics;
   const labelNames = ['operationName', 'operationType'] as const;
-  const byOperation = <Phase>(name: string, help: string, phases: [Phase, ...Phase[]]) =>
+  const byOperation = <Phase extends string>(name: string, help: string, phases: [Phase, ...Phase[]]) =>
     createHistogram<Phase, (typeof labelNames)[number]>({
       registry,
       histogram: { name, help, labelNames },
       fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
       phases,
     });
-  return {
+  const requests = createCounter<'execute' | 'subscribe', (typeof labelNames)[number]>({
+    registry,
+    counter: {
+      name: 'graphql_envelop_request',
+      help: 'GraphQL operations run (HTTP and WebSocket); a subscription once it ends',
+      labelNames,
+    },
+    fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
+    phases: ['execute', 'subscribe'],
+  });
+  const duration = byOperation(
+    'graphql_envelop_request_duration',
+    'Time spent on a GraphQL operation (a subscription: its whole life)',
+    ['execute', 'subscribe'],
+  );
+  const contextPhase = byOperation('graphql_envelop_phase_context', 'Time spent on the context', ['context']);
+  const executePhase = byOperation('graphql_envelop_phase_execute', 'Time spent executing', ['execute']);
+  const errors = createCounter<'parse' | 'validate' | 'context' | 'execute' | 'subscribe', (typeof labelNames)[number] | 'phase'>({
+    registry,
+    counter: {
+      name: 'graphql_envelop_error_result',
+      help: 'Errors by operation and phase (by code: parley_graphql_errors_total)',
+      labelNames: [...labelNames, 'phase'],
+    },
+    fillLabelsFn: (params, context) => ({
+      ...metrics.operationLabels(params.document, context),
+      phase: params.errorPhase ?? 'execute',
+    }),
+  });
+  const options: Parameters<typeof usePrometheus>[0] = {
     registry,
     endpoint: false, // served by useErrorAndSubscriptionMetrics, behind METRICS_TOKEN
     metrics: {
-      graphql_envelop_request: createCounter({
-        registry,
-        counter: {
-          name: 'graphql_envelop_request',
-          help: 'GraphQL operations run (HTTP and WebSocket); a subscription once it ends',
-          labelNames,
-        },
-        fillLabelsFn: (params, context) => metrics.operationLabels(params.document, context),
-        phases: ['execute', 'subscribe'],
-      }),
-      graphql_envelop_request_duration: byOperation(
-        'graphql_envelop_request_duration',
-        'Time spent on a GraphQL operation (a subscription: its whole life)',
-        ['execute', 'subscribe'],
-      ),
-      graphql_envelop_phase_parse: byOperation('graphql_envelop_phase_parse', 'Time spent parsing', ['parse']),
-      graphql_envelop_phase_validate: byOperation('graphql_envelop_phase_validate', 'Time spent validating', ['validate']),
-      graphql_envelop_phase_context: byOperation('graphql_envelop_phase_context', 'Time spent on the context', ['context']),
-      graphql_envelop_phase_execute: byOperation('graphql_envelop_phase_execute', 'Time spent executing', ['execute']),
+      graphql_envelop_request: requests,
+      graphql_envelop_request_duration: duration,
+      // Operations run prepared are neither parsed nor validated again: these count the others.
+      graphql_envelop_phase_parse: byOperation('graphql_envelop_phase_parse', 'Time spent parsing (prepared operations are not parsed)', ['parse']),
+      graphql_envelop_phase_validate: byOperation('graphql_envelop_phase_validate', 'Time spent validating (prepared operations are not validated)', ['validate']),
+      graphql_envelop_phase_context: contextPhase,
+      graphql_envelop_phase_execute: executePhase,
       graphql_envelop_phase_subscribe: byOperation(
         'graphql_envelop_phase_subscribe',
         'A subscription, from subscribing to its end',
         ['subscribe'],
       ),
-      graphql_envelop_error_result: createCounter({
-        registry,
-        counter: {
-          name: 'graphql_envelop_error_result',
-          help: 'Errors by operation and phase (by code: parley_graphql_errors_total)',
-          labelNames: [...labelNames, 'phase'],
-        },
-        fillLabelsFn: (params, context) => ({
-          ...metrics.operationLabels(params.document, context),
-          phase: params.errorPhase ?? 'execute',
-        }),
-      }),
+      graphql_envelop_error_result: errors,
       // Timed by Metrics.timeHttpRequests, on whichever path serves the request (the JSON fast path has no onResponse).
       graphql_yoga_http_duration: false,
       // Same numbers as graphql_envelop_request_duration, at a summary's cost on every scrape.
@@ -80,6 +99,37 @@ function prometheusOptions(metrics: Metrics): Parameters<typeof usePrometheus>[0
       graphql_envelop_deprecated_field: false,
     },
   };
+  return { options, requests: requests.counter, duration: duration.histogram, contextPhase: contextPhase.histogram, executePhase: executePhase.histogram, errors: errors.counter };
+}
+
+/**
+ * An operation the JSON fast path ran prepared (compiled, and parsed and
+ * validated by an earlier run through Yoga) counts as the plugins count one
+ * run through Yoga: its request, its duration, the context and execute
+ * phases, each error of its result (by phase and by code), and its HTTP
+ * request's labels. The parse and validate phases it skips are not counted.
+ */
+export class PreparedOperationMetrics {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly series: OperationSeries,
+  ) {}
+
+  ran(run: { req: IncomingMessage; document: DocumentNode; operationName: string | null | undefined; contextSeconds: number; executeSeconds: number; result: ExecutionResult }): void {
+    // As the plugins read them: the operation the request's operationName parameter picks.
+    const context = { params: { operationName: run.operationName } };
+    const labels = this.metrics.operationLabels(run.document, context);
+    this.metrics.httpOperationParsed(run.req, run.document, context);
+    const { requests, duration, contextPhase, executePhase, errors } = this.series;
+    contextPhase.observe(labels, run.contextSeconds);
+    executePhase.observe(labels, run.executeSeconds);
+    duration.observe(labels, run.executeSeconds);
+    requests.inc(labels);
+    const found = run.result.errors;
+    if (!found?.length) return;
+    for (let i = 0; i < found.length; i++) errors.inc({ ...labels, phase: 'execute' });
+    this.metrics.countErrors(found, labels.operationType);
+  }
 }
 
 function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {

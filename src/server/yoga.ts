@@ -2,42 +2,46 @@
  * The one graphql-yoga instance that serves HTTP, SSE and (through the
  * WebSocket bridge) graphql-ws: schema, limits, readiness, metrics, error masking.
  */
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { buildContext, type Context } from '../context.js';
+import { httpContext } from './http-context.js';
 import type { Services } from '../services.js';
-import type { Session } from '../auth/tokens.js';
-import { authenticate, bearerToken } from '../auth/authenticate.js';
 import { schema } from '../schema/index.js';
-import { clientAddress } from './client-address.js';
 import { corsFor, originPolicy } from './cors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
-import { useMetrics } from './metrics-plugins.js';
 import { useLiveSubscriptions } from './live-subscriptions.js';
 import { useSharedEventExecution } from './shared-execution.js';
-import { useJitExecution } from './jit-execution.js';
+import { useJitExecution, type CompiledOperations } from './jit-execution.js';
 import { useRequestBodyLimit } from './request-body-limit.js';
 import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './live-connections-per-address.js';
 import { yogaLogger } from './logging.js';
-import { currentRequestScope } from './request-scope.js';
-import { Limits } from '../limits.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import { useSseEventIds } from './sse-event-ids.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
+export interface YogaParts {
+  trusted: TrustedDocuments;
+  live: LiveConnectionsPerAddress;
+  /** The metrics' plugins (none when metrics are off). */
+  metrics: YogaPlugin[];
+  /** Where operations compiled by graphql-jit are kept (absent when GRAPHQL_JIT is off). */
+  compiled?: CompiledOperations;
+  /** Tracing's plugin, when traces are on. */
+  tracing?: YogaPlugin;
+}
+
 /** `tracing` (when on) goes first: its spans then cover what every other plugin does. */
-export function buildYoga(svc: Services, trusted: TrustedDocuments, live: LiveConnectionsPerAddress, tracing?: YogaPlugin): ParleyYoga {
+export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tracing }: YogaParts): ParleyYoga {
   const { config, logger } = svc;
   const plugins: YogaPlugin[] = [
     ...(tracing ? [tracing] : []),
     // Then metrics, so their timings take in the hooks of the plugins below.
-    ...useMetrics(svc.metrics),
+    ...metrics,
     EnvelopArmorPlugin({
       maxDepth: { n: config.limits.maxDepth },
       maxAliases: { n: config.limits.maxAliases },
@@ -73,7 +77,7 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, live: LiveCo
     // SSE events carry their cursor as the event id, for EventSource's Last-Event-ID.
     useSseEventIds(),
     // Sets the execute function only: the hooks above see its results as they saw Yoga's executor's.
-    ...(config.graphqlJit ? [useJitExecution(Limits.jit)] : []),
+    ...(compiled ? [useJitExecution(compiled)] : []),
   ];
   if (!config.exposeSchema) plugins.push(useNoIntrospection());
 
@@ -90,21 +94,9 @@ export function buildYoga(svc: Services, trusted: TrustedDocuments, live: LiveCo
     // Bigger bodies are refused with 413 before parsing by useRequestBodyLimit, which costs less per request.
     maxRequestBodySize: false,
     maskedErrors: { maskError: maskError(logger) },
-    context: async ({ req, ws }) => {
-      if (ws) return buildContext(svc, ws.session, ws.clientAddress, ws.requestId);
-      const session = await httpSession(svc, req!);
-      const requestId = currentRequestScope()?.requestId ?? randomUUID();
-      const ctx = buildContext(svc, session, clientAddress(req!, config.trustProxy), requestId);
-      const lastEventId = req!.headers['last-event-id'];
-      if (typeof lastEventId === 'string' && lastEventId !== '') ctx.lastEventId = lastEventId;
-      return ctx;
-    },
+    context: ({ req, ws }) => (ws ? buildContext(svc, ws.session, ws.clientAddress, ws.requestId) : httpContext(svc, req!)),
     plugins,
   });
-}
-
-function httpSession(svc: Services, req: IncomingMessage): Promise<Session | null> {
-  return authenticate(svc, bearerToken(req.headers.authorization));
 }
 
 function useNoIntrospection(): YogaPlugin {
