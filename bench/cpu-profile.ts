@@ -1,6 +1,7 @@
 /**
  * A CPU profile of Parley serving one request scenario: a Parley process of
- * its own with --cpu-prof, driven by autocannon at concurrency 16 for 10 s,
+ * its own with --cpu-prof, driven by autocannon at concurrency 16 (or
+ * BENCH_CONNECTIONS: a login's refusals need 64) for 10 s,
  * then its self time summed two ways: by function, and by where the code
  * lives (a package, Node's own modules, Parley's layers, the engine's idle,
  * GC and program buckets). Only the samples taken while the load ran count:
@@ -41,6 +42,9 @@ export function cpuProfArgs(): string[] {
   return ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
 }
 
+/** The load's connections: 16, or BENCH_CONNECTIONS. */
+const connections = () => Number(process.env.BENCH_CONNECTIONS ?? 16);
+
 /** The monotonic clock V8 stamps profile samples with, in microseconds. */
 export const profileClockUs = () => process.hrtime.bigint() / 1000n;
 
@@ -51,7 +55,7 @@ export async function profileScenario(scenario: RequestScenario, env: Record<str
   const server = await start(env, cpuProfArgs());
   const { url, body, headers } = graphqlRequest(server.url, scenario);
   const from = profileClockUs();
-  const load = await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
+  const load = await autocannon({ url, method: 'POST', connections: connections(), duration: 10, headers, body });
   const to = profileClockUs();
   await server.stop();
   return { ...summarizeProfile(server.pid, from, to), requests: load.requests.total };
@@ -142,7 +146,7 @@ export async function allocationsOf(scenario: RequestScenario, start: StartServe
   const file = `${PROFILE_DIR}allocations-${process.pid}-${Date.now()}.heapprofile`;
   const server = await start({ ...env, BENCH_ALLOCATIONS: file }, []);
   const { url, body, headers } = graphqlRequest(server.url, scenario);
-  const load = await autocannon({ url, method: 'POST', connections: 16, duration: 10, headers, body });
+  const load = await autocannon({ url, method: 'POST', connections: connections(), duration: 10, headers, body });
   await server.stop();
   const { head } = JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode };
   const byFunction = new Map<string, number>();

@@ -9,9 +9,9 @@
  * getResultForParams: every onParams hook (trusted documents, Yoga's check of
  * the parameters), envelop's parse, validate, context and execute with every
  * plugin (limits, masking, compiled execution, metrics, tracing's operation
- * span), and Yoga's processRegularResult makes the status, the headers and
- * the body, so the answer is the one Yoga would give, byte for byte
- * (test/json-fast-path.test.ts compares the two).
+ * span), and the status, the headers and the body are those Yoga's result
+ * processor would make (src/server/regular-answer.ts), so the answer is the
+ * one Yoga would give, byte for byte (test/json-fast-path.test.ts compares).
  *
  * Prepared operations skip Yoga's pipeline as well. An operation Yoga has
  * parsed, validated (limits included) and compiled (src/server/jit-execution.ts
@@ -33,13 +33,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parse, type ExecutionResult, type GraphQLError, type OperationTypeNode } from 'graphql';
-import { getInstrumented, isAsyncIterable, processRegularResult, type YogaInitialContext } from 'graphql-yoga';
+import { getInstrumented, isAsyncIterable, type YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
 import { maskError } from './error-masking.js';
 import { executeCompiled, type Compiled, type CompiledOperations } from './jit-execution.js';
 import type { PreparedOperationMetrics } from './metrics-plugins.js';
-import { withoutStackTrace } from '../errors.js';
+import { regularAnswer } from './regular-answer.js';
 
 type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
 type Params = YogaInitialContext['params'] & { documentId?: string };
@@ -242,15 +242,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Yoga's regular processor's answer, captured instead of made into a Response. */
-class CapturedResponse {
-  constructor(
-    readonly body: string,
-    readonly init: { status: number; headers: Record<string, string> },
-  ) {}
-}
-const CAPTURE = { Response: CapturedResponse } as unknown as Parameters<typeof processRegularResult>[1];
-
 /** A subscription never gets here (isQueryOrMutation): should one, it must not stay subscribed. */
 function ordinary(result: Result): ExecutionResult {
   if (!isAsyncIterable(result)) return result;
@@ -260,10 +251,8 @@ function ordinary(result: Result): ExecutionResult {
 
 function send(res: ServerResponse, result: ExecutionResult, mediaType: string): void {
   if (res.destroyed || res.writableEnded) return;
-  // Yoga rebuilds each error of the result (and its originalError, recursively) before serializing it;
-  // their stacks are never serialized, and capturing them was most of the CPU of a refusal.
-  const { body, init } = withoutStackTrace(() => processRegularResult(result, CAPTURE, mediaType)) as unknown as CapturedResponse;
-  res.writeHead(init.status, { ...init.headers, 'content-length': Buffer.byteLength(body) });
+  const { status, headers, body } = regularAnswer(result, mediaType);
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
