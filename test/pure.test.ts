@@ -7,6 +7,8 @@ import { VerifiedTokens } from '../src/auth/verified-tokens.js';
 import * as ws from 'ws';
 import type { EventEmitter } from 'node:events';
 import { SharedFrames } from '../src/server/shared-frames.js';
+import { Writable } from 'node:stream';
+import { TurnWrites } from '../src/server/turn-writes.js';
 
 describe('buckets', () => {
   it('uses UTC days and months', () => {
@@ -87,5 +89,42 @@ describe('shared next frames', () => {
     const other = payload.frameFor(SharedFrames.nextFramePrefix('sub-2'));
     expect(JSON.parse(await received(other))).toEqual({ id: 'sub-2', type: 'next', payload: result });
     expect(payload.frameFor(prefix)).toBe(frame);
+  });
+});
+
+describe('frames written in one turn', () => {
+  /** A socket stand-in that records each write it gets: one entry per system call a net.Socket would make. */
+  function recordingWire() {
+    const calls: string[][] = [];
+    const wire = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        calls.push([chunk.toString()]);
+        done();
+      },
+      writev(chunks, done) {
+        calls.push(chunks.map((c) => (c.chunk as Buffer).toString()));
+        done();
+      },
+    });
+    return { wire, calls };
+  }
+
+  it('leave together, one write per socket, in order; a later turn starts a new write', async () => {
+    const writes = new TurnWrites();
+    const a = recordingWire();
+    const b = recordingWire();
+    writes.write(a.wire, Buffer.from('1'));
+    writes.write(b.wire, Buffer.from('x'));
+    writes.write(a.wire, Buffer.from('2'));
+    writes.write(a.wire, Buffer.from('3'));
+    // Nothing leaves before the turn's work is done.
+    expect([a.calls, b.calls]).toEqual([[], []]);
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(a.calls).toEqual([['1', '2', '3']]);
+    expect(b.calls).toEqual([['x']]);
+    writes.write(a.wire, Buffer.from('4'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.calls).toEqual([['1', '2', '3'], ['4']]);
+    expect(a.wire.writableCorked).toBe(0);
   });
 });

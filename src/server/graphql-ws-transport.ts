@@ -22,6 +22,7 @@ import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'grap
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { ExecutionResult } from 'graphql';
 import { SharedFrames, type PayloadJson } from './shared-frames.js';
+import { TurnWrites } from './turn-writes.js';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
 const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
@@ -85,6 +86,7 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
   transport: TransportOptions<E>,
 ): Transport {
   const frames = new SharedFrames();
+  const writes = new TurnWrites();
   const server = makeServer({
     ...options,
     onNext: (_ctx, _id, _payload, _args, result) => frames.payloadOf(result) as never,
@@ -131,7 +133,7 @@ export function serveGraphqlWs<E extends Record<PropertyKey, unknown>>(
     socket.on('message', onMessage);
     socket.on('pong', onPong);
     socket.on('close', onClose);
-    const connection = new Connection(socket, transport, frames, sent, { socket, ...transport.extra(request) } as E & Extra);
+    const connection = new Connection(socket, transport, frames, writes, sent, { socket, ...transport.extra(request) } as E & Extra);
     connections.set(socket, connection);
     connection.closed = server.opened(connection, connection.extra);
   });
@@ -169,6 +171,7 @@ class Connection<E> {
     private readonly socket: WebSocket,
     private readonly transport: TransportOptions<E>,
     readonly frames: SharedFrames,
+    private readonly writes: TurnWrites,
     private readonly sent: (err?: Error | null) => void,
     readonly extra: E & Extra,
   ) {
@@ -198,7 +201,7 @@ class Connection<E> {
     if (socket.readyState !== socket.OPEN || this.slowTimer) return;
     const frame = payload.frameFor(prefix);
     if (socket.bufferedAmount + frame.length > transport.maxBufferedBytes) return this.closeSlow();
-    wire.write(frame);
+    this.writes.write(wire, frame);
   }
 
   close(code: number, reason: string): void {
