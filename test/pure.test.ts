@@ -120,6 +120,8 @@ describe('frames written in one turn', () => {
     // Nothing leaves before the turn's work is done.
     expect([a.calls, b.calls]).toEqual([[], []]);
     await new Promise((resolve) => process.nextTick(resolve));
+    expect([a.calls, b.calls]).toEqual([[], []]);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(a.calls).toEqual([['1', '2', '3']]);
     expect(b.calls).toEqual([['x']]);
     writes.write(a.wire, Buffer.from('4'));
