@@ -19,7 +19,7 @@ import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sampl
 import { cpuUs } from './process-cpu.js';
 
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 /** BENCH_SCENARIOS=history,postMessage measures only those (a trial; the committed results measure all). */
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
