@@ -109,7 +109,7 @@ const CASES: Case[] = [
   { name: 'a mutation', headers: (t) => json(bearer(t)), body: query('mutation { updateProfile(input: { bio: "same on both" }) { login bio } }'), path: 'prepared' },
   { name: 'a refused input (BAD_USER_INPUT)', headers: (t) => json(bearer(t)), body: query('mutation { postMessage(roomName: "x", content: "hi") { id } }'), path: 'prepared' },
   { name: 'no token (UNAUTHENTICATED)', headers: () => json(), body: query('{ conversations(first: 5) { edges { node { id } } } }'), path: 'prepared' },
-  { name: 'a bad token', headers: () => json(bearer('not.a.token')), body: query('{ me { login } }'), path: 'fast' },
+  { name: 'a bad token', headers: () => json(bearer('not.a.token')), body: query('{ me { login } }'), path: 'prepared' },
   { name: 'a validation error, graphql-response+json (400)', headers: () => json({ accept: 'application/graphql-response+json' }), body: query('{ nope }'), path: 'fast' },
   { name: 'a validation error, json (200)', headers: () => json({ accept: 'application/json' }), body: query('{ nope }'), path: 'fast' },
   { name: 'variables of the wrong type', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name } }', variables: { n: 5 } }), path: 'fast' },

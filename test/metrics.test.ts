@@ -117,6 +117,20 @@ describe('GET /metrics', () => {
     expect(delta('graphql_envelop_error_result', { operationName: 'BuyItem', phase: 'execute' })).toBe(1);
   });
 
+  it('counts a refused token on an operation run prepared as the pipeline counts it', async () => {
+    const user = await signUp(app);
+    const document = 'query MeAgain { me { login } }';
+    // Through Yoga's pipeline twice (compiled on the second run): the fast path runs it prepared from then on.
+    for (let i = 0; i < 2; i++) expect((await gql(app, document, {}, user.token)).data).toEqual({ me: { login: user.login } });
+    const before = await scrape(app);
+    for (let i = 0; i < 2; i++) expect(codes(await gql(app, document, {}, 'not-a-jwt'))).toEqual(['UNAUTHENTICATED']);
+    const delta = moved(before, await scrape(app));
+    expect(delta('parley_graphql_errors_total', { code: 'UNAUTHENTICATED', operation_type: 'query' })).toBe(2);
+    expect(delta('graphql_envelop_error_result', { operationName: 'MeAgain', phase: 'context' })).toBe(2);
+    expect(delta('graphql_envelop_request', { operationName: 'MeAgain' })).toBe(0);
+    expect(delta('graphql_yoga_http_duration_count', { operationName: 'MeAgain', method: 'POST', statusCode: '200' })).toBe(2);
+  });
+
   it('counts failed logins by reason, and refusals by the rate limit', async () => {
     const user = await signUp(app);
     const before = await scrape(app);

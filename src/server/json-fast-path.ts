@@ -118,9 +118,10 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
   /**
    * A prepared operation, run as Yoga's pipeline would run it once past
    * parsing and validation: context, compiled execution, Yoga's masking of
-   * the errors. When the context cannot be built (a refused token, storage
-   * down) or the variables do not coerce, nothing has run yet, and the
-   * pipeline answers, with the errors it gives.
+   * the errors. A context that cannot be built (a refused token, storage
+   * down) is answered as the pipeline answers it, its error masked by Yoga
+   * and then by the fast path; variables that do not coerce leave nothing
+   * run yet, and the pipeline answers them, with the errors it gives.
    */
   async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
     const { context, metrics } = prepared!;
@@ -128,15 +129,20 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     let contextValue: unknown;
     try {
       contextValue = await context(req);
-    } catch {
-      return viaPipeline(req, res, params, mediaType);
+    } catch (err) {
+      tracePrepared();
+      const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: (performance.now() - started) / 1000 };
+      metrics?.contextFailed({ ...run, error: err });
+      const masking = yoga.maskedErrorsOpts;
+      const error = masking ? masking.maskError(err as GraphQLError, masking.errorMessage) : err;
+      return send(res, { errors: [unexpected(error) as GraphQLError] }, mediaType);
     }
     const executing = performance.now();
     let result: ExecutionResult;
     try {
       const pending = executeCompiled(compiled, contextValue, params.variables);
       if (pending === undefined) return viaPipeline(req, res, params, mediaType);
-      if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
+      tracePrepared();
       result = await pending;
     } catch (err) {
       // graphql-jit answers a resolver's errors in the result; what it throws is not the client's doing.
@@ -146,6 +152,10 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     const executeSeconds = (performance.now() - executing) / 1000;
     metrics?.ran({ req, document: compiled.document, operationName: params.operationName, contextSeconds, executeSeconds, result });
     send(res, masked(result), mediaType);
+  }
+
+  function tracePrepared(): void {
+    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
   }
 
   /** As Yoga's masking plugin does it after execution. */

@@ -115,13 +115,9 @@ export class PreparedOperationMetrics {
     private readonly series: OperationSeries,
   ) {}
 
-  ran(run: { req: IncomingMessage; document: DocumentNode; operationName: string | null | undefined; contextSeconds: number; executeSeconds: number; result: ExecutionResult }): void {
-    // As the plugins read them: the operation the request's operationName parameter picks.
-    const context = { params: { operationName: run.operationName } };
-    const labels = this.metrics.operationLabels(run.document, context);
-    this.metrics.httpOperationParsed(run.req, run.document, context);
-    const { requests, duration, contextPhase, executePhase, errors } = this.series;
-    contextPhase.observe(labels, run.contextSeconds);
+  ran(run: PreparedRun & { executeSeconds: number; result: ExecutionResult }): void {
+    const labels = this.started(run);
+    const { requests, duration, executePhase, errors } = this.series;
     executePhase.observe(labels, run.executeSeconds);
     duration.observe(labels, run.executeSeconds);
     requests.inc(labels);
@@ -130,6 +126,30 @@ export class PreparedOperationMetrics {
     for (let i = 0; i < found.length; i++) errors.inc({ ...labels, phase: 'execute' });
     this.metrics.countErrors(found, labels.operationType);
   }
+
+  /** Its context could not be built: one error in the context phase. */
+  contextFailed(run: PreparedRun & { error: unknown }): void {
+    const labels = this.started(run);
+    this.series.errors.inc({ ...labels, phase: 'context' });
+    this.metrics.countErrors([run.error], labels.operationType);
+  }
+
+  /** Its labels, on its HTTP request too, and the time its context took. */
+  private started(run: PreparedRun): { operationName: string; operationType: string } {
+    // As the plugins read them: the operation the request's operationName parameter picks.
+    const context = { params: { operationName: run.operationName } };
+    const labels = this.metrics.operationLabels(run.document, context);
+    this.metrics.httpOperationParsed(run.req, run.document, context);
+    this.series.contextPhase.observe(labels, run.contextSeconds);
+    return labels;
+  }
+}
+
+interface PreparedRun {
+  req: IncomingMessage;
+  document: DocumentNode;
+  operationName: string | null | undefined;
+  contextSeconds: number;
 }
 
 function useErrorAndSubscriptionMetrics(metrics: Metrics): YogaPlugin {
