@@ -120,6 +120,7 @@ const CASES: Case[] = [
   { name: 'an operation name nobody wrote', headers: () => json(), body: query('query A { __typename }', { operationName: 'Z' }), path: 'yoga' },
   { name: 'two operations and no name', headers: () => json(), body: query('query A { __typename } query B { __typename }'), path: 'yoga' },
   { name: 'an unknown trusted document', headers: () => json(), body: () => JSON.stringify({ documentId: 'sha256:00' }), path: 'yoga' },
+  { name: 'an empty documentId beside a query', headers: (t) => json(bearer(t)), body: query('{ me { login } }', { documentId: '' }), path: 'yoga' },
   { name: 'invalid JSON', headers: () => json(), body: () => '{"query": ', path: 'yoga' },
   { name: 'a JSON array (a batch)', headers: () => json(), body: () => JSON.stringify([{ query: '{ __typename }' }]), path: 'yoga' },
   { name: 'an unknown parameter', headers: () => json(), body: query('{ __typename }', { foo: 1 }), path: 'yoga' },
@@ -171,5 +172,35 @@ describe('the JSON fast path', () => {
       expect(a.body).not.toContain('secret');
     }
     expect(servedBy(a!.requestId)).toBe('prepared');
+  });
+
+  it('runs a prepared operation only under the name it was prepared for', async () => {
+    const text = 'query Solo { __typename }';
+    const send3 = async (operationName: string | undefined) => {
+      let a: RawAnswer | undefined;
+      for (let run = 1; run <= 3; run++) {
+        const body = JSON.stringify({ query: text, ...(operationName === undefined ? {} : { operationName }) });
+        const b = await send(plain, 'POST', json(), body);
+        a = await send(fast, 'POST', json(), body);
+        expect([operationName, run, a.status, a.body]).toEqual([operationName, run, b.status, b.body]);
+      }
+      return a!;
+    };
+    expect(servedBy((await send3(undefined)).requestId)).toBe('prepared');
+    // An empty name is a name no operation has: never the document's only operation.
+    const unnamed = await send3('');
+    expect(JSON.parse(unnamed.body)).toMatchObject({ errors: [{ message: expect.stringMatching(/operation/) }] });
+    expect(JSON.parse(unnamed.body).data ?? null).toBeNull();
+    expect(servedBy(unnamed.requestId)).toBe('yoga');
+  });
+
+  it('logs a refused token of a prepared operation once, as Yoga does', async () => {
+    const body = JSON.stringify({ query: 'query Once { me { login } }' });
+    // Run twice with a session, so it is compiled; then with a token nobody issued.
+    for (let run = 1; run <= 2; run++) await send(fast, 'POST', json(bearer(user.token)), body);
+    const a = await send(fast, 'POST', json(bearer('not.a.token')), body);
+    expect(servedBy(a.requestId)).toBe('prepared');
+    const lines = fastLogs.map((line) => JSON.parse(line) as { msg?: string; reqId?: string; code?: string });
+    expect(lines.filter((l) => l.reqId === a.requestId && l.msg === 'client error')).toEqual([expect.objectContaining({ code: 'UNAUTHENTICATED' })]);
   });
 });

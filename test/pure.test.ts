@@ -129,4 +129,19 @@ describe('frames written in one turn', () => {
     expect(a.calls).toEqual([['1', '2', '3'], ['4']]);
     expect(a.wire.writableCorked).toBe(0);
   });
+
+  it('send a socket its frames at once when one turn gives it 64 KiB, the rest of that turn as they come', async () => {
+    const writes = new TurnWrites();
+    const a = recordingWire();
+    const frame = (n: number) => Buffer.from(String(n).repeat(20 * 1024));
+    for (let n = 1; n <= 5; n++) writes.write(a.wire, frame(n));
+    expect(a.calls.map((call) => call.map((chunk) => chunk[0]))).toEqual([['1', '2', '3', '4'], ['5']]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.calls).toHaveLength(2);
+    // The next turn corks it again.
+    writes.write(a.wire, Buffer.from('6'));
+    writes.write(a.wire, Buffer.from('7'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.calls.at(-1)).toEqual(['6', '7']);
+  });
 });

@@ -69,22 +69,23 @@ export function useJitExecution(cache: CompiledOperations): YogaPlugin {
  * and a scalar's parseValue takes the client's form (DateTime: text, not a Date).
  */
 function runCompiled(compiled: Compiled, args: ExecutionArgs, yogaExecute: Execute): ReturnType<Execute> {
-  return executeCompiled(compiled, args.contextValue, args.variableValues, args.rootValue) ?? yogaExecute(args);
+  if (!variablesCoerce(compiled, args.variableValues)) return yogaExecute(args);
+  return executeCompiled(compiled, args.contextValue, args.variableValues, args.rootValue);
 }
 
-/**
- * The result of a compiled operation, or undefined, having run nothing, when
- * the variables do not coerce (Yoga's executor answers those).
- */
+/** Whether the variables coerce as Yoga's executor coerces them; those that do not are Yoga's to answer. */
+export function variablesCoerce(compiled: Compiled, variableValues: Record<string, unknown> | null | undefined): boolean {
+  return !getVariableValues(compiled.schema, compiled.operation.variableDefinitions ?? [], variableValues ?? {}).errors;
+}
+
+/** The result of a compiled operation, whose variables coerce (variablesCoerce). */
 export function executeCompiled(
   compiled: Compiled,
   contextValue: unknown,
   variableValues: Record<string, unknown> | null | undefined,
   rootValue?: unknown,
-): ReturnType<Execute> | undefined {
-  const raw = variableValues ?? {};
-  if (getVariableValues(compiled.schema, compiled.operation.variableDefinitions ?? [], raw).errors) return undefined;
-  const result = compiled.query(rootValue, contextValue, raw);
+): ReturnType<Execute> {
+  const result = compiled.query(rootValue, contextValue, variableValues ?? {});
   const source = compiled.document.loc?.source;
   return result instanceof Promise ? result.then((r) => located(r, source)) : located(result, source);
 }
@@ -119,15 +120,16 @@ function located(result: Result, source: Source | undefined): Result {
  * without parsing or validating them again (prepared()).
  */
 export class CompiledOperations {
-  private readonly byDocument = new Map<DocumentNode, Map<string, Compiled | null | number>>();
+  /** Each document's operations by name; null stands for no name given (a document of one operation). */
+  private readonly byDocument = new Map<DocumentNode, Map<string | null, Compiled | null | number>>();
   private readonly byText = new Map<string, DocumentNode>();
 
   constructor(private readonly limits: JitLimits) {}
 
   get(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Compiled | null {
-    const operations = this.touch(document) ?? new Map<string, Compiled | null | number>();
+    const operations = this.touch(document) ?? new Map<string | null, Compiled | null | number>();
     this.keep(document, operations);
-    const key = operationName ?? '';
+    const key = operationName ?? null;
     const known = operations.get(key);
     if (typeof known === 'object') return known;
     const operation = getOperationAST(document, operationName);
@@ -152,19 +154,19 @@ export class CompiledOperations {
     const operations = document && this.touch(document);
     if (!operations) return undefined;
     this.keep(document, operations);
-    const known = operations.get(operationName ?? '');
+    const known = operations.get(operationName ?? null);
     return typeof known === 'object' && known !== null ? known : undefined;
   }
 
   /** A document's entry, taken out to be put back as the most recently used. */
-  private touch(document: DocumentNode): Map<string, Compiled | null | number> | undefined {
+  private touch(document: DocumentNode): Map<string | null, Compiled | null | number> | undefined {
     const operations = this.byDocument.get(document);
     if (operations) this.byDocument.delete(document);
     return operations;
   }
 
   /** A Map iterates in insertion order: re-inserted on each use, its first key is the least recently used. */
-  private keep(document: DocumentNode, operations: Map<string, Compiled | null | number>): void {
+  private keep(document: DocumentNode, operations: Map<string | null, Compiled | null | number>): void {
     this.byDocument.set(document, operations);
     if (this.byDocument.size <= this.limits.operationsKept) return;
     const oldest = this.byDocument.keys().next().value!;

@@ -32,12 +32,12 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { parse, type ExecutionResult, type GraphQLError, type OperationTypeNode } from 'graphql';
-import { getInstrumented, isAsyncIterable, type YogaInitialContext } from 'graphql-yoga';
+import { GraphQLError, parse, type ExecutionResult, type OperationTypeNode } from 'graphql';
+import { createGraphQLError, getInstrumented, isAsyncIterable, type YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
 import { maskError } from './error-masking.js';
-import { executeCompiled, type Compiled, type CompiledOperations } from './jit-execution.js';
+import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperations } from './jit-execution.js';
 import type { PreparedOperationMetrics } from './metrics-plugins.js';
 import { regularAnswer } from './regular-answer.js';
 
@@ -110,52 +110,65 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
       .then(() => run(params, new NodeRequest(req, endpoint) as unknown as Request, context))
       .then(
         (result) => send(res, ordinary(result), mediaType),
-        // Yoga's pipeline answers the operation's own errors; what it throws is not the client's doing.
-        (err: unknown) => send(res, { errors: [unexpected(err) as GraphQLError] }, mediaType),
+        // Yoga's pipeline answers the operation's own errors; what it throws (a context that could not be built, a bug) too.
+        (err: unknown) => send(res, { errors: [thrown(err)] }, mediaType),
       );
   }
 
   /**
    * A prepared operation, run as Yoga's pipeline would run it once past
    * parsing and validation: context, compiled execution, Yoga's masking of
-   * the errors. A context that cannot be built (a refused token, storage
-   * down) is answered as the pipeline answers it, its error masked by Yoga
-   * and then by the fast path; variables that do not coerce leave nothing
-   * run yet, and the pipeline answers them, with the errors it gives.
+   * the errors. Variables that do not coerce go through the pipeline, which
+   * answers them with the errors it gives (nothing has run yet, not even
+   * the token check); a context that cannot be built (a refused token,
+   * storage down) is answered as the pipeline answers it.
    */
   async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
+    if (!variablesCoerce(compiled, params.variables)) return viaPipeline(req, res, params, mediaType);
+    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
     const { context, metrics } = prepared!;
+    const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: 0 };
     const started = performance.now();
     let contextValue: unknown;
     try {
       contextValue = await context(req);
     } catch (err) {
-      tracePrepared();
-      const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: (performance.now() - started) / 1000 };
-      metrics?.contextFailed({ ...run, error: err });
-      const masking = yoga.maskedErrorsOpts;
-      const error = masking ? masking.maskError(err as GraphQLError, masking.errorMessage) : err;
-      return send(res, { errors: [unexpected(error) as GraphQLError] }, mediaType);
+      run.contextSeconds = (performance.now() - started) / 1000;
+      counted(() => metrics?.contextFailed({ ...run, error: err }));
+      return send(res, { errors: [thrown(err)] }, mediaType);
     }
     const executing = performance.now();
+    run.contextSeconds = (executing - started) / 1000;
     let result: ExecutionResult;
     try {
-      const pending = executeCompiled(compiled, contextValue, params.variables);
-      if (pending === undefined) return viaPipeline(req, res, params, mediaType);
-      tracePrepared();
-      result = await pending;
+      result = await executeCompiled(compiled, contextValue, params.variables);
     } catch (err) {
       // graphql-jit answers a resolver's errors in the result; what it throws is not the client's doing.
-      return send(res, { errors: [unexpected(err) as GraphQLError] }, mediaType);
+      return send(res, { errors: [thrown(err)] }, mediaType);
     }
-    const contextSeconds = (executing - started) / 1000;
     const executeSeconds = (performance.now() - executing) / 1000;
-    metrics?.ran({ req, document: compiled.document, operationName: params.operationName, contextSeconds, executeSeconds, result });
+    counted(() => metrics?.ran({ ...run, executeSeconds, result }));
     send(res, masked(result), mediaType);
   }
 
-  function tracePrepared(): void {
-    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
+  /** Metrics that fail must not cost the client its answer (the operation has run). */
+  function counted(record: () => void): void {
+    try {
+      record();
+    } catch (err) {
+      options.logger.error({ err }, 'metrics of a prepared operation failed');
+    }
+  }
+
+  /**
+   * What the pipeline throws, answered as Yoga's handler answers it: masked
+   * by Yoga's masker, which logs what it masks and leaves an error it has
+   * masked already as it is (a context's error is masked where it is thrown).
+   */
+  function thrown(err: unknown): GraphQLError {
+    const masking = yoga.maskedErrorsOpts;
+    const masked = masking ? masking.maskError(err as GraphQLError, masking.errorMessage) : unexpected(err);
+    return masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked });
   }
 
   /** As Yoga's masking plugin does it after execution. */
@@ -244,7 +257,8 @@ function ordinaryParams(body: Buffer): Params | undefined {
   if (variables != null && !isPlainObject(variables)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (extensions != null && !isPlainObject(extensions)) return undefined;
-  if (documentId !== undefined && typeof documentId !== 'string') return undefined;
+  // An empty documentId names no trusted document, and Yoga refuses it as a parameter it does not know.
+  if (documentId !== undefined && (typeof documentId !== 'string' || documentId === '')) return undefined;
   return value as Params;
 }
 

@@ -13,17 +13,41 @@ import type { Writable } from 'node:stream';
  */
 export class TurnWrites {
   private corked: Writable[] = [];
+  /** Sockets sent their frames early in this turn (FLUSH_BYTES): the rest of the turn's go as they come. */
+  private readonly early = new Set<Writable>();
   private readonly flush = () => {
     const wires = this.corked;
     this.corked = [];
-    for (const wire of wires) wire.uncork();
+    this.early.clear();
+    for (const wire of wires) uncork(wire);
   };
 
   write(wire: Writable, frame: Buffer): void {
-    if (wire.writableCorked === 0) {
+    if (wire.writableCorked === 0 && !this.early.has(wire)) {
       wire.cork();
       if (this.corked.push(wire) === 1) setImmediate(this.flush);
     }
     wire.write(frame);
+    // A socket that holds this much from one turn sends it now: one system call's worth already, and what a
+    // stream holds counts as unsent against the slow-consumer bound, which a kernel taking it would not.
+    if (wire.writableCorked > 0 && wire.writableLength >= FLUSH_BYTES) {
+      uncork(wire);
+      this.early.add(wire);
+    }
+  }
+}
+
+const FLUSH_BYTES = 64 * 1024;
+
+/**
+ * The cork this class put on `wire` taken off (once more than it was put on
+ * does nothing), whatever happens to it: one socket's failure must not leave
+ * the others corked.
+ */
+function uncork(wire: Writable): void {
+  try {
+    wire.uncork();
+  } catch {
+    // A socket that fails here fails for its own reader; its error reaches its listeners.
   }
 }
