@@ -149,7 +149,7 @@ function report(
     'deliveries/s: distinct (post, socket) deliveries over the span from the first post of the step to the last receipt.',
     'Latency: receipt (subscriber process) minus send (poster, just before the request or PUBLISH), on the shared monotonic',
     "clock; Parley's includes the post's own write (post p50: the mutation's answer time), the relay's does not. Lost: posts",
-    'answered OK but missing on a socket after draining (all in, or nothing new for 2 s, at most 20 s). Out of order: a',
+    'answered OK but missing on a socket after draining (all in, or nothing new for 2 s, at most 60 s). Out of order: a',
     'socket got a message whose id sorts before one it already had (the feed promises history order; poster send order is',
     'not a promise: concurrent posts commit in any order). On this 2-core machine, shared with other benchmarks, the',
     'clients, servers, Cassandra, Redis and poster all compete for CPU: absolute figures are noisy, ratios less so.',
