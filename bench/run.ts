@@ -8,6 +8,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../src/project-root.js';
+import { benchedCommit, scryptProbeMs } from './machine-speed.js';
 
 export interface BenchModule {
   /** Returns the markdown body of the result file. */
@@ -26,8 +27,13 @@ for (const file of files) {
   const name = file.replace(BENCH, '');
   console.log(`# ${name}`);
   const mod = (await import(`./${file}`)) as BenchModule;
+  const began = new Date().toISOString();
+  const speedBefore = scryptProbeMs();
   const body = await mod.default();
-  const header = `# ${name}\n\nRun: ${new Date().toISOString()} on ${process.platform}/${process.arch}, Node ${process.version}\n\n`;
+  const speedAfter = scryptProbeMs();
+  const header =
+    `# ${name}\n\nRun: ${began} on ${process.platform}/${process.arch}, Node ${process.version}, commit ${benchedCommit()}.\n` +
+    `Machine speed: one scrypt at the login cost took ${speedBefore.toFixed(0)} ms before this scenario and ${speedAfter.toFixed(0)} ms after it.\n\n`;
   writeFileSync(`${resultsDir}/${name}.md`, header + body + '\n');
   console.log(body);
 }
