@@ -7,30 +7,28 @@
  * before and after it, so runs can be compared knowing that.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, scryptSync } from 'node:crypto';
+import { hashPassword, scryptParams } from '../src/auth/passwords.js';
+import { loadConfig } from '../src/config.js';
 
-const N = 2 ** 17;
-
-/** Median ms of one scrypt at the default login cost (N=2^17, r=8, p=1), on this thread. */
-export function scryptProbeMs(samples = 3): number {
-  const salt = randomBytes(16);
+/** Median ms of one password hash at the default login cost (what the login scenarios' contenders pay), one at a time. */
+export async function scryptProbeMs(samples = 3): Promise<number> {
+  const params = scryptParams(loadConfig({}).auth);
   const ms: number[] = [];
   for (let i = 0; i < samples; i++) {
     const began = performance.now();
-    scryptSync('probe', salt, 64, { N, r: 8, p: 1, maxmem: 256 * N * 8 + 1024 * 1024 });
+    await hashPassword('probe', params);
     ms.push(performance.now() - began);
   }
   return ms.sort((a, b) => a - b)[Math.floor(samples / 2)]!;
 }
 
-/** The commit the bench ran at, marked when the work tree differs from it. */
+/** The commit the bench ran at, marked when the code differs from it (results excepted). */
 export function benchedCommit(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'cql', 'package.json'], { encoding: 'utf8' })
-      .split('\n')
-      .some((line) => line.trim() !== '' && !line.includes('bench/results/'));
-    return dirty ? `${head} with uncommitted changes` : head;
+    const head = git('rev-parse', '--short', 'HEAD');
+    const changed = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'cql', 'package.json', ':!bench/results');
+    return changed ? `${head} with uncommitted changes` : head;
   } catch {
     return 'unknown (not a git checkout)';
   }

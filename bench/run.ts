@@ -28,9 +28,9 @@ for (const file of files) {
   console.log(`# ${name}`);
   const mod = (await import(`./${file}`)) as BenchModule;
   const began = new Date().toISOString();
-  const speedBefore = scryptProbeMs();
+  const speedBefore = await scryptProbeMs();
   const body = await mod.default();
-  const speedAfter = scryptProbeMs();
+  const speedAfter = await scryptProbeMs();
   const header =
     `# ${name}\n\nRun: ${began} on ${process.platform}/${process.arch}, Node ${process.version}, commit ${benchedCommit()}.\n` +
     `Machine speed: one scrypt at the login cost took ${speedBefore.toFixed(0)} ms before this scenario and ${speedAfter.toFixed(0)} ms after it.\n\n`;
