@@ -1,5 +1,6 @@
 /** The whole schema: the builder and every entity file, each imported by name. */
 import { builder } from './shared/builder.js';
+import { fixedComplexities } from './shared/complexity.js';
 import './shared/date-time.js';
 import './accounts/user.js';
 import './accounts/session.js';
@@ -22,4 +23,4 @@ import './marketplace/money.js';
 import './marketplace/item.js';
 import './marketplace/purchase.js';
 
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = fixedComplexities(builder.toSchema({ sortSchema: true }));
