@@ -15,7 +15,7 @@ import { projectPath } from '../src/project-root.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import type { RequestScenario } from './request-scenarios.js';
-import { graphqlRequest } from './request-load.js';
+import { graphqlRequest, type HttpRequest } from './request-load.js';
 
 interface ProfileNode {
   id: number;
@@ -51,11 +51,22 @@ export const profileClockUs = () => process.hrtime.bigint() / 1000n;
 /** How a contender's process starts, with the node arguments given (Parley's own by default). */
 export type StartServer = (env: Record<string, string>, nodeArgs: string[]) => Promise<ServerProcess>;
 
-export async function profileScenario(scenario: RequestScenario, env: Record<string, string> = PRODUCTION_ENV, start: StartServer = startServerProcess): Promise<CpuProfile> {
+/** How a profiled load runs: its connections (connections() by default) and its request (the GraphQL one by default). */
+export interface ProfileLoad {
+  connections?: number;
+  request?: (serverUrl: string, scenario: RequestScenario) => HttpRequest;
+}
+
+export async function profileScenario(
+  scenario: RequestScenario,
+  env: Record<string, string> = PRODUCTION_ENV,
+  start: StartServer = startServerProcess,
+  how: ProfileLoad = {},
+): Promise<CpuProfile> {
   const server = await start(env, cpuProfArgs());
-  const { url, body, headers } = graphqlRequest(server.url, scenario);
+  const { url, body, headers } = (how.request ?? graphqlRequest)(server.url, scenario);
   const from = profileClockUs();
-  const load = await autocannon({ url, method: 'POST', connections: connections(), duration: 10, headers, body });
+  const load = await autocannon({ url, method: 'POST', connections: how.connections ?? connections(), duration: 10, headers, body });
   const to = profileClockUs();
   await server.stop();
   return { ...summarizeProfile(server.pid, from, to), requests: load.requests.total };
@@ -114,6 +125,26 @@ function placeOf({ url, functionName }: ProfileNode['callFrame']): string {
   const own = /\/(?:dist\/)?((?:src|bench)\/[^/]+(?:\/[^/.]+)?)/.exec(url);
   if (own) return `parley:${own[1]}`;
   return url === '' ? functionName || '(native)' : url;
+}
+
+/** Shares of a profile (its byFunction or byPlace) as µs per request served in its window. */
+export function usPerRequest(p: CpuProfile, shares: Array<[string, number]>): Array<[string, number]> {
+  return shares.map(([k, share]): [string, number] => [k, (share * p.sampledMs * 1000) / (p.requests ?? 1)]);
+}
+
+/** µs per request the process was not idle: its main thread's (and the collector's) work for each request. */
+export function busyUsPerRequest(p: CpuProfile): number {
+  return usPerRequest(p, p.byPlace)
+    .filter(([k]) => k !== '(idle)')
+    .reduce((n, [, us]) => n + us, 0);
+}
+
+/** Keys of two per-request lists, each with both figures, the largest differences first. */
+export function largestDifferences(ours: Array<[string, number]>, theirs: Array<[string, number]>): Array<[string, number, number]> {
+  const us = new Map(ours);
+  const them = new Map(theirs);
+  const table = [...new Set([...us.keys(), ...them.keys()])].map((k): [string, number, number] => [k, us.get(k) ?? 0, them.get(k) ?? 0]);
+  return table.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
 }
 
 /** A markdown list of the first `n` entries, as percentages of all samples. */

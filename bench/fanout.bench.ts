@@ -221,7 +221,7 @@ function report(
     'at 40 posts/s against 0.35-0.38 in the others), 137,475 against 159,793 (0.86), 116,753 against 139,053 (0.84),',
     '149,024 against 186,138 (0.80), 189,509 against 180,200 (1.05) and 189,396 against 190,128 (1.00). From run to run',
     'Parley\'s peak moves with how many posts the saturated machine still serves (87 to 160 a second at 160 offered), the',
-    'relay\'s with the machine alone. Later that day the machine slowed (one scrypt at the login cost took 660-900 ms, about',
+    'relay\'s with the machine alone. Later that day the machine slowed (one scrypt at the login cost of then, N=2^17, r=8, p=1, took 660-900 ms, about',
     '250 before): 42,744 against 76,457 (0.56; a node started two minutes before, no warm-up step yet), 47,735 against',
     '67,220 (0.71) and 37,318 against 65,970 (0.57, at commit 45aba98): Parley posted at most 40-53 posts a second,',
     'its Cassandra node 0.43-0.60 cores busy (8-13 ms of node CPU per post), while its delivery alone reached 156,025 to',

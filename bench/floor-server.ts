@@ -69,8 +69,8 @@ const operations: Record<string, (ctx: Context, v: Variables) => Promise<unknown
   },
 };
 
-export async function startFloorProcess(env: Record<string, string> = PRODUCTION_ENV): Promise<ServerProcess> {
-  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_FLOOR_CHILD: '1' });
+export async function startFloorProcess(env: Record<string, string> = PRODUCTION_ENV, nodeArgs: string[] = []): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { ...(await benchEnv(env)), PARLEY_FLOOR_CHILD: '1' }, nodeArgs);
 }
 
 async function body(req: IncomingMessage): Promise<Variables> {

@@ -12,6 +12,9 @@ export async function benchContactPoint(): Promise<string> {
   return `${node.host}:${node.port}`;
 }
 
+/** Put into a benchmark's env: the default (production) scrypt cost in place of benchEnv's cheap one. */
+export const DEFAULT_SCRYPT_COST = { SCRYPT_N: '', SCRYPT_R: '', SCRYPT_P: '' };
+
 /** The environment every benchmark instance runs with: its own keyspace of the local node, tests' cheap scrypt. */
 export async function benchEnv(env: Record<string, string> = {}): Promise<Record<string, string>> {
   return {
@@ -22,6 +25,7 @@ export async function benchEnv(env: Record<string, string> = {}): Promise<Record
     CASSANDRA_KEYSPACE: process.env.CASSANDRA_KEYSPACE ?? 'parley_bench',
     JWT_SECRET: 'parley-bench-secret-0123456789abcdef-0123456789abcdef',
     SCRYPT_N: String(2 ** 12),
+    SCRYPT_P: '1',
     REGISTRATIONS_PER_ADDRESS_PER_HOUR: '1000000',
     // Every client socket comes from 127.0.0.1 too (the cap has its own test).
     MAX_LIVE_CONNECTIONS_PER_ADDRESS: '1000000',

@@ -10,7 +10,7 @@
 import { startServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { seedRequestScenarios } from './request-scenarios.js';
-import { allocationsOf, profileScenario, type CpuProfile } from './cpu-profile.js';
+import { allocationsOf, largestDifferences, profileScenario, usPerRequest, type CpuProfile } from './cpu-profile.js';
 import { profileFanout } from './fanout-profile.js';
 import { startPeerProcess } from './peer-servers.js';
 
@@ -20,12 +20,8 @@ const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === '
 
 /** Parley's figures beside a peer's, key by key, the largest differences first. */
 function sideBySide(title: string, ours: Array<[string, number]>, theirs: Array<[string, number]>, rows: number, digits: number): void {
-  const us = new Map(ours);
-  const them = new Map(theirs);
-  const table = [...new Set([...us.keys(), ...them.keys()])].map((k): [string, number, number] => [k, us.get(k) ?? 0, them.get(k) ?? 0]);
-  table.sort((a, b) => Math.abs(b[1] - b[2]) - Math.abs(a[1] - a[2]));
   console.log(`${title}, largest differences first`);
-  for (const [k, a, b] of table.slice(0, rows)) console.log(`${a.toFixed(digits).padStart(8)} ${b.toFixed(digits).padStart(8)}  ${k}`);
+  for (const [k, a, b] of largestDifferences(ours, theirs).slice(0, rows)) console.log(`${a.toFixed(digits).padStart(8)} ${b.toFixed(digits).padStart(8)}  ${k}`);
 }
 function print(profile: CpuProfile): void {
   console.log(`${profile.file}\nby function:`);
@@ -79,10 +75,9 @@ const parley = await profileScenario(scenario, PRODUCTION_ENV);
 print(parley);
 if (peer) {
   const other = await profileScenario(scenario, PRODUCTION_ENV, (env, nodeArgs) => startPeerProcess(peer, env, nodeArgs));
-  const perRequest = (p: CpuProfile, shares: Array<[string, number]>) => shares.map(([k, share]): [string, number] => [k, (share * p.sampledMs * 1000) / p.requests!]);
   for (const by of ['byPlace', 'byFunction'] as const) {
     const title = `${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s)`;
-    sideBySide(title, perRequest(parley, parley[by]), perRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);
+    sideBySide(title, usPerRequest(parley, parley[by]), usPerRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);
   }
 }
 process.exit(0);

@@ -11,7 +11,7 @@ import { seedHistory, spreadOverDays } from '../test/testkit/seed-history.js';
 import { roomWith } from '../test/testkit/rooms.js';
 import { send } from '../test/testkit/messenger.js';
 import { signUp, signUpMany, type TestUser } from '../test/testkit/users.js';
-import { benchApp } from './harness.js';
+import { benchApp, DEFAULT_SCRYPT_COST } from './harness.js';
 import { remoteApp } from './scenarios.js';
 
 export interface RequestScenario {
@@ -57,7 +57,7 @@ export async function seedRequestScenarios(url: string): Promise<Record<string, 
   const partners = people.slice(USERS - INBOX_PARTNERS);
   for (const partner of partners) await send(app, partner, viewer, `hello from ${partner.login}`);
 
-  const local = await benchApp({ env: { SCRYPT_N: '' } });
+  const local = await benchApp({ env: DEFAULT_SCRYPT_COST });
   let loginUser: TestUser;
   try {
     const room = (await local.services.stores.rooms.byName(historyRoom)) as RoomIncarnation;

@@ -13,10 +13,13 @@ import { startFloorProcess } from './floor-server.js';
 import { startPeerProcess } from './peer-servers.js';
 import { seedRequestScenarios, type RequestScenario } from './request-scenarios.js';
 import { PRODUCTION_ENV } from './scenarios.js';
+import { loginCost } from './machine-speed.js';
 import { median } from './harness.js';
-import { profileScenario, shareList, type CpuProfile } from './cpu-profile.js';
+import { profileScenario, shareList, type CpuProfile, type StartServer } from './cpu-profile.js';
 import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
 import { cpuUs } from './process-cpu.js';
+import { CONTENDERS, CPU_TABLE_HEAD, TABLE_HEAD, cpuRow, missedTargets, tableRow, type ContenderName, type Row } from './request-rows.js';
+import { profileMisses } from './miss-profiles.js';
 
 /** BENCH_ROUNDS and BENCH_SECONDS shorten a trial run; committed results use the defaults. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -25,8 +28,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',');
 /** Logins take ~0.4 s of CPU each at the default cost: longer rounds, and a timeout that outlasts the queue at 64. */
 const LOGIN = { seconds: 10, timeout: 60 };
-const CONTENDERS = ['parley', 'floor', 'apollo', 'mercurius'] as const;
-type ContenderName = (typeof CONTENDERS)[number];
 /** Login throttling off: a round of logins of one user from one address is not an attack here. */
 const ENV = { ...PRODUCTION_ENV, LOGIN_FAILURES_PER_LOGIN: '1000000', LOGIN_FAILURES_PER_ADDRESS: '1000000' };
 
@@ -36,15 +37,23 @@ interface Contender {
   request(s: RequestScenario): HttpRequest;
 }
 
-function contender(name: ContenderName, server: ServerProcess): Contender {
-  return {
-    server,
-    request: (s) => {
-      const graphql = graphqlRequest(server.url, s);
-      return name === 'floor' ? { ...graphql, url: `${server.url}/${s.name}`, body: JSON.stringify(s.variables) } : graphql;
-    },
-  };
+/** The HTTP request that runs `s` on contender `name` at `url`: the floor takes the variables at a path of their own. */
+function requestFor(name: ContenderName, url: string, s: RequestScenario): HttpRequest {
+  const graphql = graphqlRequest(url, s);
+  return name === 'floor' ? { ...graphql, url: `${url}/${s.name}`, body: JSON.stringify(s.variables) } : graphql;
 }
+
+function contender(name: ContenderName, server: ServerProcess): Contender {
+  return { server, request: (s) => requestFor(name, server.url, s) };
+}
+
+/** How each contender's process starts, with node arguments (a profiler's). */
+const STARTERS: Record<ContenderName, StartServer> = {
+  parley: startServerProcess,
+  floor: startFloorProcess,
+  apollo: (env, nodeArgs) => startPeerProcess('apollo', env, nodeArgs),
+  mercurius: (env, nodeArgs) => startPeerProcess('mercurius', env, nodeArgs),
+};
 
 function load(c: Contender, s: RequestScenario, connections: number, seconds?: number): Promise<Sample> {
   const isLogin = s.name === 'login';
@@ -67,9 +76,6 @@ async function check(contenders: Record<ContenderName, Contender>, s: RequestSce
     throw new Error(`contenders answer ${s.name} differently: ${JSON.stringify(answers).slice(0, 500)}`);
   }
 }
-
-/** Per contender: req/s, p99, and the server process's CPU per request (µs, user and system, from /proc). */
-type Row = Record<ContenderName, { rps: number; p99: number; cpuUs: number }> & { errors: number };
 
 /** A load run, and the CPU its server process spent per request meanwhile. */
 async function withCpu(pid: number, run: () => Promise<Sample>): Promise<Sample & { cpuUs: number }> {
@@ -121,31 +127,6 @@ function profileLines(title: string, p: CpuProfile): string[] {
   ];
 }
 
-const CPU_TABLE_HEAD = [
-  '| scenario, connections | Parley | floor | Apollo | Mercurius | Parley/floor | Parley/best peer |',
-  '|---|---|---|---|---|---|---|',
-];
-
-/** CPU per request of each contender's server process, and Parley's against the floor's and the cheaper peer's. */
-function cpuRow(label: string, r: Row): string {
-  const cells = CONTENDERS.map((n) => r[n].cpuUs.toFixed(0));
-  const bestPeer = Math.min(r.apollo.cpuUs, r.mercurius.cpuUs);
-  return `| ${label} | ${cells.join(' | ')} | ${ratio(r.parley.cpuUs, r.floor.cpuUs)} | ${ratio(r.parley.cpuUs, bestPeer)} |`;
-}
-
-const TABLE_HEAD = [
-  '| scenario, connections | Parley | floor | Apollo | Mercurius | Parley/floor req/s | Parley/floor p99 | Parley/best peer req/s | errors |',
-  '|---|---|---|---|---|---|---|---|---|',
-];
-
-const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '–');
-
-function tableRow(label: string, r: Row): string {
-  const cells = CONTENDERS.map((n) => `${r[n].rps.toFixed(0)} / ${r[n].p99}`);
-  const bestPeer = Math.max(r.apollo.rps, r.mercurius.rps);
-  return `| ${label} | ${cells.join(' | ')} | ${ratio(r.parley.rps, r.floor.rps)} | ${ratio(r.parley.p99, r.floor.p99)} | ${ratio(r.parley.rps, bestPeer)} | ${r.errors} |`;
-}
-
 export default async function run(): Promise<string> {
   const started: ServerProcess[] = [];
   const start = async (p: Promise<ServerProcess>) => {
@@ -159,15 +140,11 @@ export default async function run(): Promise<string> {
     // messages runs the scenarios measurably slower, its call sites having seen every kind of operation).
     const seeder = await startServerProcess(ENV);
     const scenarios = await seedRequestScenarios(seeder.url).finally(() => seeder.stop());
-    const contenders = {
-      parley: contender('parley', await start(startServerProcess(ENV))),
-      floor: contender('floor', await start(startFloorProcess(ENV))),
-      apollo: contender('apollo', await start(startPeerProcess('apollo', ENV))),
-      mercurius: contender('mercurius', await start(startPeerProcess('mercurius', ENV))),
-    };
+    const contenders = {} as Record<ContenderName, Contender>;
+    for (const name of CONTENDERS) contenders[name] = contender(name, await start(STARTERS[name](ENV, [])));
     const rows: string[] = [];
     const cpuRows: string[] = [];
-    const measured: Array<[RequestScenario, Row]> = [];
+    const measured: Array<{ s: RequestScenario; connections: number; label: string; row: Row }> = [];
     let historyAlone: Row | undefined;
     for (const s of Object.values(scenarios)) {
       if (ONLY && !ONLY.includes(s.name)) continue;
@@ -176,23 +153,33 @@ export default async function run(): Promise<string> {
         console.log(`  ${s.name} at ${connections}`);
         const row = await measure(contenders, s, connections);
         if (s.name === 'history' && connections === 16) historyAlone = row;
-        rows.push(tableRow(`${s.title}, ${connections}`, row));
-        cpuRows.push(cpuRow(`${s.title}, ${connections}`, row));
-        measured.push([s, row]);
+        const label = `${s.title}, ${connections}`;
+        rows.push(tableRow(label, row));
+        cpuRows.push(cpuRow(label, row));
+        measured.push({ s, connections, label, row });
       }
     }
-    if (ONLY) return [...TABLE_HEAD, ...rows, '', ...CPU_TABLE_HEAD, ...cpuRows].join('\n');
-    console.log('  history beside logins');
-    const beside = await measure(contenders, scenarios.history!, 16, { s: scenarios.login!, connections: 4 });
-    rows.push(tableRow('history page at 16 while 4 connections log in', beside));
-    cpuRows.push(cpuRow('history page at 16 while 4 connections log in (logins included)', beside));
+    // A trial names `beside` among BENCH_SCENARIOS (with history, whose row alone it is set against) to run that row.
+    let beside: Row | undefined;
+    if (!ONLY || ONLY.includes('beside')) {
+      console.log('  history beside logins');
+      beside = await measure(contenders, scenarios.history!, 16, { s: scenarios.login!, connections: 4 });
+      rows.push(tableRow('history page at 16 while 4 connections log in', beside));
+      cpuRows.push(cpuRow('history page at 16 while 4 connections log in (logins included)', beside));
+    }
+    const kept = (name: ContenderName) => `${name} ${((100 * beside![name].rps) / historyAlone![name].rps).toFixed(0)} %`;
+    const missed = measured.map((m) => ({ ...m, scenario: m.s, misses: missedTargets(m.row) })).filter((m) => m.misses.length > 0);
+    const missProfiles = await profileMisses(missed, ENV, { start: STARTERS, request: requestFor });
+    if (ONLY) {
+      const keptLine = beside && historyAlone ? ['', `History beside logins kept: ${CONTENDERS.map(kept).join(', ')}`] : [];
+      return [...TABLE_HEAD, ...rows, '', ...CPU_TABLE_HEAD, ...cpuRows, ...keptLine, '', ...missProfiles].join('\n');
+    }
     console.log('  profiles');
     const profiles = [await profileScenario(scenarios.history!, ENV), await profileScenario(scenarios.postMessage!, ENV)];
     // Parley's CPU per request against a contender's, over the rows that are not logins (logins are scrypt or refusals).
-    const ratiosTo = (other: ContenderName) => measured.filter(([s]) => s.name !== 'login').map(([, r]) => r.parley.cpuUs / r[other].cpuUs);
+    const ratiosTo = (other: ContenderName) => measured.filter((m) => m.s.name !== 'login').map(({ row: r }) => r.parley.cpuUs / r[other].cpuUs);
     const cpuRatios = { floor: ratiosTo('floor'), mercurius: ratiosTo('mercurius') };
     const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)} times`;
-    const kept = (name: ContenderName) => `${name} ${((100 * beside[name].rps) / historyAlone![name].rps).toFixed(0)} %`;
     return [
       `Each cell is req/s / p99 ms: the median over ${ROUNDS} alternating rounds of ${SECONDS} s (logins ${LOGIN.seconds} s) per contender`,
       '(each round starting one contender further on), after a 2 s warm-up each. Parley: `npm start`\'s compiled build in production mode, metrics off. Floor: bench/floor-server.ts',
@@ -211,23 +198,37 @@ export default async function run(): Promise<string> {
       ...CPU_TABLE_HEAD,
       ...cpuRows,
       '',
-      'Logins: every contender hashes through the same gate (PASSWORD_HASH_CONCURRENCY slots, here 1 of 2 cores, and',
-      'PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and a few logins/s are served (that row), scrypt-bound',
-      'alike. At 64 the connections beyond slot and queue are refused at once with RATE_LIMITED (retryAfter 1), by design:',
-      'those refusals are the errors of that row, and its req/s counts them, so it measures how fast overflow is refused,',
-      'not logins served. A refusal costs Parley 53-55 µs of main-thread CPU against Mercurius\'s 48-51 (measured apart at 64',
+      `Logins: every contender hashes at the default cost (${loginCost()}) through the same gate (PASSWORD_HASH_CONCURRENCY`,
+      'slots, here 1 of 2 cores, and PASSWORD_HASH_QUEUE waiting, 32). At 16 connections all of them queue and a few logins/s',
+      'are served (that row), scrypt-bound alike. At 64 the connections beyond slot and queue are refused at once with',
+      'RATE_LIMITED (retryAfter 1), by design: those refusals are the errors of that row, and its req/s counts them, so it',
+      'measures how fast overflow is refused, not logins served; its p99 is that of the logins served among them, and so',
+      'moves with how few refusals were served beside them. Each refusal reads the account first (the same use case in every',
+      'contender). A refusal costs Parley 53-55 µs of main-thread CPU against Mercurius\'s 48-51 (measured apart at 64',
       'connections, alternating, 2026-11-25): it runs prepared (below), and its answer is written as Yoga would write it',
       '(src/server/regular-answer.ts) without the copy Yoga makes of each error and of its original error to serialize them,',
       'two more GraphQLErrors per error that took a refusal to 66-70 µs (and to 80 of CPU in all, 2026-11-24, against the',
       'floor\'s 28: the floor writes its message as JSON).',
       'Beside 4 logging-in connections the history page keeps, of its rate alone at 16 in this run:',
       `${CONTENDERS.map(kept).join(', ')} (one core hashing, of two shared with Cassandra and the load generator);`,
-      'before the gate, in a trial run, Parley kept 3 %.',
+      'before the gate, in a trial run, Parley kept 3 %. Until this run the default cost was N=2^17, r=8, p=1, 128 MiB a',
+      'hash against 16 at N=2^14, r=8, p=5 (OWASP lists both as equal): on a slow afternoon of this machine every contender',
+      'kept 8-10 % of its rate alone beside logins at N=2^17 (17:35, commit 45aba98), served 1 login a second at 16',
+      'connections and hashed in 548-903 ms. Two trials of 3 rounds one after the other (2026-11-25, the same code but the',
+      'cost): at N=2^17, p=1 (18:55, the node 5 minutes old) 42-66 %, 1 login a second, 503-607 ms a hash; at N=2^14, p=5',
+      '(19:03) 76-102 %, 4 logins a second, 208-281 ms a hash. Most likely the memory a hash sweeps, more than its CPU,',
+      'slows the requests beside it, the Cassandra node\'s among them.',
       '',
       'What bounds Parley: a --cpu-prof of a Parley process alone (the others idle) at 16 connections for 10 s, per',
       'scenario, its self time as shares of all samples, by where the code lives and by function:',
       '',
       ...profiles.flatMap((p, i) => profileLines(i === 0 ? 'history page' : 'postMessage', p)),
+      '',
+      missed.length === 0
+        ? 'Every scenario row of this run met all three targets (req/s at least 0.8 of the floor\'s, p99 at most 1.5 of its p99, req/s at least the faster peer\'s).'
+        : 'Rows of this run that missed a target (req/s at least 0.8 of the floor\'s, p99 at most 1.5 of its p99, req/s at least the faster peer\'s), each profiled after the run in Parley and in the contender it fell short of, one after the other:',
+      '',
+      ...missProfiles,
       '',
       'The floor and Mercurius do the same CQL, token check and use cases, and Mercurius runs the same Pothos schema by',
       'graphql-jit. An ordinary POST of a JSON query or mutation skips Yoga\'s fetch-API layer (src/server/json-fast-path.ts:',
@@ -255,11 +256,11 @@ export default async function run(): Promise<string> {
       '',
       'Before, Parley/floor req/s at 16 and 64 connections, from earlier runs of this bench on this machine:',
       '- 2026-11-25T17:35 (commit 45aba98, the code of this run but for bench changes, on a slow afternoon of the machine: one',
-      '  scrypt at the login cost took 675-903 ms): history 0.87 and 0.86, postMessage 0.91 and 0.92, conversations 0.90',
+      '  scrypt at the login cost of then, N=2^17, p=1, took 675-903 ms): history 0.87 and 0.86, postMessage 0.91 and 0.92, conversations 0.90',
       '  and 0.97, me with chatRooms 1.07 and 1.04, sendDirectMessage 0.75 and 1.21, login refusals at 64 0.69 (p99 2.20',
       '  of the floor\'s), history beside logins 0.82 (every contender kept 8-10 % of its rate alone); Parley/best peer 0.96',
       '  to 1.19; CPU per request 1.00-1.41 of the floor\'s and 0.80-1.03 of Mercurius\'s.',
-      '- 2026-11-25T14:25 (commit 63b4813, about 250 ms a scrypt): history 0.89 and 0.89, postMessage 0.89 and 1.04,',
+      '- 2026-11-25T14:25 (commit 63b4813, about 250 ms a scrypt at N=2^17, p=1): history 0.89 and 0.89, postMessage 0.89 and 1.04,',
       '  conversations 0.87 and 0.90, me with chatRooms 0.97 and 0.92, sendDirectMessage 0.90 and 0.93, login refusals at',
       '  64 0.97, history beside logins 1.01 (Parley kept 63 % of its rate alone); Parley/best peer 1.00 to 1.36 but logins',
       '  at 16 (0.97); p99 0.69 to 1.42 of the floor\'s; CPU per request 1.03-1.24 of the floor\'s, 0.78-0.96 of Mercurius\'s.',

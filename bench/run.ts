@@ -8,7 +8,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../src/project-root.js';
-import { benchedCommit, scryptProbeMs } from './machine-speed.js';
+import { benchedCommit, loginCost, scryptProbeMs } from './machine-speed.js';
 
 export interface BenchModule {
   /** Returns the markdown body of the result file. */
@@ -33,7 +33,7 @@ for (const file of files) {
   const speedAfter = await scryptProbeMs();
   const header =
     `# ${name}\n\nRun: ${began} on ${process.platform}/${process.arch}, Node ${process.version}, commit ${benchedCommit()}.\n` +
-    `Machine speed: one scrypt at the login cost took ${speedBefore.toFixed(0)} ms before this scenario and ${speedAfter.toFixed(0)} ms after it.\n\n`;
+    `Machine speed: one scrypt at the login cost (${loginCost()}) took ${speedBefore.toFixed(0)} ms before this scenario and ${speedAfter.toFixed(0)} ms after it.\n\n`;
   writeFileSync(`${resultsDir}/${name}.md`, header + body + '\n');
   console.log(body);
 }

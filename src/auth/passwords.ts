@@ -1,8 +1,9 @@
 /**
- * Password hashing with scrypt from node:crypto (OWASP password storage cheat
- * sheet: N=2^17, r=8, p=1). The async scrypt runs on libuv's thread pool, so
- * hashing never blocks the event loop. The parameters are stored with each
- * hash, so raising the cost later keeps old hashes verifiable.
+ * Password hashing with scrypt from node:crypto, at a cost from OWASP's
+ * password storage cheat sheet (src/config.ts). The async scrypt runs on
+ * libuv's thread pool, so hashing never blocks the event loop. The parameters
+ * are stored with each hash, so changing the cost later keeps old hashes
+ * verifiable: each keeps its own cost until its password changes.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig } from '../config.js';
@@ -17,7 +18,7 @@ export interface ScryptParams {
 
 function derive(password: string, salt: Buffer, { N, r, p }: ScryptParams): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    // maxmem must exceed 128 * N * r bytes (128 MiB at the OWASP settings).
+    // maxmem must exceed 128 * N * r bytes (16 MiB at the default cost, 128 MiB at N=2^17).
     scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r, p, maxmem: 256 * N * r + 1024 * 1024 }, (err, key) =>
       err ? reject(err) : resolve(key),
     );
