@@ -14,6 +14,7 @@ import { startApp, TEST_JWT_SECRET } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
+import { recordCql } from './testkit/cql-spy.js';
 
 let app: App;
 beforeAll(async () => {
@@ -158,6 +159,41 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     }
     const retry = await gqlOk(gated, LoginDocument, { login: user.login, password: user.password });
     expect(retry.login.token.split('.')).toHaveLength(3);
+  });
+
+  it('refuses a login while every hashing slot and queue place is taken before reading the account', async () => {
+    // One slot, one place in the queue, and hashes slow enough (2^17) that two logins in flight keep both taken.
+    const gated = await startApp({
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', SCRYPT_N: String(2 ** 17), LOGIN_FAILURES_PER_ADDRESS: '20', LOGIN_FAILURES_PER_LOGIN: '20' },
+    });
+    const user = await signUp(gated);
+    const login = () => gql(gated, LoginDocument, { login: user.login, password: user.password });
+    const spy = recordCql(gated);
+    const accountReads = () => spy.statements().filter((c) => /FROM users WHERE login = \?/.test(c)).length;
+    // Two clients keep the slot and the queue place taken, logging in again as soon as each is answered.
+    let done = false;
+    const keepBusy = async () => {
+      while (!done) await login();
+    };
+    const busy = [keepBusy(), keepBusy()];
+    try {
+      // A third logs in until it is refused while no account is read: without the early refusal, every refused
+      // login reads the account first, so this never happens.
+      const deadline = Date.now() + 30_000;
+      let refusedWithoutRead = false;
+      while (!refusedWithoutRead && Date.now() < deadline) {
+        const readsBefore = accountReads();
+        const res = await login();
+        refusedWithoutRead = codes(res)[0] === 'RATE_LIMITED' && accountReads() === readsBefore;
+      }
+      expect(refusedWithoutRead).toBe(true);
+    } finally {
+      done = true;
+      await Promise.all(busy);
+      spy.stop();
+    }
+    // None of the many refusals was counted as a failure (20 would lock the account): it still logs in.
+    expect((await gqlOk(gated, LoginDocument, { login: user.login, password: user.password })).login.token.split('.')).toHaveLength(3);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * Every password hash of the process (login, sign-up, the decoy) passes one
- * gate. scrypt at the OWASP cost takes a core for ~0.1–0.4 s and 128 MiB; libuv
+ * gate. scrypt at the default cost takes a core for ~0.1–0.3 s and 16 MiB; libuv
  * runs up to four at once, so a burst of logins on a 2-core machine took every
  * core from every other request (the history page fell to a quarter of its
  * rate beside 4 logging-in connections: bench/results/requests.md). With the
@@ -10,6 +10,8 @@
  */
 import { AppError, ErrorCode } from '../errors.js';
 import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
+
+const refusal = () => new AppError(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
 
 export class PasswordHasher {
   private running = 0;
@@ -29,13 +31,20 @@ export class PasswordHasher {
     return this.gated(() => verifyPassword(password, stored));
   }
 
+  /**
+   * Refuses now, as a hash would be refused, while every slot and place in
+   * the queue is taken: a login storm's overflow is then refused before the
+   * account is read, not after (a read of Cassandra per refusal, issue 12).
+   */
+  requireRoom(): void {
+    if (this.running >= this.concurrency && this.waiting.length >= this.maxWaiting) throw refusal();
+  }
+
   private async gated<T>(work: () => Promise<T>): Promise<T> {
     if (this.running < this.concurrency) {
       this.running++;
     } else {
-      if (this.waiting.length >= this.maxWaiting) {
-        throw new AppError(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
-      }
+      if (this.waiting.length >= this.maxWaiting) throw refusal();
       // The slot is handed over by the hash that finishes (below), so `running` stays as it is.
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }

@@ -113,8 +113,15 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
     }
   };
   return {
-    /** Runs what comes before the check (reading the account): should it fail, the attempt is given back. */
-    before: unchecked,
+    /**
+     * Runs what comes before the check (reading the account), unless the hasher would refuse the check now:
+     * should either fail, the attempt is given back.
+     */
+    before: <T>(work: () => Promise<T>) =>
+      unchecked(() => {
+        passwords.requireRoom();
+        return work();
+      }),
     /** Which of `candidates` matches `hash` first (-1: none), tried in turn; a match gives the attempt back. */
     async check(candidates: string[], hash: string): Promise<number> {
       const matched = await unchecked(async () => {
