@@ -77,7 +77,11 @@ export async function profileScenario(
  * pid), its samples between `from` and `to` (profileClockUs) summed by function and by place.
  */
 export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProfile {
-  const file = readdirSync(PROFILE_DIR).find((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid)));
+  // The newest of this pid's (names begin CPU.<date>.<time>): an earlier run's process may have had the same pid.
+  const file = readdirSync(PROFILE_DIR)
+    .filter((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid)))
+    .sort()
+    .at(-1);
   if (!file) throw new Error(`no profile written by process ${pid}`);
   const { nodes, startTime, samples, timeDeltas } = JSON.parse(readFileSync(PROFILE_DIR + file, 'utf8')) as {
     nodes: ProfileNode[];
@@ -129,7 +133,7 @@ function placeOf({ url, functionName }: ProfileNode['callFrame']): string {
 
 /** Shares of a profile (its byFunction or byPlace) as µs per request served in its window. */
 export function usPerRequest(p: CpuProfile, shares: Array<[string, number]>): Array<[string, number]> {
-  return shares.map(([k, share]): [string, number] => [k, (share * p.sampledMs * 1000) / (p.requests ?? 1)]);
+  return shares.map(([k, share]): [string, number] => [k, (share * p.sampledMs * 1000) / (p.requests || 1)]);
 }
 
 /** µs per request the process was not idle: its main thread's (and the collector's) work for each request. */

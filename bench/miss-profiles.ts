@@ -2,7 +2,7 @@
  * What bounds Parley where a row of the requests bench misses a target: the
  * row's scenario profiled (--cpu-prof, 10 s under autocannon at the row's
  * concurrency) in Parley and in each contender it fell short of, one after
- * the other, each alone on the machine. The lines give the requests each
+ * the other, while the run's other contenders idle. The lines give the requests each
  * served in the window, each main thread's busy time per request, and where
  * Parley's time per request differs most from the other's.
  */

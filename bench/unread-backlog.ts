@@ -59,14 +59,32 @@ const rowTarget = (name: string, owner: string, partner: () => string): Target =
   },
 });
 
+/** Cassandra's code for a write that timed out on the node (a busy 2-core machine's node sometimes does). */
+const WRITE_TIMEOUT = 0x1100;
+
+/** A seeding write, tried up to 3 times while it times out: each is idempotent (a set append, rows by key). */
+async function seedWrite(write: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      if (attempt >= 3 || (err as { code?: unknown }).code !== WRITE_TIMEOUT) throw err;
+    }
+  }
+}
+
 /** `n` unread ids from `partner` to `owner`, in both stores (each id written once, in chunks). */
 async function seedBacklog(db: Database, owner: string, partner: string, n: number): Promise<void> {
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const ids = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => freshId());
-    await db.execute(SET_APPEND, [Long.fromNumber(Date.now() * 1000), ids.map((x) => x.id), owner, partner]);
-    await db.batch(
-      ids.map(({ id, at }) => ({ stmt: ROW_INSERT, params: [owner, partner, id, at] })),
-      { logged: false },
+    const at = Long.fromNumber(Date.now() * 1000);
+    await seedWrite(() => db.execute(SET_APPEND, [at, ids.map((x) => x.id), owner, partner]));
+    await seedWrite(() =>
+      db.batch(
+        ids.map(({ id, at }) => ({ stmt: ROW_INSERT, params: [owner, partner, id, at] })),
+        { logged: false },
+      ),
     );
   }
 }

@@ -90,6 +90,8 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
   const { loginFailuresPerLogin, loginFailuresPerAddress, loginFailureWindowSeconds } = config.auth;
   const loginKey = `login:${login}`;
   const addressKey = `addr:${ctx.clientAddress}`;
+  // While the hasher would refuse the check, refuse now: no attempt counted (and given back), no account read.
+  passwords.requireRoom();
   const [byLogin, byAddress] = await Promise.all([
     rateLimiter.increment(loginKey, loginFailureWindowSeconds),
     rateLimiter.increment(addressKey, loginFailureWindowSeconds),
@@ -114,8 +116,8 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
   };
   return {
     /**
-     * Runs what comes before the check (reading the account), unless the hasher would refuse the check now:
-     * should either fail, the attempt is given back.
+     * Runs what comes before the check (reading the account), unless the hasher would refuse the check now (it
+     * may have filled while the attempt was counted): should either fail, the attempt is given back.
      */
     before: <T>(work: () => Promise<T>) =>
       unchecked(() => {
