@@ -26,6 +26,12 @@ export const ErrorCode = {
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** A WebSocket already runs the maximum number of operations. */
   TOO_MANY_SUBSCRIPTIONS: 'TOO_MANY_SUBSCRIPTIONS',
+  /**
+   * A live feed's subscriber fell more than extensions.maxBufferedEvents events
+   * behind: the events buffered for it were delivered, then the feed ended.
+   * Subscribe again (roomEvents with `after:` the last cursor received) to catch up.
+   */
+  FELL_BEHIND: 'FELL_BEHIND',
   /** A documentId (or persistedQuery hash) that no trusted-documents manifest holds. */
   TRUSTED_DOCUMENT_NOT_FOUND: 'TRUSTED_DOCUMENT_NOT_FOUND',
   /** The server runs trusted documents only (TRUSTED_DOCUMENTS=only) and was sent a document's text. */
@@ -98,6 +104,12 @@ export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${w
 export const forbidden = (message = 'You are not allowed to do this') => new AppError(ErrorCode.FORBIDDEN, message);
 export const unauthenticated = () => new AppError(ErrorCode.UNAUTHENTICATED, 'You must be logged in');
 export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
+export const fellBehind = (maxBufferedEvents: number) =>
+  new AppError(
+    ErrorCode.FELL_BEHIND,
+    `This feed fell more than ${maxBufferedEvents} events behind and ended after the events buffered for it: subscribe again to catch up (roomEvents: with after, the last cursor received)`,
+    { maxBufferedEvents },
+  );
 export const unavailable = (service: 'storage' | 'pubsub') =>
   new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The ${service === 'storage' ? 'database' : 'event bus'} is unavailable: retry shortly`, {
     service,

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
-import type { Listener } from '../src/pubsub/pubsub.js';
+import { MAX_BUFFERED_EVENTS, type Listener } from '../src/pubsub/pubsub.js';
 import { Limits } from '../src/limits.js';
 import {
   DeleteRoomDocument,
@@ -201,6 +201,44 @@ describe('a subscriber who is no longer a participant', () => {
     const cut = await bobs.next();
     expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
     await bobs.completed;
+  });
+});
+
+describe('a subscriber that falls behind', () => {
+  it('gets the events buffered for it, then FELL_BEHIND, and is let go', async () => {
+    const clock = new ManualClock();
+    const app = await startApp({ clock });
+    const name = await roomWith(app, alice, [bob]);
+    const bobs = await follow(app, bob, name);
+    // Past the re-check window, the first event waits for a read of the room; everything published
+    // meanwhile piles up for Bob. 1,100 events land in one go (delivered as a broker would, after
+    // the loop), so more than MAX_BUFFERED_EVENTS are waiting before that read can answer.
+    clock.advance(Limits.room.participationRecheckMs);
+    const typist = { login: alice.login, firstname: 'Alice', lastname: 'Liddell' };
+    for (let i = 0; i < MAX_BUFFERED_EVENTS + 100; i++) {
+      void app.services.pubsub.publish(roomChannel(name), { kind: 'TypingStarted', roomName: name, user: typist });
+    }
+    let delivered = 0;
+    for (;;) {
+      const result = await bobs.next();
+      if (result.errors) {
+        expect(result.errors.map((e) => e.extensions?.code)).toEqual(['FELL_BEHIND']);
+        expect(result.errors[0]!.extensions?.maxBufferedEvents).toBe(MAX_BUFFERED_EVENTS);
+        expect(result.errors[0]!.message).toMatch(/subscribe again/);
+        break;
+      }
+      expect(result.data?.roomEvents).toMatchObject({ __typename: 'TypingStarted', user: { login: alice.login } });
+      delivered++;
+    }
+    // What was buffered arrived in full (the one being checked and the buffer), nothing past it.
+    expect(delivered).toBeGreaterThanOrEqual(MAX_BUFFERED_EVENTS);
+    expect(delivered).toBeLessThanOrEqual(MAX_BUFFERED_EVENTS + 1);
+    await bobs.completed;
+    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 0, { what: "Bob's listener to go" });
+    // Bob is not locked out: a new subscription follows the room again.
+    const again = await follow(app, bob, name);
+    await post(app, alice, name, 'caught up');
+    expect(await nextEvent(again)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'caught up' } });
   });
 });
 

@@ -11,6 +11,8 @@
  * its own listener and watcher instead of holding a closure (and a closure
  * context) for each role.
  */
+import { fellBehind } from '../errors.js';
+
 
 /** Told each event published on a channel it listens to. */
 export interface Listener<T> {
@@ -41,7 +43,7 @@ export interface PubSub {
   close(): Promise<void>;
 }
 
-/** Events a slow subscriber may fall behind by before its stream is ended (it can refetch what it missed). */
+/** Events a slow subscriber may fall behind by before its stream is ended with FELL_BEHIND (it can refetch what it missed). */
 export const MAX_BUFFERED_EVENTS = 1_000;
 
 /** What a stream does with one event: emits it (possibly transformed, possibly as the last one), skips it, or ends. */
@@ -235,7 +237,7 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
       if (taken !== SKIPPED) return taken;
     }
     if (!this.done) return this.next();
-    if (this.overflowed) return Promise.reject(new Error(`subscriber fell more than ${MAX_BUFFERED_EVENTS} events behind`));
+    if (this.overflowed) return Promise.reject(fellBehind(MAX_BUFFERED_EVENTS));
     return { value: undefined, done: true };
   }
 

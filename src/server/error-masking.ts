@@ -182,14 +182,23 @@ export function errorCode(err: unknown): unknown {
  * Errors raised before any resolver ran: syntax, validation, and variables of
  * the wrong type (those carry an originalError from the scalar's parser).
  */
+/**
+ * An error in the request itself: a GraphQLError located nowhere in the result
+ * (syntax, validation, variables). One that wraps a thrown error is not, unless
+ * a variable's scalar threw it: a subscription's source stream failing is
+ * wrapped without a path too, and is no mistake of the client's query.
+ */
 function isRequestError(err: unknown): boolean {
-  const e = err as { name?: string; path?: unknown } | undefined;
-  return e?.name === 'GraphQLError' && !e.path;
+  const e = err as { name?: string; path?: unknown; originalError?: unknown; message?: string } | undefined;
+  if (e?.name !== 'GraphQLError' || e.path) return false;
+  return !e.originalError || VARIABLE_ERROR.test(e.message ?? '');
 }
+
+const VARIABLE_ERROR = /^Variable "\$/;
 
 function requestErrorCode(err: GraphQLError): ErrorCode {
   if (/^Syntax Error/.test(err.message)) return ErrorCode.GRAPHQL_PARSE_FAILED;
-  if (/^Variable "\$/.test(err.message)) return ErrorCode.BAD_USER_INPUT;
+  if (VARIABLE_ERROR.test(err.message)) return ErrorCode.BAD_USER_INPUT;
   return ErrorCode.GRAPHQL_VALIDATION_FAILED;
 }
 
