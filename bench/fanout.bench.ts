@@ -226,7 +226,7 @@ function report(
     '67,220 (0.71), 37,318 against 65,970 (0.57, at commit 45aba98) and, at 19:21 (commit 09038a0, one scrypt 260-279',
     'ms at the then new default N=2^14, r=8, p=5), 40,493 against 59,951 (0.68): Parley posted at most 40-53 posts a',
     'second, its Cassandra node 0.37-0.60 cores busy (8-13 ms of node CPU per post), while its delivery alone reached',
-    '156,025 to 298,204 (2.3 to 4.2 times the relay\'s peak). At 20:21 (commit 826f7ae): 53,280 against 59,951 (0.90),',
+    '156,025 to 298,204 (2.3 to 4.2 times the relay\'s peak). At 20:21 (commit 826f7ae): 53,280 against 58,991 (0.90),',
     'delivery alone 159,089 (2.70).',
     '',
     "Tried and not kept (2026-11-23T09:00): each result's frame written straight to the socket from the results, but",
