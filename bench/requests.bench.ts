@@ -219,7 +219,7 @@ export default async function run(): Promise<string> {
       'floor\'s 28: the floor writes its message as JSON).',
       'Beside 4 logging-in connections the history page keeps, of its rate alone at 16 in this run:',
       `${CONTENDERS.map(kept).join(', ')} (one core hashing, of two shared with Cassandra and the load generator);`,
-      'before the gate, in a trial run, Parley kept 3 %. Until this run the default cost was N=2^17, r=8, p=1, 128 MiB a',
+      'before the gate, in a trial run, Parley kept 3 %. Until commit 09038a0 the default cost was N=2^17, r=8, p=1, 128 MiB a',
       'hash against 16 at N=2^14, r=8, p=5 (OWASP lists both as equal): on a slow afternoon of this machine every contender',
       'kept 8-10 % of its rate alone beside logins at N=2^17 (17:35, commit 45aba98), served 1 login a second at 16',
       'connections and hashed in 548-903 ms. Two trials of 3 rounds one after the other (2026-11-25, the same code but the',
