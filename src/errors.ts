@@ -29,7 +29,8 @@ export const ErrorCode = {
   /**
    * A live feed's subscriber fell more than extensions.maxBufferedEvents events
    * behind: the events buffered for it were delivered, then the feed ended.
-   * Subscribe again (roomEvents with `after:` the last cursor received) to catch up.
+   * Subscribe again and catch up: roomEvents with `after:` the last cursor
+   * received; the other feeds by querying what they follow.
    */
   FELL_BEHIND: 'FELL_BEHIND',
   /** A documentId (or persistedQuery hash) that no trusted-documents manifest holds. */
@@ -107,7 +108,8 @@ export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, me
 export const fellBehind = (maxBufferedEvents: number) =>
   new AppError(
     ErrorCode.FELL_BEHIND,
-    `This feed fell more than ${maxBufferedEvents} events behind and ended after the events buffered for it: subscribe again to catch up (roomEvents: with after, the last cursor received)`,
+    `This feed fell more than ${maxBufferedEvents} events behind and ended after the events buffered for it: subscribe again, and catch up ` +
+      '(roomEvents resumes with after: the last cursor received; for the other feeds, query what they follow, such as conversations or the item)',
     { maxBufferedEvents },
   );
 export const unavailable = (service: 'storage' | 'pubsub') =>
