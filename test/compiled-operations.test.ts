@@ -74,6 +74,15 @@ const cases: Case[] = [
   { what: 'an Int out of range', document: doc(BuyItemDocument), variables: () => ({ itemId, quantity: 2 ** 31 }), token: () => bob.token },
   { what: 'an input field out of the type', document: doc(CreateRoomDocument), variables: () => ({ input: { name: 'abc', color: 'red' } }), token: () => bob.token },
   { what: 'a required input field left out', document: doc(CreateRoomDocument), variables: () => ({ input: {} }), token: () => bob.token },
+  // graphql-jit alone would take [] for an input object whose fields are all optional, and run the mutation.
+  { what: 'a list for an input object', document: doc(UpdateProfileDocument), variables: () => ({ input: [] }), token: () => alice.token },
+  // graphql-jit alone would say a required variable with a default was not provided.
+  {
+    what: 'a required variable with a default, left out',
+    document: 'query ($name: String!, $first: Int! = 2) { room(name: $name) { messages(first: $first) { edges { node { content } } } } }',
+    variables: () => ({ name: room }),
+    token: () => bob.token,
+  },
   { what: 'a DateTime that is no date', document: doc(CreateItemDocument), variables: () => ({ input: { ...itemInput(), endDate: '2026-02-30T10:00:00Z' } }), token: () => bob.token },
   // Our own errors, from use cases and from the cost limit.
   { what: 'a room that does not exist', document: doc(JoinRoomDocument), variables: () => ({ name: missingRoom }), token: () => bob.token },

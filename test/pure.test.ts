@@ -156,6 +156,8 @@ describe('error masking', () => {
     // A variable's scalar that threw is still the client's input.
     const scalarThrew = new GraphQLError('Variable "$at" got invalid value "x"; not a date', { originalError: new TypeError('not a date') });
     expect(code(mask(scalarThrew))).toBe('BAD_USER_INPUT');
+    const literalThrew = new GraphQLError('Expected value of type "DateTime!", found "x"; not a date', { originalError: new TypeError('not a date') });
+    expect(code(mask(literalThrew))).toBe('GRAPHQL_VALIDATION_FAILED');
     // graphql-tools and our shared execution wrap a source stream's failure without a path.
     const streamFailed = new GraphQLError('socket hang up', { originalError: new Error('socket hang up') });
     expect(code(mask(streamFailed))).toBe('INTERNAL_SERVER_ERROR');

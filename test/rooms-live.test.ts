@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel, type RoomEvent } from '../src/resolvers/rooms/feed.js';
 import { MAX_BUFFERED_EVENTS, type Listener } from '../src/pubsub/pubsub.js';
 import { Limits } from '../src/limits.js';
 import {
@@ -205,19 +205,25 @@ describe('a subscriber who is no longer a participant', () => {
 });
 
 describe('a subscriber that falls behind', () => {
-  it('gets the events buffered for it, then FELL_BEHIND, and is let go', async () => {
+  /**
+   * Bob follows a room on an instance of his own clock; past the re-check window, the first event waits
+   * for a read of the room and everything published meanwhile piles up for him. `events` land in one
+   * go (delivered as a broker would, after the loop), before that read can answer.
+   */
+  async function floodedFeed(events: (name: string) => RoomEvent[]) {
     const clock = new ManualClock();
     const app = await startApp({ clock });
     const name = await roomWith(app, alice, [bob]);
     const bobs = await follow(app, bob, name);
-    // Past the re-check window, the first event waits for a read of the room; everything published
-    // meanwhile piles up for Bob. 1,100 events land in one go (delivered as a broker would, after
-    // the loop), so more than MAX_BUFFERED_EVENTS are waiting before that read can answer.
     clock.advance(Limits.room.participationRecheckMs);
-    const typist = { login: alice.login, firstname: 'Alice', lastname: 'Liddell' };
-    for (let i = 0; i < MAX_BUFFERED_EVENTS + 100; i++) {
-      void app.services.pubsub.publish(roomChannel(name), { kind: 'TypingStarted', roomName: name, user: typist });
-    }
+    for (const event of events(name)) void app.services.pubsub.publish(roomChannel(name), event);
+    return { app, name, bobs };
+  }
+  const typist = { login: 'typist', firstname: 'Alice', lastname: 'Liddell' };
+  const typing = (roomName: string, n: number): RoomEvent[] => Array.from({ length: n }, () => ({ kind: 'TypingStarted', roomName, user: typist }));
+
+  it('gets the events buffered for it, then FELL_BEHIND, and is let go', async () => {
+    const { app, name, bobs } = await floodedFeed((name) => typing(name, MAX_BUFFERED_EVENTS + 100));
     let delivered = 0;
     for (;;) {
       const result = await bobs.next();
@@ -227,7 +233,7 @@ describe('a subscriber that falls behind', () => {
         expect(result.errors[0]!.message).toMatch(/subscribe again/);
         break;
       }
-      expect(result.data?.roomEvents).toMatchObject({ __typename: 'TypingStarted', user: { login: alice.login } });
+      expect(result.data?.roomEvents).toMatchObject({ __typename: 'TypingStarted', user: { login: typist.login } });
       delivered++;
     }
     // What was buffered arrived in full (the one being checked and the buffer), nothing past it.
@@ -239,6 +245,25 @@ describe('a subscriber that falls behind', () => {
     const again = await follow(app, bob, name);
     await post(app, alice, name, 'caught up');
     expect(await nextEvent(again)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'caught up' } });
+  });
+
+  it('ends without FELL_BEHIND when an event it had buffered ends the feed (the room deleted)', async () => {
+    const deletedBy = { login: alice.login, firstname: 'Alice', lastname: 'Liddell' };
+    const { bobs } = await floodedFeed((name) => [
+      ...typing(name, 500),
+      { kind: 'RoomDeleted', roomName: name, deletedBy },
+      ...typing(name, MAX_BUFFERED_EVENTS),
+    ]);
+    const kinds: string[] = [];
+    for (;;) {
+      const result = await bobs.next();
+      expect(result.errors).toBeUndefined();
+      kinds.push(result.data!.roomEvents.__typename);
+      if (kinds.at(-1) === 'RoomDeleted') break;
+    }
+    expect(kinds).toHaveLength(501);
+    await bobs.completed;
+    expect(bobs.pending()).toBe(0);
   });
 });
 

@@ -13,7 +13,6 @@
  */
 import { fellBehind } from '../errors.js';
 
-
 /** Told each event published on a channel it listens to. */
 export interface Listener<T> {
   onEvent(event: T): void;
@@ -254,7 +253,9 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
   private afterStep(step: StreamStep<U>): IteratorResult<U> | Promise<IteratorResult<U>> | typeof SKIPPED {
     if ('skip' in step) return SKIPPED;
     if (!step.end) return { value: step.emit, done: false };
+    // The stream ends by its own rule (its last event says why): whatever it fell behind by is moot.
     this.queue.length = 0;
+    this.overflowed = false;
     return this.finish().then(() => ('emit' in step ? { value: step.emit, done: false } : { value: undefined, done: true }));
   }
 

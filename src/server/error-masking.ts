@@ -179,22 +179,21 @@ export function errorCode(err: unknown): unknown {
 }
 
 /**
- * Errors raised before any resolver ran: syntax, validation, and variables of
- * the wrong type (those carry an originalError from the scalar's parser).
- */
-/**
- * An error in the request itself: a GraphQLError located nowhere in the result
- * (syntax, validation, variables). One that wraps a thrown error is not, unless
- * a variable's scalar threw it: a subscription's source stream failing is
- * wrapped without a path too, and is no mistake of the client's query.
+ * An error in the request itself: a GraphQLError located nowhere in the
+ * result (syntax, validation, variables). One that wraps a thrown error is a
+ * request error only when a scalar's parser threw it, for a variable or for a
+ * literal: a subscription's source stream failing is wrapped without a path
+ * too, and is no mistake of the client's query.
  */
 function isRequestError(err: unknown): boolean {
-  const e = err as { name?: string; path?: unknown; originalError?: unknown; message?: string } | undefined;
+  const e = err as { name?: string; path?: unknown; originalError?: { name?: unknown }; message?: string } | undefined;
   if (e?.name !== 'GraphQLError' || e.path) return false;
-  return !e.originalError || VARIABLE_ERROR.test(e.message ?? '');
+  return !e.originalError || e.originalError.name === 'GraphQLError' || SCALAR_PARSE_ERROR.test(e.message ?? '');
 }
 
 const VARIABLE_ERROR = /^Variable "\$/;
+/** graphql-js's messages for a value a scalar's parseValue (variables) or parseLiteral (validation) refused. */
+const SCALAR_PARSE_ERROR = /^(Variable "\$|Expected value of type )/;
 
 function requestErrorCode(err: GraphQLError): ErrorCode {
   if (/^Syntax Error/.test(err.message)) return ErrorCode.GRAPHQL_PARSE_FAILED;

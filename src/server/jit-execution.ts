@@ -11,6 +11,7 @@
  * cost limit is Pothos' check in the root resolvers, which graphql-jit calls
  * with a complete resolve info.
  */
+import { getVariableValues } from '@graphql-tools/executor';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import {
   getNamedType,
@@ -60,32 +61,33 @@ export function useJitExecution(cache: CompiledOperations): YogaPlugin {
   };
 }
 
-/** A compiled operation whose variables do not coerce goes to Yoga's executor, which answers them. */
+/**
+ * Variables are first coerced as Yoga's executor does: when that fails, the
+ * request goes to Yoga's executor, whose errors (messages, input paths, HTTP
+ * 400) are the API's. graphql-jit then coerces the client's variables itself;
+ * it cannot be given the values coerced here, since it would parse them again
+ * and a scalar's parseValue takes the client's form (DateTime: text, not a Date).
+ */
 function runCompiled(compiled: Compiled, args: ExecutionArgs, yogaExecute: Execute): ReturnType<Execute> {
-  return executeCompiled(compiled, args.contextValue, args.variableValues, args.rootValue) ?? yogaExecute(args);
+  if (!variablesCoerce(compiled, args.variableValues)) return yogaExecute(args);
+  return executeCompiled(compiled, args.contextValue, args.variableValues, args.rootValue);
 }
 
-/**
- * The result of a compiled operation, or undefined when its variables do not
- * coerce: those are for Yoga's executor to answer, whose errors (messages,
- * input paths, HTTP 400) are the API's. graphql-jit coerces the variables
- * first, by code compiled for the operation that accepts and refuses what
- * graphql-js does (test/compiled-operations.test.ts compares the answers),
- * and answers a refusal at once, with errors and no `data`; every result of
- * an operation that ran has `data`. Checking them beforehand as Yoga's
- * executor would was a second coercion on every run (issue 12: the same check
- * in Mercurius profiled at 10-15 µs a request).
- */
+/** Whether the variables coerce as Yoga's executor coerces them; those that do not are Yoga's to answer. */
+export function variablesCoerce(compiled: Compiled, variableValues: Record<string, unknown> | null | undefined): boolean {
+  return !getVariableValues(compiled.schema, compiled.operation.variableDefinitions ?? [], variableValues ?? {}).errors;
+}
+
+/** The result of a compiled operation, whose variables coerce (variablesCoerce). */
 export function executeCompiled(
   compiled: Compiled,
   contextValue: unknown,
   variableValues: Record<string, unknown> | null | undefined,
   rootValue?: unknown,
-): ReturnType<Execute> | undefined {
+): ReturnType<Execute> {
   const result = compiled.query(rootValue, contextValue, variableValues ?? {});
   const source = compiled.document.loc?.source;
-  if (result instanceof Promise) return result.then((r) => located(r, source));
-  return 'data' in result ? located(result, source) : undefined;
+  return result instanceof Promise ? result.then((r) => located(r, source)) : located(result, source);
 }
 
 /**
@@ -185,11 +187,14 @@ function compile(schema: GraphQLSchema, document: DocumentNode, operation: Opera
 /**
  * graphql-jit writes a variable's default value into its code as JSON: a
  * default of a custom scalar (a DateTime's Date), an enum or an input object
- * would not come out as graphql-js coerces it. Such operations stay interpreted.
+ * would not come out as graphql-js coerces it. And it ignores the default of
+ * a non-null variable (`$n: Int! = 5`, left out, is "not provided" to it,
+ * 5 to graphql-js). Such operations stay interpreted.
  */
 function defaultsSurviveJit(schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
   return (operation.variableDefinitions ?? []).every((definition) => {
     if (!definition.defaultValue) return true;
+    if (definition.type.kind === Kind.NON_NULL_TYPE) return false;
     const type = typeFromAST(schema, definition.type);
     return type !== undefined && isSpecifiedScalarType(getNamedType(type));
   });

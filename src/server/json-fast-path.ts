@@ -37,7 +37,7 @@ import { createGraphQLError, getInstrumented, isAsyncIterable, type YogaInitialC
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
 import { maskError } from './error-masking.js';
-import { executeCompiled, type Compiled, type CompiledOperations } from './jit-execution.js';
+import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperations } from './jit-execution.js';
 import type { PreparedOperationMetrics } from './metrics-plugins.js';
 import { regularAnswer } from './regular-answer.js';
 
@@ -118,12 +118,14 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
   /**
    * A prepared operation, run as Yoga's pipeline would run it once past
    * parsing and validation: context, compiled execution, Yoga's masking of
-   * the errors. A context that cannot be built (a refused token, storage
-   * down) is answered as the pipeline answers it, as it builds the context
-   * first too. Variables that do not coerce go through the pipeline, which
-   * answers them with the errors it gives (nothing of the operation has run).
+   * the errors. Variables that do not coerce go through the pipeline, which
+   * answers them with the errors it gives (nothing has run yet, not even
+   * the token check); a context that cannot be built (a refused token,
+   * storage down) is answered as the pipeline answers it.
    */
   async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
+    if (!variablesCoerce(compiled, params.variables)) return viaPipeline(req, res, params, mediaType);
+    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
     const { context, metrics } = prepared!;
     const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: 0 };
     const started = performance.now();
@@ -132,7 +134,6 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
       contextValue = await context(req);
     } catch (err) {
       run.contextSeconds = (performance.now() - started) / 1000;
-      tracePrepared();
       counted(() => metrics?.contextFailed({ ...run, error: err }));
       return send(res, { errors: [thrown(err)] }, mediaType);
     }
@@ -140,10 +141,7 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     run.contextSeconds = (executing - started) / 1000;
     let result: ExecutionResult;
     try {
-      const running = executeCompiled(compiled, contextValue, params.variables);
-      if (running === undefined) return viaPipeline(req, res, params, mediaType);
-      tracePrepared();
-      result = await running;
+      result = await executeCompiled(compiled, contextValue, params.variables);
     } catch (err) {
       // graphql-jit answers a resolver's errors in the result; what it throws is not the client's doing.
       return send(res, { errors: [thrown(err)] }, mediaType);
@@ -151,10 +149,6 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     const executeSeconds = (performance.now() - executing) / 1000;
     counted(() => metrics?.ran({ ...run, executeSeconds, result }));
     send(res, masked(result), mediaType);
-  }
-
-  function tracePrepared(): void {
-    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
   }
 
   /** Metrics that fail must not cost the client its answer (the operation has run). */
