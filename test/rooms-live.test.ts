@@ -215,15 +215,18 @@ describe('a subscriber that falls behind', () => {
     const app = await startApp({ clock });
     const name = await roomWith(app, alice, [bob]);
     const bobs = await follow(app, bob, name);
+    // The same feed over SSE: the end of a stream that fails is told there too, as an event.
+    const bobsSse = await sseSubscribe(app, RoomEventsDocument, { roomName: name }, bob.token);
+    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 2, { what: 'the SSE feed to be live' });
     clock.advance(Limits.room.participationRecheckMs);
     for (const event of events(name)) void app.services.pubsub.publish(roomChannel(name), event);
-    return { app, name, bobs };
+    return { app, name, bobs, bobsSse };
   }
   const typist = { login: 'typist', firstname: 'Alice', lastname: 'Liddell' };
   const typing = (roomName: string, n: number): RoomEvent[] => Array.from({ length: n }, () => ({ kind: 'TypingStarted', roomName, user: typist }));
 
   it('gets the events buffered for it, then FELL_BEHIND, and is let go', async () => {
-    const { app, name, bobs } = await floodedFeed((name) => typing(name, MAX_BUFFERED_EVENTS + 100));
+    const { app, name, bobs, bobsSse } = await floodedFeed((name) => typing(name, MAX_BUFFERED_EVENTS + 100));
     let delivered = 0;
     for (;;) {
       const result = await bobs.next();
@@ -240,7 +243,19 @@ describe('a subscriber that falls behind', () => {
     expect(delivered).toBeGreaterThanOrEqual(MAX_BUFFERED_EVENTS);
     expect(delivered).toBeLessThanOrEqual(MAX_BUFFERED_EVENTS + 1);
     await bobs.completed;
-    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 0, { what: "Bob's listener to go" });
+    // Over SSE too: the buffered events, then FELL_BEHIND as the last result, then the stream's end.
+    let overSse = 0;
+    for (;;) {
+      const result = await bobsSse.next();
+      if (result.errors) {
+        expect(result.errors.map((e) => e.extensions?.code)).toEqual(['FELL_BEHIND']);
+        break;
+      }
+      overSse++;
+    }
+    expect(overSse).toBeGreaterThanOrEqual(MAX_BUFFERED_EVENTS);
+    expect(await bobsSse.rest()).toMatch(/event: complete/);
+    await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 0, { what: "Bob's listeners to go" });
     // Bob is not locked out: a new subscription follows the room again.
     const again = await follow(app, bob, name);
     await post(app, alice, name, 'caught up');
@@ -249,7 +264,7 @@ describe('a subscriber that falls behind', () => {
 
   it('ends without FELL_BEHIND when an event it had buffered ends the feed (the room deleted)', async () => {
     const deletedBy = { login: alice.login, firstname: 'Alice', lastname: 'Liddell' };
-    const { bobs } = await floodedFeed((name) => [
+    const { bobs, bobsSse } = await floodedFeed((name) => [
       ...typing(name, 500),
       { kind: 'RoomDeleted', roomName: name, deletedBy },
       ...typing(name, MAX_BUFFERED_EVENTS),
@@ -264,6 +279,7 @@ describe('a subscriber that falls behind', () => {
     expect(kinds).toHaveLength(501);
     await bobs.completed;
     expect(bobs.pending()).toBe(0);
+    bobsSse.close();
   });
 });
 
