@@ -188,12 +188,15 @@ export function errorCode(err: unknown): unknown {
 function isRequestError(err: unknown): boolean {
   const e = err as { name?: string; path?: unknown; originalError?: { name?: unknown }; message?: string } | undefined;
   if (e?.name !== 'GraphQLError' || e.path) return false;
-  return !e.originalError || e.originalError.name === 'GraphQLError' || SCALAR_PARSE_ERROR.test(e.message ?? '');
+  if (!e.originalError || e.originalError.name === 'GraphQLError') return true;
+  const message = e.message ?? '';
+  return VARIABLE_ERROR.test(message) || LITERAL_ERROR.test(message);
 }
 
+/** graphql-js's message for a variable that does not coerce (a scalar's parseValue may have thrown). */
 const VARIABLE_ERROR = /^Variable "\$/;
-/** graphql-js's messages for a value a scalar's parseValue (variables) or parseLiteral (validation) refused. */
-const SCALAR_PARSE_ERROR = /^(Variable "\$|Expected value of type )/;
+/** graphql-js's message for a literal a scalar's parseLiteral refused (validation). */
+const LITERAL_ERROR = /^Expected value of type /;
 
 function requestErrorCode(err: GraphQLError): ErrorCode {
   if (/^Syntax Error/.test(err.message)) return ErrorCode.GRAPHQL_PARSE_FAILED;
