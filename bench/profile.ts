@@ -13,10 +13,15 @@ import { seedRequestScenarios } from './request-scenarios.js';
 import { allocationsOf, largestDifferences, profileScenario, usPerRequest, type CpuProfile } from './cpu-profile.js';
 import { profileFanout } from './fanout-profile.js';
 import { startPeerProcess } from './peer-servers.js';
+import { startFloorProcess } from './floor-server.js';
+import { floorRequest } from './request-load.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
 /** A peer named on the command line, if `arg` names one. */
-const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === 'apollo' ? arg : undefined);
+const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === 'apollo' || arg === 'floor' ? arg : undefined);
+/** How to start the counterpart a profile compares Parley with: a peer server or the floor. */
+const starterOf = (other: 'mercurius' | 'apollo' | 'floor') => (env: Record<string, string>, nodeArgs: string[]) =>
+  other === 'floor' ? startFloorProcess(env, nodeArgs) : startPeerProcess(other, env, nodeArgs);
 
 /** Parley's figures beside a peer's, key by key, the largest differences first. */
 function sideBySide(title: string, ours: Array<[string, number]>, theirs: Array<[string, number]>, rows: number, digits: number): void {
@@ -59,7 +64,7 @@ if (process.argv[2] === 'allocations') {
   const scenario = scenarios[process.argv[3] ?? 'history']!;
   const other = peerNamed(process.argv[4]) ?? 'mercurius';
   const ours = await allocationsOf(scenario);
-  const theirs = await allocationsOf(scenario, (env, nodeArgs) => startPeerProcess(other, env, nodeArgs));
+  const theirs = await allocationsOf(scenario, starterOf(other));
   console.log(`bytes allocated per request: Parley ${ours.perRequest.toFixed(0)}, ${other} ${theirs.perRequest.toFixed(0)}`);
   for (const by of ['byPlace', 'byFunction'] as const) {
     sideBySide(`${by}: bytes per request, Parley against ${other}`, ours[by], theirs[by], by === 'byPlace' ? 25 : 60, 0);
@@ -68,13 +73,13 @@ if (process.argv[2] === 'allocations') {
 }
 const scenario = scenarios[process.argv[2] ?? 'history'];
 if (!scenario) throw new Error(`no scenario ${process.argv[2]}; there are ${Object.keys(scenarios).join(', ')}`);
-// `npm run bench:profile <scenario> mercurius` (or apollo): Parley, then that peer serving the same schema, each place's
+// `npm run bench:profile <scenario> mercurius` (or apollo, or floor): Parley, then that peer serving the same schema, each place's
 // and function's time per request side by side.
 const peer = peerNamed(process.argv[3]);
 const parley = await profileScenario(scenario, PRODUCTION_ENV);
 print(parley);
 if (peer) {
-  const other = await profileScenario(scenario, PRODUCTION_ENV, (env, nodeArgs) => startPeerProcess(peer, env, nodeArgs));
+  const other = await profileScenario(scenario, PRODUCTION_ENV, starterOf(peer), peer === 'floor' ? { request: floorRequest } : undefined);
   for (const by of ['byPlace', 'byFunction'] as const) {
     const title = `${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s)`;
     sideBySide(title, usPerRequest(parley, parley[by]), usPerRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);

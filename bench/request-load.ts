@@ -39,3 +39,8 @@ export function graphqlRequest(url: string, s: { query: string; variables: Recor
     headers: { 'content-type': 'application/json', ...(s.token ? { authorization: `Bearer ${s.token}` } : {}) },
   };
 }
+
+/** The floor's request for a scenario: its variables as the body, at a path named after the scenario (no GraphQL). */
+export function floorRequest(url: string, s: { name: string; query: string; variables: Record<string, string>; token: string }): HttpRequest {
+  return { ...graphqlRequest(url, s), url: `${url}/${s.name}`, body: JSON.stringify(s.variables) };
+}

@@ -16,7 +16,7 @@ import { PRODUCTION_ENV } from './scenarios.js';
 import { loginCost } from './machine-speed.js';
 import { median } from './harness.js';
 import { profileScenario, shareList, type CpuProfile, type StartServer } from './cpu-profile.js';
-import { graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
+import { floorRequest, graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
 import { cpuUs } from './process-cpu.js';
 import { CONTENDERS, CPU_TABLE_HEAD, TABLE_HEAD, cpuRow, missedTargets, tableRow, type ContenderName, type Row } from './request-rows.js';
 import { profileMisses } from './miss-profiles.js';
@@ -39,8 +39,7 @@ interface Contender {
 
 /** The HTTP request that runs `s` on contender `name` at `url`: the floor takes the variables at a path of their own. */
 function requestFor(name: ContenderName, url: string, s: RequestScenario): HttpRequest {
-  const graphql = graphqlRequest(url, s);
-  return name === 'floor' ? { ...graphql, url: `${url}/${s.name}`, body: JSON.stringify(s.variables) } : graphql;
+  return name === 'floor' ? floorRequest(url, s) : graphqlRequest(url, s);
 }
 
 function contender(name: ContenderName, server: ServerProcess): Contender {
@@ -211,8 +210,13 @@ export default async function run(): Promise<string> {
       'RATE_LIMITED (retryAfter 1), by design: those refusals are the errors of that row, and its req/s counts them, so it',
       'measures how fast overflow is refused, not logins served; its p99 is that of the logins served among them, and so',
       'moves with how few refusals were served beside them. While every slot and place in the queue is taken, a login is',
-      'refused before its account is read (in the runs up to commit 09038a0 each refusal read it first); the same use case',
-      'in every contender. A refusal that read the account cost Parley 53-55 µs of main-thread CPU against Mercurius\'s 48-51 (measured apart at 64',
+      'refused before anything else, its arguments included (the same use case in every contender; up to commit 4770dc2',
+      'after its arguments were checked, and up to 09038a0 after its account was read). Parley alone then sheds the load at',
+      'its door: a prepared login operation is answered with the refusal its last refused run got, without building a',
+      'context or running it (src/server/load-shedding.ts). In an alternating A/B at 64 connections, 5 rounds of 4 s',
+      '(2026-11-26, per-thread CPU from /proc), a refusal took 38.0 µs of main-thread CPU without shedding, 20.1 with it,',
+      'and 24.5 in the floor, which served 349,875 refusals against 226,007 and 384,576. Before that:',
+      'a refusal that read the account cost Parley 53-55 µs of main-thread CPU against Mercurius\'s 48-51 (measured apart at 64',
       'connections, alternating, 2026-11-25): it runs prepared (below), and its answer is written as Yoga would write it',
       '(src/server/regular-answer.ts) without the copy Yoga makes of each error and of its original error to serialize them,',
       'two more GraphQLErrors per error that took a refusal to 66-70 µs (and to 80 of CPU in all, 2026-11-24, against the',
@@ -258,7 +262,7 @@ export default async function run(): Promise<string> {
       "cursors only when selected, a body limit that counts only chunked bodies (Yoga's piped every body through a",
       'TransformStream; src/server/request-body-limit.ts), the JSON fast path (HTTP_FAST_PATH), refusals without stack traces',
       '(src/errors.ts: a refused login cost 137 µs, then 80), prepared operations, and answers written without copying',
-      'their errors (src/server/regular-answer.ts). Tried and not kept (commit 4770dc2, the run of 2026-11-25T22:22; reverted',
+      'their errors (src/server/regular-answer.ts), and load shedding of logins (above). Tried and not kept (commit 4770dc2, the run of 2026-11-25T22:22; reverted',
       'at d376897): variables coerced once, by graphql-jit\'s compiled check alone; it takes [] for an input object, which',
       'graphql-js refuses, and an alternating A/B against checking them twice too put CPU per request at 0.96-1.00 for the',
       'history page and me with chatRooms (0.79 for sendDirectMessage, beyond what one check costs: noise). Worker processes do not help on this 2-core machine, where',
@@ -267,6 +271,11 @@ export default async function run(): Promise<string> {
       'a bigger heap for the collector to walk), which earlier runs of this bench charged to Parley alone.',
       '',
       'Before, Parley/floor req/s at 16 and 64 connections, from earlier runs of this bench on this machine:',
+      '- 2026-11-25T22:22 (commit 4770dc2, the last before load shedding; Node 24.21.0, one scrypt 198-228 ms): history',
+      '  0.81 and 0.86, postMessage 0.97 and 1.02, conversations 0.94 and 0.85, me with chatRooms 0.96 and 0.93,',
+      '  sendDirectMessage 0.97 and 0.96, login refusals at 64 0.77 (the floor 4,169 refusals/s, Parley 3,226), history',
+      '  beside logins 0.78; Parley/best peer 0.84 to 1.09, under 1.0 in 8 rows of 13; p99 0.84-1.29 of the floor\'s; CPU',
+      '  per request 1.00-1.27 of the floor\'s and 0.87-1.15 of Mercurius\'s.',
       '- 2026-11-25T20:39 (commit 281b323, a login refused before its account is read while the hashing gate is full;',
       '  one scrypt 264 ms): history 0.92 and 1.08, postMessage 1.09 and 0.85 (p99 1.56 of the floor\'s at 16), conversations',
       '  1.09 and 0.90, me with chatRooms 0.86 and 0.88, sendDirectMessage 0.92 and 1.10, login refusals at 64 0.64 (the floor',

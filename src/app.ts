@@ -14,6 +14,7 @@ import { startBackgroundJobs, type BackgroundJob } from './server/background-job
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
 import { withJsonFastPath, type YogaPipeline } from './server/json-fast-path.js';
+import { passwordShedding } from './server/load-shedding.js';
 import { CompiledOperations } from './server/jit-execution.js';
 import { httpContext } from './server/http-context.js';
 import { Limits } from './limits.js';
@@ -79,7 +80,12 @@ export function createApp(options: AppOptions = {}): App {
       const metrics = operationMetrics(services.metrics);
       const yoga = buildYoga(services, { trusted, live, metrics: metrics.plugins, compiled, tracing: tracing?.plugin });
       const svc = services;
-      const prepared = compiled && { operations: compiled, context: (req: IncomingMessage) => httpContext(svc, req), metrics: metrics.prepared };
+      const prepared = compiled && {
+        operations: compiled,
+        context: (req: IncomingMessage) => httpContext(svc, req),
+        metrics: metrics.prepared,
+        shedding: passwordShedding(svc.passwords),
+      };
       const listener = config.httpFastPath
         ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger, prepared })
         : yoga;

@@ -12,16 +12,22 @@ import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { MeDocument } from './generated/graphql.js';
+import { LoginDocument, MeDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
 import { roomWith } from './testkit/rooms.js';
 import { createItem } from './testkit/marketplace.js';
 import { hookUntilRemoved } from './testkit/fault-hooks.js';
-import { signUp, type TestUser } from './testkit/users.js';
+import { signUp, uniqueLogin, type TestUser } from './testkit/users.js';
+import { gql } from './testkit/http.js';
+import { scrape } from './testkit/metrics.js';
 
 const MANIFEST = fileURLToPath(new URL('./generated/persisted-documents.json', import.meta.url));
 const ME_ID = (MeDocument as unknown as { __meta__: { hash: string } }).__meta__.hash;
-const SERVED_BY: Record<string, Case['path']> = { 'served by the JSON fast path': 'fast', 'served as a prepared operation': 'prepared' };
+const SERVED_BY: Record<string, Case['path'] | 'shed'> = {
+  'served by the JSON fast path': 'fast',
+  'served as a prepared operation': 'prepared',
+  'refused as its last run was (load shedding)': 'shed',
+};
 /** The headers a client acts on; Date and the request id differ by nature. */
 const COMPARED_HEADERS = ['content-type', 'content-length', 'transfer-encoding', 'accept', 'allow', 'connection', 'access-control-allow-origin'];
 
@@ -75,9 +81,9 @@ beforeAll(async () => {
   room = await roomWith(fast, user, []);
 });
 
-/** Which path served a request, from the fast path's line about it; Yoga's when there is none. */
-function servedBy(requestId: string): Case['path'] {
-  for (const line of fastLogs) {
+/** Which path served a request, from the fast path's line about it (in `logs`); Yoga's when there is none. */
+function servedBy(requestId: string, logs = fastLogs): Case['path'] | 'shed' {
+  for (const line of logs) {
     const entry = JSON.parse(line) as { msg?: string; reqId?: string };
     if (entry.reqId === requestId && entry.msg !== undefined && entry.msg in SERVED_BY) return SERVED_BY[entry.msg]!;
   }
@@ -202,5 +208,80 @@ describe('the JSON fast path', () => {
     expect(servedBy(a.requestId)).toBe('prepared');
     const lines = fastLogs.map((line) => JSON.parse(line) as { msg?: string; reqId?: string; code?: string });
     expect(lines.filter((l) => l.reqId === a.requestId && l.msg === 'client error')).toEqual([expect.objectContaining({ code: 'UNAUTHENTICATED' })]);
+  });
+
+  it('answers a prepared login, while every password hash slot is taken, as its last refused run was, without running it', async () => {
+    // One hashing slot, one place in its queue, hashes slow enough (2^17) that two clients logging in keep both taken.
+    const logs: string[] = [];
+    const env = { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', SCRYPT_N: String(2 ** 17), LOGIN_FAILURES_PER_ADDRESS: '1000', LOGIN_FAILURES_PER_LOGIN: '1000' };
+    const gated = await startApp({ env, logs, logLevel: 'trace' });
+    const owner = await signUp(gated);
+    const refusedBodies: string[] = [];
+    let done = false;
+    const keepBusy = async () => {
+      while (!done) {
+        const res = await gql(gated, LoginDocument, { login: owner.login, password: owner.password });
+        if (res.errors) refusedBodies.push(JSON.stringify(res.errors));
+      }
+    };
+    const before = await scrape(gated);
+    const busy = Promise.allSettled([keepBusy(), keepBusy()]);
+    // One operation, sent again and again with every kind of arguments: the right ones, a wrong password, an
+    // unknown login, and a password too short to check (BAD_USER_INPUT when the hasher has room).
+    const text = 'mutation Probe($l: String!, $p: String!) { login(login: $l, password: $p) { token } }';
+    const variants = [
+      { l: owner.login, p: owner.password },
+      { l: owner.login, p: 'not-the-password' },
+      { l: uniqueLogin('ghost'), p: 'whatever-pass' },
+      { l: owner.login, p: '' },
+    ];
+    const answers: Array<{ variant: number; path: string; answer: RawAnswer }> = [];
+    const shedVariants = new Set<number>();
+    try {
+      const deadline = Date.now() + 60_000;
+      for (let i = 0; shedVariants.size < variants.length && Date.now() < deadline; i++) {
+        const variant = i % variants.length;
+        const answer = await send(gated, 'POST', json(), JSON.stringify({ query: text, variables: variants[variant] }));
+        const path = servedBy(answer.requestId, logs);
+        answers.push({ variant, path, answer });
+        if (path === 'shed') shedVariants.add(variant);
+      }
+    } finally {
+      done = true;
+    }
+    for (const loop of await busy) expect(loop.status).toBe('fulfilled');
+    // Every variant was refused without running at least once (so with another's answer).
+    expect([...shedVariants].sort()).toEqual([0, 1, 2, 3]);
+    const shed = answers.filter((a) => a.path === 'shed');
+    const ran = answers.filter((a) => a.path !== 'shed' && a.answer.body.includes('RATE_LIMITED'));
+    // The answer recorded came from a run of the operation: one at least was refused by running it.
+    expect(ran.length).toBeGreaterThan(0);
+    for (const { answer } of [...shed, ...ran]) {
+      expect([answer.status, answer.headers['content-type'], answer.body]).toEqual([ran[0]!.answer.status, ran[0]!.answer.headers['content-type'], ran[0]!.answer.body]);
+    }
+    expect(JSON.parse(ran[0]!.answer.body)).toEqual({
+      errors: [
+        {
+          message: 'Too many logins and sign-ups at once; retry in 1 s',
+          locations: [{ line: 1, column: 44 }],
+          path: ['login'],
+          extensions: { code: 'RATE_LIMITED', retryAfter: 1 },
+        },
+      ],
+      data: null,
+    });
+    // Counted as a run's refusal is: every refusal of every client, shed or not, once.
+    const refusals = refusedBodies.length + answers.filter((a) => a.answer.body.includes('RATE_LIMITED')).length;
+    const after = await scrape(gated);
+    const moved = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
+    expect(moved('parley_graphql_errors_total', { code: 'RATE_LIMITED', operation_type: 'mutation' })).toBe(refusals);
+    expect(moved('graphql_envelop_error_result', { operationName: 'Probe', phase: 'execute' })).toBe(answers.filter((a) => a.answer.body.includes('"errors"')).length);
+    // With room again, the same operation runs: a login, and a password too short refused as such.
+    const served = await send(gated, 'POST', json(), JSON.stringify({ query: text, variables: variants[0] }));
+    expect(servedBy(served.requestId, logs)).toBe('prepared');
+    expect(JSON.parse(served.body).data.login.token.split('.')).toHaveLength(3);
+    const tooShort = await send(gated, 'POST', json(), JSON.stringify({ query: text, variables: variants[3] }));
+    expect(JSON.parse(tooShort.body).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    await gated.stop();
   });
 });

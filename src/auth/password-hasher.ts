@@ -11,7 +11,12 @@
 import { AppError, ErrorCode } from '../errors.js';
 import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
 
-const refusal = () => new AppError(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
+/** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/load-shedding.ts). */
+export class PasswordsBusy extends AppError {
+  constructor() {
+    super(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
+  }
+}
 
 export class PasswordHasher {
   private running = 0;
@@ -37,14 +42,19 @@ export class PasswordHasher {
    * account is read, not after (a read of Cassandra per refusal, issue 12).
    */
   requireRoom(): void {
-    if (this.running >= this.concurrency && this.waiting.length >= this.maxWaiting) throw refusal();
+    if (!this.hasRoom()) throw new PasswordsBusy();
+  }
+
+  /** Whether a hash asked for now would run or wait, not be refused. */
+  hasRoom(): boolean {
+    return this.running < this.concurrency || this.waiting.length < this.maxWaiting;
   }
 
   private async gated<T>(work: () => Promise<T>): Promise<T> {
     if (this.running < this.concurrency) {
       this.running++;
     } else {
-      if (this.waiting.length >= this.maxWaiting) throw refusal();
+      if (this.waiting.length >= this.maxWaiting) throw new PasswordsBusy();
       // The slot is handed over by the hash that finishes (below), so `running` stays as it is.
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }

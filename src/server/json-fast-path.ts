@@ -40,6 +40,7 @@ import { maskError } from './error-masking.js';
 import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperations } from './jit-execution.js';
 import type { PreparedOperationMetrics } from './metrics-plugins.js';
 import { regularAnswer } from './regular-answer.js';
+import type { Shedding } from './load-shedding.js';
 
 type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
 type Params = YogaInitialContext['params'] & { documentId?: string };
@@ -67,7 +68,13 @@ export interface FastPathOptions {
    * pipeline in a context from `context`, counted by `metrics` (when on);
    * absent, every operation goes through Yoga's pipeline.
    */
-  prepared?: { operations: CompiledOperations; context: (req: IncomingMessage) => Promise<unknown>; metrics?: PreparedOperationMetrics };
+  prepared?: {
+    operations: CompiledOperations;
+    context: (req: IncomingMessage) => Promise<unknown>;
+    metrics?: PreparedOperationMetrics;
+    /** Operations answered, while they would be refused, as their last refused run was (load-shedding.ts). */
+    shedding?: Shedding;
+  };
 }
 
 /**
@@ -84,6 +91,8 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
   const mediaTypes = new AcceptedMediaTypes();
   // Tracing instruments operations: its span must cover every one.
   const prepared = instrumentation?.operation ? undefined : options.prepared;
+  /** Each prepared operation's last refused result, for shedding (its errors are located, not yet masked). */
+  const refusals = new WeakMap<Compiled, ExecutionResult>();
 
   const run = (params: Params, request: Request, context: Record<string, unknown>): Result | Promise<Result> => {
     if (!instrumentation?.operation) return yoga.getResultForParams({ params, request }, context);
@@ -125,9 +134,15 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
    */
   async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
     if (!variablesCoerce(compiled, params.variables)) return viaPipeline(req, res, params, mediaType);
-    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
-    const { context, metrics } = prepared!;
+    const { context, metrics, shedding } = prepared!;
     const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: 0 };
+    const refusal = shedding?.refusesNow(compiled) ? refusals.get(compiled) : undefined;
+    if (refusal) {
+      if (options.logger.isLevelEnabled('trace')) options.logger.trace('refused as its last run was (load shedding)');
+      counted(() => metrics?.ran({ ...run, executeSeconds: 0, result: refusal }));
+      return send(res, masked(refusal), mediaType);
+    }
+    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
     const started = performance.now();
     let contextValue: unknown;
     try {
@@ -147,6 +162,7 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
       return send(res, { errors: [thrown(err)] }, mediaType);
     }
     const executeSeconds = (performance.now() - executing) / 1000;
+    if (shedding?.isRefusal(compiled, result)) refusals.set(compiled, result);
     counted(() => metrics?.ran({ ...run, executeSeconds, result }));
     send(res, masked(result), mediaType);
   }

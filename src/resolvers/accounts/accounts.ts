@@ -138,7 +138,10 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
 }
 
 export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
-  const { stores, decoyPasswordHash, metrics } = ctx.services;
+  const { stores, decoyPasswordHash, metrics, passwords } = ctx.services;
+  // While the hasher is full, refused before anything else: every login is then answered alike, whatever its
+  // arguments, and a prepared login operation is refused without running (src/server/load-shedding.ts).
+  passwords.requireRoom();
   const login = normalizeLogin(rawLogin);
   requireLength('login', login, 1, Limits.login.max);
   requireLength('password', password, 1, Limits.password.max);
