@@ -176,11 +176,16 @@ export interface Allocations {
  * A contender's allocations while autocannon runs `scenario` at 16 connections for 10 s: V8's sampling heap
  * profiler in the child (BENCH_ALLOCATIONS, see announceChild), collected objects included, from its start.
  */
-export async function allocationsOf(scenario: RequestScenario, start: StartServer = startServerProcess, env: Record<string, string> = PRODUCTION_ENV): Promise<Allocations> {
+export async function allocationsOf(
+  scenario: RequestScenario,
+  start: StartServer = startServerProcess,
+  how: Pick<ProfileLoad, 'request'> = {},
+  env: Record<string, string> = PRODUCTION_ENV,
+): Promise<Allocations> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const file = `${PROFILE_DIR}allocations-${process.pid}-${Date.now()}.heapprofile`;
   const server = await start({ ...env, BENCH_ALLOCATIONS: file }, []);
-  const { url, body, headers } = graphqlRequest(server.url, scenario);
+  const { url, body, headers } = (how.request ?? graphqlRequest)(server.url, scenario);
   const load = await autocannon({ url, method: 'POST', connections: connections(), duration: 10, headers, body });
   await server.stop();
   const { head } = JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode };

@@ -22,6 +22,8 @@ const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === '
 /** How to start the counterpart a profile compares Parley with: a peer server or the floor. */
 const starterOf = (other: 'mercurius' | 'apollo' | 'floor') => (env: Record<string, string>, nodeArgs: string[]) =>
   other === 'floor' ? startFloorProcess(env, nodeArgs) : startPeerProcess(other, env, nodeArgs);
+/** The counterpart's request: the floor takes a scenario's variables at a path of its own. */
+const loadOf = (other: 'mercurius' | 'apollo' | 'floor') => (other === 'floor' ? { request: floorRequest } : {});
 
 /** Parley's figures beside a peer's, key by key, the largest differences first. */
 function sideBySide(title: string, ours: Array<[string, number]>, theirs: Array<[string, number]>, rows: number, digits: number): void {
@@ -64,7 +66,7 @@ if (process.argv[2] === 'allocations') {
   const scenario = scenarios[process.argv[3] ?? 'history']!;
   const other = peerNamed(process.argv[4]) ?? 'mercurius';
   const ours = await allocationsOf(scenario);
-  const theirs = await allocationsOf(scenario, starterOf(other));
+  const theirs = await allocationsOf(scenario, starterOf(other), loadOf(other));
   console.log(`bytes allocated per request: Parley ${ours.perRequest.toFixed(0)}, ${other} ${theirs.perRequest.toFixed(0)}`);
   for (const by of ['byPlace', 'byFunction'] as const) {
     sideBySide(`${by}: bytes per request, Parley against ${other}`, ours[by], theirs[by], by === 'byPlace' ? 25 : 60, 0);
@@ -79,7 +81,7 @@ const peer = peerNamed(process.argv[3]);
 const parley = await profileScenario(scenario, PRODUCTION_ENV);
 print(parley);
 if (peer) {
-  const other = await profileScenario(scenario, PRODUCTION_ENV, starterOf(peer), peer === 'floor' ? { request: floorRequest } : undefined);
+  const other = await profileScenario(scenario, PRODUCTION_ENV, starterOf(peer), loadOf(peer));
   for (const by of ['byPlace', 'byFunction'] as const) {
     const title = `${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s)`;
     sideBySide(title, usPerRequest(parley, parley[by]), usPerRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);
