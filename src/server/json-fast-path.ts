@@ -136,7 +136,7 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     if (!variablesCoerce(compiled, params.variables)) return viaPipeline(req, res, params, mediaType);
     const { context, metrics, shedding } = prepared!;
     const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: 0 };
-    const refusal = shedding?.refusesNow(compiled) ? refusals.get(compiled) : undefined;
+    const refusal = shedding?.refusesNow(compiled, req) ? refusals.get(compiled) : undefined;
     if (refusal) {
       if (options.logger.isLevelEnabled('trace')) options.logger.trace('refused as its last run was (load shedding)');
       counted(() => metrics?.ran({ ...run, executeSeconds: 0, result: refusal }));
