@@ -9,21 +9,16 @@
  */
 import { startServerProcess } from './server-process.js';
 import { PRODUCTION_ENV } from './scenarios.js';
-import { seedRequestScenarios } from './request-scenarios.js';
+import { seedRequestScenarios, type RequestScenario } from './request-scenarios.js';
 import { allocationsOf, largestDifferences, profileScenario, usPerRequest, type CpuProfile } from './cpu-profile.js';
 import { profileFanout } from './fanout-profile.js';
-import { startPeerProcess } from './peer-servers.js';
-import { startFloorProcess } from './floor-server.js';
-import { floorRequest } from './request-load.js';
+import { STARTERS, requestFor } from './contenders.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
 /** A peer named on the command line, if `arg` names one. */
 const peerNamed = (arg: string | undefined) => (arg === 'mercurius' || arg === 'apollo' || arg === 'floor' ? arg : undefined);
-/** How to start the counterpart a profile compares Parley with: a peer server or the floor. */
-const starterOf = (other: 'mercurius' | 'apollo' | 'floor') => (env: Record<string, string>, nodeArgs: string[]) =>
-  other === 'floor' ? startFloorProcess(env, nodeArgs) : startPeerProcess(other, env, nodeArgs);
-/** The counterpart's request: the floor takes a scenario's variables at a path of its own. */
-const loadOf = (other: 'mercurius' | 'apollo' | 'floor') => (other === 'floor' ? { request: floorRequest } : {});
+/** How the counterpart is asked, as the requests bench asks it (the floor takes a scenario's variables at its own path). */
+const loadOf = (other: 'mercurius' | 'apollo' | 'floor') => ({ request: (url: string, s: RequestScenario) => requestFor(other, url, s) });
 
 /** Parley's figures beside a peer's, key by key, the largest differences first. */
 function sideBySide(title: string, ours: Array<[string, number]>, theirs: Array<[string, number]>, rows: number, digits: number): void {
@@ -66,7 +61,7 @@ if (process.argv[2] === 'allocations') {
   const scenario = scenarios[process.argv[3] ?? 'history']!;
   const other = peerNamed(process.argv[4]) ?? 'mercurius';
   const ours = await allocationsOf(scenario);
-  const theirs = await allocationsOf(scenario, starterOf(other), loadOf(other));
+  const theirs = await allocationsOf(scenario, STARTERS[other], loadOf(other));
   console.log(`bytes allocated per request: Parley ${ours.perRequest.toFixed(0)}, ${other} ${theirs.perRequest.toFixed(0)}`);
   for (const by of ['byPlace', 'byFunction'] as const) {
     sideBySide(`${by}: bytes per request, Parley against ${other}`, ours[by], theirs[by], by === 'byPlace' ? 25 : 60, 0);
@@ -81,7 +76,7 @@ const peer = peerNamed(process.argv[3]);
 const parley = await profileScenario(scenario, PRODUCTION_ENV);
 print(parley);
 if (peer) {
-  const other = await profileScenario(scenario, PRODUCTION_ENV, starterOf(peer), loadOf(peer));
+  const other = await profileScenario(scenario, PRODUCTION_ENV, STARTERS[peer], loadOf(peer));
   for (const by of ['byPlace', 'byFunction'] as const) {
     const title = `${by}: µs per request, Parley against ${peer} (${parley.requests} and ${other.requests} requests in 10 s)`;
     sideBySide(title, usPerRequest(parley, parley[by]), usPerRequest(other, other[by]), by === 'byPlace' ? 25 : 70, 1);

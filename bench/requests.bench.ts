@@ -9,14 +9,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { startServerProcess, type ServerProcess } from './server-process.js';
-import { startFloorProcess } from './floor-server.js';
-import { startPeerProcess } from './peer-servers.js';
+import { STARTERS, requestFor } from './contenders.js';
 import { seedRequestScenarios, type RequestScenario } from './request-scenarios.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { loginCost } from './machine-speed.js';
 import { median } from './harness.js';
-import { profileScenario, shareList, type CpuProfile, type StartServer } from './cpu-profile.js';
-import { floorRequest, graphqlRequest, loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
+import { profileScenario, shareList, type CpuProfile } from './cpu-profile.js';
+import { loadRequest, type HttpRequest, type LoadSample as Sample } from './request-load.js';
 import { cpuUs } from './process-cpu.js';
 import { CONTENDERS, CPU_TABLE_HEAD, TABLE_HEAD, cpuRow, missedTargets, tableRow, type ContenderName, type Row } from './request-rows.js';
 import { profileMisses } from './miss-profiles.js';
@@ -37,22 +36,9 @@ interface Contender {
   request(s: RequestScenario): HttpRequest;
 }
 
-/** The HTTP request that runs `s` on contender `name` at `url`: the floor takes the variables at a path of their own. */
-function requestFor(name: ContenderName, url: string, s: RequestScenario): HttpRequest {
-  return name === 'floor' ? floorRequest(url, s) : graphqlRequest(url, s);
-}
-
 function contender(name: ContenderName, server: ServerProcess): Contender {
   return { server, request: (s) => requestFor(name, server.url, s) };
 }
-
-/** How each contender's process starts, with node arguments (a profiler's). */
-const STARTERS: Record<ContenderName, StartServer> = {
-  parley: startServerProcess,
-  floor: startFloorProcess,
-  apollo: (env, nodeArgs) => startPeerProcess('apollo', env, nodeArgs),
-  mercurius: (env, nodeArgs) => startPeerProcess('mercurius', env, nodeArgs),
-};
 
 function load(c: Contender, s: RequestScenario, connections: number, seconds?: number): Promise<Sample> {
   const isLogin = s.name === 'login';
