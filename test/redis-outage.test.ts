@@ -6,6 +6,9 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
 import { TcpProxy } from './testkit/tcp-proxy.js';
 import { eventually } from './testkit/poll.js';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { RedisBackedPubSub } from '../src/pubsub/redis.js';
 
 describe('Redis unreachable', () => {
   it('keeps logins working (the limiter fails open), fails /ready, and recovers', async () => {
@@ -33,5 +36,41 @@ describe('Redis unreachable', () => {
       intervalMs: 250,
       what: '/ready to recover',
     });
+  });
+});
+
+describe('Redis pub/sub across a reconnect', () => {
+  it("keeps one publisher's order: events made while it was down, then during its handshake", async () => {
+    const { hostname, port } = new URL(REDIS_URL);
+    const proxy = new TcpProxy(hostname, Number(port));
+    await proxy.open();
+    const logger = pino({ level: 'silent' });
+    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
+    const prefix = `parley:order-${randomUUID()}:`;
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, meter);
+    const hearing = RedisBackedPubSub.connect(REDIS_URL, logger, prefix, meter);
+    const heard: string[] = [];
+    try {
+      await hearing.listen<{ n: string }>('room.r', { onEvent: (e) => heard.push(e.n) });
+      await events.publish('room.r', { n: 'before' });
+      await proxy.close();
+      await eventually(() => events.publisher.status === 'reconnecting', { what: 'the publisher to lose its connection' });
+      const whileDown = events.publish('room.r', { n: 'while down' });
+      // Published the moment the connection is back, before its handshake has ended (ioredis's 'connect').
+      let statusThen = '';
+      const inHandshake = new Promise<void>((resolve, reject) =>
+        events.publisher.once('connect', () => {
+          statusThen = events.publisher.status;
+          events.publish('room.r', { n: 'in the handshake' }).then(resolve, reject);
+        }),
+      );
+      await proxy.open(proxy.port);
+      await Promise.all([whileDown, inHandshake]);
+      expect(statusThen).toBe('connect');
+      await eventually(() => heard.length >= 3, { what: 'three events' });
+      expect(heard).toEqual(['before', 'while down', 'in the handshake']);
+    } finally {
+      await Promise.all([events.close(), hearing.close(), proxy.close()]);
+    }
   });
 });

@@ -49,6 +49,7 @@ export class RedisBackedPubSub implements PubSub {
         (err: Error) => logger.debug({ err: err.message }, 'redis subscriber ping failed'),
       );
     });
+    for (const handshakeEnded of ['ready', 'close', 'end'] as const) publisher.on(handshakeEnded, () => this.releaseHeld());
     this.engine = new RedisPubSub({
       publisher,
       subscriber,
@@ -69,9 +70,29 @@ export class RedisBackedPubSub implements PubSub {
     );
   }
 
+  /**
+   * Publishes made while the publisher connection is in its handshake, each a
+   * function that sends it: see publish().
+   */
+  private readonly held: Array<() => void> = [];
+
   async publish(channel: string, event: unknown): Promise<void> {
-    await this.engine.publish(this.prefix + channel, event);
+    const send = () => this.engine.publish(this.prefix + channel, event);
+    // In its handshake (connected, not yet ready) ioredis writes a PUBLISH at once, but sends the commands
+    // queued while it was down only once ready: an event would overtake earlier ones. Such publishes wait
+    // for the handshake to end and are sent then, in order (a room's feed order rests on it: see RoomSequencer).
+    await (this.publisher.status === 'connect' || this.held.length > 0
+      ? new Promise<void>((resolve) => this.held.push(() => resolve(send())))
+      : send());
     this.meter.eventPublished(channelKind(channel));
+  }
+
+  /**
+   * The handshake ended: sends the held publishes in order, with no await between, so nothing made later
+   * goes first. Once ready, ioredis has already sent what it had queued; once closed, these queue behind it.
+   */
+  private releaseHeld(): void {
+    for (const send of this.held.splice(0)) send();
   }
 
   async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
