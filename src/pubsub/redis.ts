@@ -49,7 +49,7 @@ export class RedisBackedPubSub implements PubSub {
         (err: Error) => logger.debug({ err: err.message }, 'redis subscriber ping failed'),
       );
     });
-    for (const handshakeEnded of ['ready', 'close', 'end'] as const) publisher.on(handshakeEnded, () => this.releaseHeld());
+    for (const handshakeEnded of ['ready', 'close'] as const) publisher.on(handshakeEnded, () => this.releaseHeld());
     this.engine = new RedisPubSub({
       publisher,
       subscriber,

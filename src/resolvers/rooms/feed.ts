@@ -55,7 +55,7 @@ export interface Turn {
  */
 export class RoomSequencer {
   /** Per room, the last turn's promise to have sent its events (never rejects). */
-  private readonly tails = new Map<string, Promise<void>>();
+  private readonly tails = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly pubsub: PubSub,
@@ -66,11 +66,11 @@ export class RoomSequencer {
     let fill!: (events: RoomEvent[]) => void;
     const filled = new Promise<RoomEvent[]>((resolve) => (fill = resolve));
     const previous = this.tails.get(roomName) ?? Promise.resolve();
-    let out: Promise<unknown> = Promise.resolve();
-    // Sent in one synchronous loop, so a turn's events leave in its order, after every earlier turn's.
+    // Sent in one synchronous loop, so a turn's events leave in its order, after every earlier turn's. The
+    // answers are wrapped, not adopted: the next turn waits for this one's sending, not for its answers.
     const sent = previous.then(async () => {
       const events = await filled;
-      out = Promise.all(events.map((event) => this.send(roomName, event)));
+      return { answered: Promise.all(events.map((event) => this.send(roomName, event))) };
     });
     this.tails.set(roomName, sent);
     void sent.finally(() => {
@@ -79,8 +79,7 @@ export class RoomSequencer {
     return {
       publish: async (events) => {
         fill(events);
-        await sent;
-        await out;
+        await (await sent).answered;
       },
       cancel: () => fill([]),
     };
