@@ -12,6 +12,7 @@ import { startRelayProcess, relayPayload } from './relay-floor.js';
 import { startFanoutClients, type FanoutClients } from './fanout-clients.js';
 import type { Contender } from './fanout-ramp.js';
 import { redisEventChannel } from '../src/pubsub/redis.js';
+import { EventStamp } from '../src/pubsub/event-envelope.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { newMessage } from '../src/resolvers/rooms/model.js';
 import { JoinRoomDocument } from '../test/generated/graphql.js';
@@ -117,12 +118,14 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
     const channel = redisEventChannel(prefix, roomChannel(roomName));
     const author = { login: poster.login, firstname: poster.firstname, lastname: poster.lastname };
     const room = { name: roomName, createdAt: new Date(0) };
+    // Stamped as an instance stamps what it publishes, so the instances open these as they open a post's.
+    const stamp = new EventStamp();
     const deliveryOnly: Contender = {
       ...parley,
       name: 'Parley, delivery alone',
       post: async (content) => {
         const message = newMessage(room, new Date(), author, content, false);
-        return (await redis.publish(channel, JSON.stringify({ kind: 'MessagePosted', roomName, message }))) >= 0;
+        return (await redis.publish(channel, JSON.stringify(stamp.wrap({ kind: 'MessagePosted', roomName, message })))) >= 0;
       },
     };
     const relay: Contender = {

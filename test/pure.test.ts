@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { TurnWrites } from '../src/server/turn-writes.js';
 import { GraphQLError } from 'graphql';
 import { mask } from '../src/server/error-masking.js';
+import { DUPLICATE, EventStamp, HeardSequences } from '../src/pubsub/event-envelope.js';
 
 describe('buckets', () => {
   it('uses UTC days and months', () => {
@@ -162,5 +163,49 @@ describe('error masking', () => {
     const streamFailed = new GraphQLError('socket hang up', { originalError: new Error('socket hang up') });
     expect(code(mask(streamFailed))).toBe('INTERNAL_SERVER_ERROR');
     expect(mask(streamFailed).message).toBe('Unexpected error');
+  });
+});
+
+describe('event envelopes (each event once across a publisher reconnect)', () => {
+  it("drops an event at or below the last number heard from its publisher on that channel, and nothing else", () => {
+    const a = new EventStamp();
+    const b = new EventStamp();
+    const heard = new HeardSequences();
+    const a1 = a.wrap('a1');
+    const a2 = a.wrap('a2');
+    const b1 = b.wrap('b1');
+    expect(heard.open('room.x', a1)).toBe('a1');
+    expect(heard.open('room.x', a2)).toBe('a2');
+    expect(heard.open('room.x', a2)).toBe(DUPLICATE); // ioredis's resend
+    expect(heard.open('room.x', a1)).toBe(DUPLICATE);
+    expect(heard.open('room.x', b1)).toBe('b1'); // another publisher counts on its own
+    expect(heard.open('room.y', a1)).toBe('a1'); // so does another channel
+    expect(heard.open('room.x', a.wrap('a3'))).toBe('a3');
+  });
+
+  it('forgets a channel no longer listened to, and takes an event without an envelope as it is', () => {
+    const a = new EventStamp();
+    const heard = new HeardSequences();
+    const a1 = a.wrap({ kind: 'MessagePosted' });
+    heard.open('room.x', a1);
+    heard.forget('room.x');
+    expect(heard.open('room.x', a1)).toEqual({ kind: 'MessagePosted' });
+    expect(heard.open('room.x', { kind: 'MessagePosted', seq: 1 })).toEqual({ kind: 'MessagePosted', seq: 1 });
+  });
+
+  it('remembers the 64 publishers heard most recently on a channel', () => {
+    const heard = new HeardSequences();
+    const first = new EventStamp();
+    const resent = first.wrap('first');
+    heard.open('room.x', resent);
+    const others = Array.from({ length: 63 }, () => new EventStamp());
+    const theirs = others.map((o) => o.wrap('other'));
+    theirs.forEach((event) => heard.open('room.x', event));
+    expect(heard.open('room.x', resent)).toBe(DUPLICATE); // 64 publishers: all known
+    heard.open('room.x', first.wrap('first again')); // now others[0] is the one heard least recently
+    heard.open('room.x', new EventStamp().wrap('a 65th publisher'));
+    expect(heard.open('room.x', resent)).toBe(DUPLICATE);
+    expect(heard.open('room.x', theirs[1])).toBe(DUPLICATE);
+    expect(heard.open('room.x', theirs[0])).toBe('other'); // forgotten
   });
 });

@@ -40,18 +40,29 @@ describe('Redis unreachable', () => {
 });
 
 describe('Redis pub/sub across a reconnect', () => {
-  it("keeps one publisher's order: events made while it was down, then during its handshake", async () => {
+  /** A publisher reaching Redis through a closable proxy, and what an instance connected directly hears of channel room.r. */
+  async function withPublisherBehindProxy(
+    test: (stage: { proxy: TcpProxy; events: RedisBackedPubSub; heard: string[] }) => Promise<void>,
+  ): Promise<void> {
     const { hostname, port } = new URL(REDIS_URL);
     const proxy = new TcpProxy(hostname, Number(port));
     await proxy.open();
     const logger = pino({ level: 'silent' });
     const meter = { eventPublished: () => {}, eventDelivered: () => {} };
-    const prefix = `parley:order-${randomUUID()}:`;
+    const prefix = `parley:reconnect-${randomUUID()}:`;
     const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, meter);
     const hearing = RedisBackedPubSub.connect(REDIS_URL, logger, prefix, meter);
     const heard: string[] = [];
     try {
       await hearing.listen<{ n: string }>('room.r', { onEvent: (e) => heard.push(e.n) });
+      await test({ proxy, events, heard });
+    } finally {
+      await Promise.all([events.close(), hearing.close(), proxy.close()]);
+    }
+  }
+
+  it("keeps one publisher's order: events made while it was down, then during its handshake", async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
       await events.publish('room.r', { n: 'before' });
       await proxy.close();
       await eventually(() => events.publisher.status === 'reconnecting', { what: 'the publisher to lose its connection' });
@@ -69,8 +80,22 @@ describe('Redis pub/sub across a reconnect', () => {
       expect(statusThen).toBe('connect');
       await eventually(() => heard.length >= 3, { what: 'three events' });
       expect(heard).toEqual(['before', 'while down', 'in the handshake']);
-    } finally {
-      await Promise.all([events.close(), hearing.close(), proxy.close()]);
-    }
+    });
+  });
+
+  it('hears once an event ioredis resends after a drop, when Redis had run it already', async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
+      await events.publish('room.r', { n: 'before' });
+      // Redis runs the next PUBLISH, but its reply is lost with the connection: ioredis resends it.
+      proxy.dropReplies();
+      const inFlight = events.publish('room.r', { n: 'in flight' });
+      await eventually(() => heard.includes('in flight'), { what: 'Redis to run the publish' });
+      await proxy.close();
+      await proxy.open(proxy.port);
+      await inFlight; // answered: the resend reached Redis
+      await events.publish('room.r', { n: 'after' });
+      await eventually(() => heard.includes('after'), { what: 'the publish after the reconnect' });
+      expect(heard).toEqual(['before', 'in flight', 'after']);
+    });
   });
 });

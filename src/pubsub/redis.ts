@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createRedis } from './redis-connection.js';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
+import { DUPLICATE, EventStamp, HeardSequences } from './event-envelope.js';
 
 /** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
 export const redisEventChannel = (prefix: string, channel: string) => `${prefix}events:${channel}`;
@@ -12,13 +13,17 @@ export const redisEventChannel = (prefix: string, channel: string) => `${prefix}
  * Events through Redis with graphql-redis-subscriptions: a publisher and a
  * separate subscriber connection (a subscribed connection can run nothing else).
  * The engine holds one subscription per channel, however many listeners this
- * instance has on it; ChannelListeners fans each event out to them.
+ * instance has on it; ChannelListeners fans each event out to them. Events
+ * travel stamped with their publisher and its count, so one that ioredis
+ * resends after a reconnect is heard once (event-envelope.ts).
  */
 export class RedisBackedPubSub implements PubSub {
   private readonly engine: RedisPubSub;
   private readonly channels: ChannelListeners;
   /** The engine's subscription of each channel with a listener here, and how many listen() calls await it. */
   private readonly subscriptions = new Map<string, { id: Promise<number>; joining: number }>();
+  private readonly stamp = new EventStamp();
+  private readonly heard = new HeardSequences();
 
   constructor(
     readonly publisher: Redis,
@@ -77,7 +82,8 @@ export class RedisBackedPubSub implements PubSub {
   private readonly held: Array<() => void> = [];
 
   async publish(channel: string, event: unknown): Promise<void> {
-    const send = () => this.engine.publish(this.prefix + channel, event);
+    // Stamped as it is sent: held publishes go out after those queued before them, and are numbered so.
+    const send = () => this.engine.publish(this.prefix + channel, this.stamp.wrap(event));
     // In its handshake (connected, not yet ready) ioredis writes a PUBLISH at once, but sends the commands
     // queued while it was down only once ready: an event would overtake earlier ones. Such publishes wait
     // for the handshake to end and are sent then, in order (a room's feed order rests on it: see RoomSequencer).
@@ -98,7 +104,10 @@ export class RedisBackedPubSub implements PubSub {
   async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
-      const id = this.engine.subscribe(this.prefix + channel, (event: unknown) => this.channels.deliver(channel, event));
+      const id = this.engine.subscribe(this.prefix + channel, (arrival: unknown) => {
+        const event = this.heard.open(channel, arrival);
+        if (event !== DUPLICATE) this.channels.deliver(channel, event);
+      });
       subscription = { id, joining: 0 };
       this.subscriptions.set(channel, subscription);
     }
@@ -121,6 +130,7 @@ export class RedisBackedPubSub implements PubSub {
     const subscription = this.subscriptions.get(channel);
     if (!subscription || subscription.joining > 0) return;
     this.subscriptions.delete(channel);
+    this.heard.forget(channel);
     this.engine.unsubscribe(await subscription.id);
   }
 

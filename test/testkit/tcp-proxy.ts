@@ -10,6 +10,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private relayed = 0;
   private afterRelayed?: { bytes: number; action: () => void };
+  private repliesDropped = false;
   port = 0;
 
   constructor(
@@ -18,6 +19,7 @@ export class TcpProxy {
   ) {}
 
   async open(port = this.port): Promise<void> {
+    this.repliesDropped = false;
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
@@ -25,8 +27,11 @@ export class TcpProxy {
         s.once('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      upstream.on('data', (chunk: Buffer) => this.countRelayed(chunk.length));
-      client.pipe(upstream).pipe(client);
+      upstream.on('data', (chunk: Buffer) => {
+        this.countRelayed(chunk.length);
+        if (!this.repliesDropped) client.write(chunk);
+      });
+      client.pipe(upstream);
       client.once('close', () => upstream.destroy());
       upstream.once('close', () => client.destroy());
     });
@@ -46,6 +51,15 @@ export class TcpProxy {
       this.afterRelayed = undefined;
       action();
     }
+  }
+
+  /**
+   * From now until the proxy is closed, what the target sends back is thrown
+   * away: requests still reach it, their answers never arrive (a connection
+   * that drops after a command ran, before its reply came).
+   */
+  dropReplies(): void {
+    this.repliesDropped = true;
   }
 
   get isOpen(): boolean {
