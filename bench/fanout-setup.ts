@@ -12,7 +12,7 @@ import { startRelayProcess, relayPayload } from './relay-floor.js';
 import { startFanoutClients, type FanoutClients } from './fanout-clients.js';
 import type { Contender } from './fanout-ramp.js';
 import { redisEventChannel } from '../src/pubsub/redis.js';
-import { EventStamp } from '../src/pubsub/event-envelope.js';
+import { EventStamp } from '../src/pubsub/event-stamps.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { newMessage } from '../src/resolvers/rooms/model.js';
 import { JoinRoomDocument } from '../test/generated/graphql.js';
@@ -125,7 +125,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
       name: 'Parley, delivery alone',
       post: async (content) => {
         const message = newMessage(room, new Date(), author, content, false);
-        return (await redis.publish(channel, JSON.stringify(stamp.wrap({ kind: 'MessagePosted', roomName, message })))) >= 0;
+        return (await redis.publish(channel, JSON.stringify(stamp.stamp({ kind: 'MessagePosted', roomName, message })))) >= 0;
       },
     };
     const relay: Contender = {

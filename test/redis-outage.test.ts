@@ -98,4 +98,53 @@ describe('Redis pub/sub across a reconnect', () => {
       expect(heard).toEqual(['before', 'in flight', 'after']);
     });
   });
+
+  it('delivers, once each, resent events that reach Redis after later ones (the reconnect failed while resending)', async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
+      await events.publish('room.r', { n: 'before' });
+      // Sent, never reaching Redis: ioredis will resend both.
+      proxy.dropEverything();
+      const inFlight = ['a1', 'a2'].map((n) => events.publish('room.r', { n }));
+      await eventually(() => (events.publisher as unknown as { commandQueue: { length: number } }).commandQueue.length === 2, {
+        what: 'both publishes to be written',
+      });
+      await proxy.close();
+      await proxy.open(proxy.port);
+      await eventually(() => events.publisher.status === 'reconnecting', { what: 'the publisher to lose its connection' });
+      const whileDown = ['b1', 'b2'].map((n) => events.publish('room.r', { n }));
+      // The next connection breaks as ioredis resends: its first resend is written, then the socket fails on the
+      // spot (a reset seen at write time), so ioredis queues the second behind b1 and b2, queued while it was down.
+      events.publisher.once('connect', () => {
+        const stream = (events.publisher as unknown as { stream: NodeJS.WritableStream & { destroy(e: Error): void } }).stream;
+        const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+        let publishes = 0;
+        stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+          const written = write(chunk, ...rest);
+          if (String(chunk).toLowerCase().includes('publish') && ++publishes === 1) stream.destroy(new Error('write ECONNRESET'));
+          return written;
+        }) as typeof stream.write;
+      });
+      await Promise.all([...inFlight, ...whileDown]);
+      await eventually(() => heard.length >= 5, { what: 'five events' });
+      expect(heard.toSorted()).toEqual(['a1', 'a2', 'b1', 'b2', 'before']);
+      expect(heard.at(-1)).toBe('a2'); // the case this test is about: a2 came last, and was still delivered
+    });
+  });
+
+  it('fails a publish held through a handshake that does not end, and still sends it, in its place, once it does', async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
+      await events.publish('room.r', { n: 'before' });
+      await proxy.close();
+      await proxy.open(proxy.port);
+      // The reconnect's ready check is never answered (as while Redis loads its data): the handshake lasts.
+      proxy.dropReplies();
+      await eventually(() => events.publisher.status === 'connect', { what: 'the publisher to be in its handshake' });
+      await expect(events.publish('room.r', { n: 'held' })).rejects.toThrow(/^Command timed out/);
+      await proxy.close();
+      await proxy.open(proxy.port);
+      await events.publish('room.r', { n: 'after' });
+      await eventually(() => heard.length >= 3, { what: 'three events' });
+      expect(heard).toEqual(['before', 'held', 'after']);
+    });
+  });
 });

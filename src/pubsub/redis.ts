@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import { createRedis } from './redis-connection.js';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
-import { DUPLICATE, EventStamp, HeardSequences } from './event-envelope.js';
+import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
+
+/** How long a publish may wait for Redis's answer before it fails (it may still have run). */
+const PUBLISH_TIMEOUT_MS = 1000;
 
 /** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
 export const redisEventChannel = (prefix: string, channel: string) => `${prefix}events:${channel}`;
@@ -15,7 +18,7 @@ export const redisEventChannel = (prefix: string, channel: string) => `${prefix}
  * The engine holds one subscription per channel, however many listeners this
  * instance has on it; ChannelListeners fans each event out to them. Events
  * travel stamped with their publisher and its count, so one that ioredis
- * resends after a reconnect is heard once (event-envelope.ts).
+ * resends after a reconnect is heard once (event-stamps.ts).
  */
 export class RedisBackedPubSub implements PubSub {
   private readonly engine: RedisPubSub;
@@ -23,7 +26,7 @@ export class RedisBackedPubSub implements PubSub {
   /** The engine's subscription of each channel with a listener here, and how many listen() calls await it. */
   private readonly subscriptions = new Map<string, { id: Promise<number>; joining: number }>();
   private readonly stamp = new EventStamp();
-  private readonly heard = new HeardSequences();
+  private readonly heard = new HeardEvents();
 
   constructor(
     readonly publisher: Redis,
@@ -32,6 +35,8 @@ export class RedisBackedPubSub implements PubSub {
     /** Namespaces channels, so deployments (or test runs) sharing one Redis never hear each other. */
     private readonly prefix: string,
     private readonly meter: PubSubMeter,
+    /** How long a publish held through a handshake waits before it fails (it is still sent when the handshake ends). */
+    private readonly heldTimeoutMs: number = PUBLISH_TIMEOUT_MS,
   ) {
     this.channels = new ChannelListeners(logger, meter);
     // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises; while
@@ -66,7 +71,7 @@ export class RedisBackedPubSub implements PubSub {
 
   static connect(url: string, logger: Logger, prefix: string, meter: PubSubMeter): RedisBackedPubSub {
     return new RedisBackedPubSub(
-      createRedis(url, logger, 'publisher', { commandTimeoutMs: 1000 }),
+      createRedis(url, logger, 'publisher', { commandTimeoutMs: PUBLISH_TIMEOUT_MS }),
       // No command timeout: a subscribed connection waits for messages by design.
       createRedis(url, logger, 'subscriber'),
       logger,
@@ -83,14 +88,30 @@ export class RedisBackedPubSub implements PubSub {
 
   async publish(channel: string, event: unknown): Promise<void> {
     // Stamped as it is sent: held publishes go out after those queued before them, and are numbered so.
-    const send = () => this.engine.publish(this.prefix + channel, this.stamp.wrap(event));
+    const send = () => this.engine.publish(this.prefix + channel, this.stamp.stamp(event));
     // In its handshake (connected, not yet ready) ioredis writes a PUBLISH at once, but sends the commands
     // queued while it was down only once ready: an event would overtake earlier ones. Such publishes wait
     // for the handshake to end and are sent then, in order (a room's feed order rests on it: see RoomSequencer).
-    await (this.publisher.status === 'connect' || this.held.length > 0
-      ? new Promise<void>((resolve) => this.held.push(() => resolve(send())))
-      : send());
+    await (this.publisher.status === 'connect' || this.held.length > 0 ? this.afterHandshake(send) : send());
     this.meter.eventPublished(channelKind(channel));
+  }
+
+  /**
+   * `send`, once the handshake has ended. A handshake can last (Redis loading its data answers the ready
+   * check with LOADING until done): past the command timeout the publish fails as a command that timed out
+   * does, and, as such a command, it is still sent, in its place.
+   */
+  private afterHandshake(send: () => Promise<unknown>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('Command timed out (waiting for the Redis handshake)')), this.heldTimeoutMs);
+      this.held.push(() => {
+        clearTimeout(timer);
+        const sent = send();
+        // Once timed out, nobody awaits it: its failure is known already.
+        sent.catch(() => {});
+        resolve(sent);
+      });
+    });
   }
 
   /**
@@ -105,7 +126,7 @@ export class RedisBackedPubSub implements PubSub {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
       const id = this.engine.subscribe(this.prefix + channel, (arrival: unknown) => {
-        const event = this.heard.open(channel, arrival);
+        const event = this.heard.open(arrival);
         if (event !== DUPLICATE) this.channels.deliver(channel, event);
       });
       subscription = { id, joining: 0 };
@@ -130,7 +151,6 @@ export class RedisBackedPubSub implements PubSub {
     const subscription = this.subscriptions.get(channel);
     if (!subscription || subscription.joining > 0) return;
     this.subscriptions.delete(channel);
-    this.heard.forget(channel);
     this.engine.unsubscribe(await subscription.id);
   }
 

@@ -1,7 +1,7 @@
 /**
- * A TCP proxy in front of the real Cassandra node, so a test can make the
- * database unreachable for one app instance (and bring it back) without
- * touching the node other tests use.
+ * A TCP proxy in front of a real service (the Cassandra node, Redis), so a
+ * test can make it unreachable for one app instance or one connection (and
+ * bring it back) without touching what other tests use.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -11,6 +11,7 @@ export class TcpProxy {
   private relayed = 0;
   private afterRelayed?: { bytes: number; action: () => void };
   private repliesDropped = false;
+  private requestsDropped = false;
   port = 0;
 
   constructor(
@@ -20,6 +21,7 @@ export class TcpProxy {
 
   async open(port = this.port): Promise<void> {
     this.repliesDropped = false;
+    this.requestsDropped = false;
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
@@ -31,7 +33,9 @@ export class TcpProxy {
         this.countRelayed(chunk.length);
         if (!this.repliesDropped) client.write(chunk);
       });
-      client.pipe(upstream);
+      client.on('data', (chunk: Buffer) => {
+        if (!this.requestsDropped) upstream.write(chunk);
+      });
       client.once('close', () => upstream.destroy());
       upstream.once('close', () => client.destroy());
     });
@@ -60,6 +64,12 @@ export class TcpProxy {
    */
   dropReplies(): void {
     this.repliesDropped = true;
+  }
+
+  /** From now until the proxy is closed, nothing gets through either way (the connection looks up to both ends). */
+  dropEverything(): void {
+    this.repliesDropped = true;
+    this.requestsDropped = true;
   }
 
   get isOpen(): boolean {
