@@ -64,8 +64,9 @@ describe('Redis pub/sub across a reconnect', () => {
   it("keeps one publisher's order: events made while it was down, then during its handshake", async () => {
     await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
       await events.publish('room.r', { n: 'before' });
+      const reconnecting = new Promise((resolve) => events.publisher.once('reconnecting', resolve));
       await proxy.close();
-      await eventually(() => events.publisher.status === 'reconnecting', { what: 'the publisher to lose its connection' });
+      await reconnecting;
       const whileDown = events.publish('room.r', { n: 'while down' });
       // Published the moment the connection is back, before its handshake has ended (ioredis's 'connect').
       let statusThen = '';
@@ -108,9 +109,10 @@ describe('Redis pub/sub across a reconnect', () => {
       await eventually(() => (events.publisher as unknown as { commandQueue: { length: number } }).commandQueue.length === 2, {
         what: 'both publishes to be written',
       });
+      const reconnecting = new Promise((resolve) => events.publisher.once('reconnecting', resolve));
       await proxy.close();
       await proxy.open(proxy.port);
-      await eventually(() => events.publisher.status === 'reconnecting', { what: 'the publisher to lose its connection' });
+      await reconnecting;
       const whileDown = ['b1', 'b2'].map((n) => events.publish('room.r', { n }));
       // The next connection breaks as ioredis resends: its first resend is written, then the socket fails on the
       // spot (a reset seen at write time), so ioredis queues the second behind b1 and b2, queued while it was down.
@@ -124,7 +126,8 @@ describe('Redis pub/sub across a reconnect', () => {
           return written;
         }) as typeof stream.write;
       });
-      await Promise.all([...inFlight, ...whileDown]);
+      // Whether a1 and a2 were answered within their command timeout (two reconnects) is not this test's point.
+      await Promise.allSettled([...inFlight, ...whileDown]);
       await eventually(() => heard.length >= 5, { what: 'five events' });
       expect(heard.toSorted()).toEqual(['a1', 'a2', 'b1', 'b2', 'before']);
       expect(heard.at(-1)).toBe('a2'); // the case this test is about: a2 came last, and was still delivered
@@ -145,6 +148,30 @@ describe('Redis pub/sub across a reconnect', () => {
       await events.publish('room.r', { n: 'after' });
       await eventually(() => heard.length >= 3, { what: 'three events' });
       expect(heard).toEqual(['before', 'held', 'after']);
+    });
+  });
+
+  it('holds at most 10,000 publishes through a handshake: the next fails at once, and is never sent', async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
+      await events.publish('room.r', { n: 'before' });
+      await proxy.close();
+      await proxy.open(proxy.port);
+      proxy.dropReplies();
+      await eventually(() => events.publisher.status === 'connect', { what: 'the publisher to be in its handshake' });
+      const held = Array.from({ length: 10_000 }, (_, i) => events.publish('room.r', { n: `held ${i}` }));
+      const refused = events.publish('room.r', { n: 'one too many' });
+      // Refused before any held publish times out (those wait 1 s).
+      const first = await Promise.race([refused.then(() => 'sent', (e: Error) => e.message), Promise.any(held.map((p) => p.catch(() => new Promise(() => {})))).then(() => 'a held one settled')]);
+      expect(first).toMatch(/too many publishes wait/);
+      await Promise.allSettled(held);
+      const closed = new Promise((resolve) => events.publisher.once('close', resolve));
+      await proxy.close();
+      await closed; // the handshake has ended: the held publishes are queued to be sent
+      await proxy.open(proxy.port);
+      await events.publish('room.r', { n: 'after' });
+      await eventually(() => heard.at(-1) === 'after', { what: 'the publish after the handshake' });
+      expect(heard.length).toBe(10_002);
+      expect(heard).not.toContain('one too many');
     });
   });
 });

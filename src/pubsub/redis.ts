@@ -8,6 +8,8 @@ import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
 
 /** How long a publish may wait for Redis's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
+/** Publishes held through a handshake at most (see afterHandshake). */
+const MAX_HELD = 10_000;
 
 /** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
 export const redisEventChannel = (prefix: string, channel: string) => `${prefix}events:${channel}`;
@@ -99,9 +101,12 @@ export class RedisBackedPubSub implements PubSub {
   /**
    * `send`, once the handshake has ended. A handshake can last (Redis loading its data answers the ready
    * check with LOADING until done): past the command timeout the publish fails as a command that timed out
-   * does, and, as such a command, it is still sent, in its place.
+   * does and, as such a command, it is still sent in its place when the handshake ends (queued behind what
+   * ioredis holds, which it drops if reconnecting keeps failing). Beyond MAX_HELD, a publish fails at once
+   * and is not sent: a handshake of minutes must not end in a burst of stale events.
    */
   private afterHandshake(send: () => Promise<unknown>): Promise<unknown> {
+    if (this.held.length >= MAX_HELD) return Promise.reject(new Error('Command timed out (too many publishes wait for the Redis handshake)'));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('Command timed out (waiting for the Redis handshake)')), this.heldTimeoutMs);
       this.held.push(() => {
