@@ -61,6 +61,15 @@ describe('Redis pub/sub across a reconnect', () => {
     }
   }
 
+  /** After one event ('before'), a reconnect whose ready check is never answered (as while Redis loads its data): the handshake lasts. */
+  async function stallHandshake(proxy: TcpProxy, events: RedisBackedPubSub): Promise<void> {
+    await events.publish('room.r', { n: 'before' });
+    await proxy.close();
+    await proxy.open(proxy.port);
+    proxy.dropReplies();
+    await eventually(() => events.publisher.status === 'connect', { what: 'the publisher to be in its handshake' });
+  }
+
   it("keeps one publisher's order: events made while it was down, then during its handshake", async () => {
     await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
       await events.publish('room.r', { n: 'before' });
@@ -136,12 +145,7 @@ describe('Redis pub/sub across a reconnect', () => {
 
   it('fails a publish held through a handshake that does not end, and still sends it, in its place, once it does', async () => {
     await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
-      await events.publish('room.r', { n: 'before' });
-      await proxy.close();
-      await proxy.open(proxy.port);
-      // The reconnect's ready check is never answered (as while Redis loads its data): the handshake lasts.
-      proxy.dropReplies();
-      await eventually(() => events.publisher.status === 'connect', { what: 'the publisher to be in its handshake' });
+      await stallHandshake(proxy, events);
       await expect(events.publish('room.r', { n: 'held' })).rejects.toThrow(/^Command timed out/);
       await proxy.close();
       await proxy.open(proxy.port);
@@ -153,11 +157,7 @@ describe('Redis pub/sub across a reconnect', () => {
 
   it('holds at most 10,000 publishes through a handshake: the next fails at once, and is never sent', async () => {
     await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
-      await events.publish('room.r', { n: 'before' });
-      await proxy.close();
-      await proxy.open(proxy.port);
-      proxy.dropReplies();
-      await eventually(() => events.publisher.status === 'connect', { what: 'the publisher to be in its handshake' });
+      await stallHandshake(proxy, events);
       const held = Array.from({ length: 10_000 }, (_, i) => events.publish('room.r', { n: `held ${i}` }));
       const refused = events.publish('room.r', { n: 'one too many' });
       // Refused before any held publish times out (those wait 1 s).
