@@ -4,7 +4,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { type MessagePageFragment, HistoryDocument, LoginDocument, LogoutDocument, MeDocument, RoomEventsDocument } from './generated/graphql.js';
+import {
+  type MessagePageFragment,
+  ConversationsDocument,
+  HistoryDocument,
+  InboxEventsDocument,
+  LoginDocument,
+  LogoutDocument,
+  MeDocument,
+  RoomEventsDocument,
+} from './generated/graphql.js';
+import { send } from './testkit/messenger.js';
+import { inboxChannel } from '../src/resolvers/messenger/events.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { startApp, stopApp } from './testkit/app.js';
@@ -112,6 +123,47 @@ describe('Redis restarted in the middle of a room feed', () => {
       expect(during).toContain(id);
     }
     feed.unsubscribe();
+    await client.dispose();
+  });
+});
+
+describe('Redis restarted under an open inbox feed', () => {
+  it('tells the subscription to re-read its inbox, where every message of the outage is counted, and goes on live', async () => {
+    const [sender, owner] = await Promise.all([signUp(a), signUp(b)]);
+    const client = wsClient(b, owner.token);
+    const inbox = subscribe(client, InboxEventsDocument, {});
+    await eventually(() => b.services.pubsub.listeners(inboxChannel(owner.login)) === 1, { what: 'the inbox feed to be live on B' });
+
+    await redis.stop();
+    await eventually(async () => (await ready(b)) === 503, { what: 'B to see Redis down' });
+    const outageStarted = Date.now();
+    const during = [];
+    for (let i = 0; i < 3; i++) during.push(await send(a, sender, owner, `during the outage ${i}`));
+    await redis.start();
+
+    // A message of the outage may still arrive live (the publisher retries on reconnect); then the notice.
+    let interruptedAt: string | undefined;
+    while (!interruptedAt) {
+      const event = (await inbox.next(30_000)).data?.inboxEvents;
+      if (event?.__typename === 'InboxInterrupted') interruptedAt = event.interruptedAt;
+      else expect(event?.__typename).toBe('DirectMessageReceived');
+    }
+    // From before anything was sent during the outage.
+    expect(new Date(interruptedAt).getTime()).toBeLessThanOrEqual(outageStarted);
+    const conversation = (await gqlOk(b, ConversationsDocument, { first: 10 }, owner.token)).conversations.edges.find(
+      (e) => e.node.partner.login === sender.login,
+    );
+    expect(conversation?.node.unreadCount).toBe(during.length);
+
+    const after = await send(a, sender, owner, 'after the outage');
+    for (;;) {
+      const event = (await inbox.next(15_000)).data?.inboxEvents;
+      expect(event?.__typename).toBe('DirectMessageReceived');
+      const id = (event as { message: { id: string } }).message.id;
+      if (id === after.id) break;
+      expect(during.map((m) => m.id)).toContain(id);
+    }
+    inbox.unsubscribe();
     await client.dispose();
   });
 });

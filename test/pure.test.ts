@@ -12,6 +12,7 @@ import { TurnWrites } from '../src/server/turn-writes.js';
 import { GraphQLError } from 'graphql';
 import { mask } from '../src/server/error-masking.js';
 import { DUPLICATE, EventStamp, HeardEvents } from '../src/pubsub/event-stamps.js';
+import { lostFrom } from '../src/pubsub/pubsub.js';
 
 describe('buckets', () => {
   it('uses UTC days and months', () => {
@@ -232,5 +233,16 @@ describe('event stamps (each event once across a publisher reconnect)', () => {
     opened(heard, first.stamp({ n: 'first again' }), new EventStamp().stamp({ n: 'a 65th publisher' }));
     // The 65th pushed out the publisher heard least recently: others[0] (first was heard again).
     expect(opened(heard, resent, theirs[1], theirs[0])).toEqual([DUPLICATE, DUPLICATE, { n: 'other' }]);
+  });
+});
+
+describe('when a feed started to lose events', () => {
+  it('is the earliest of what it knew and what it is told, and now when it is told no time', () => {
+    const [t1, t2, now] = [new Date('2026-11-26T06:00:00Z'), new Date('2026-11-26T06:00:05Z'), new Date('2026-11-26T06:01:00Z')];
+    expect(lostFrom(undefined, undefined, now)).toBe(now);
+    expect(lostFrom(undefined, t2, now)).toBe(t2);
+    expect(lostFrom(t2, t1, now)).toBe(t1); // a notice of a publish that failed before this instance's own drop
+    expect(lostFrom(t1, t2, now)).toBe(t1);
+    expect(lostFrom(t1, undefined, now)).toBe(t1);
   });
 });

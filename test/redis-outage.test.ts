@@ -1,7 +1,7 @@
 /** A Redis outage degrades live features; it never takes logins down or crashes the server. */
 import { describe, expect, it } from 'vitest';
-import { LoginDocument, MeDocument } from './generated/graphql.js';
-import { startApp, REDIS_URL } from './testkit/app.js';
+import { ConversationsDocument, HistoryDocument, InboxEventsDocument, LoginDocument, MeDocument, RoomEventsDocument } from './generated/graphql.js';
+import { startApp, stopApp, REDIS_URL } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
 import { TcpProxy } from './testkit/tcp-proxy.js';
@@ -9,6 +9,11 @@ import { eventually } from './testkit/poll.js';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { RedisBackedPubSub } from '../src/pubsub/redis.js';
+import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { inboxChannel } from '../src/resolvers/messenger/events.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { send } from './testkit/messenger.js';
+import { subscribe, wsClient } from './testkit/ws.js';
 
 describe('Redis unreachable', () => {
   it('keeps logins working (the limiter fails open), fails /ready, and recovers', async () => {
@@ -42,7 +47,7 @@ describe('Redis unreachable', () => {
 describe('Redis pub/sub across a reconnect', () => {
   /** A publisher reaching Redis through a closable proxy, and what an instance connected directly hears of channel room.r. */
   async function withPublisherBehindProxy(
-    test: (stage: { proxy: TcpProxy; events: RedisBackedPubSub; heard: string[] }) => Promise<void>,
+    test: (stage: { proxy: TcpProxy; events: RedisBackedPubSub; hearing: RedisBackedPubSub; heard: string[] }) => Promise<void>,
   ): Promise<void> {
     const { hostname, port } = new URL(REDIS_URL);
     const proxy = new TcpProxy(hostname, Number(port));
@@ -55,7 +60,7 @@ describe('Redis pub/sub across a reconnect', () => {
     const heard: string[] = [];
     try {
       await hearing.listen<{ n: string }>('room.r', { onEvent: (e) => heard.push(e.n) });
-      await test({ proxy, events, heard });
+      await test({ proxy, events, hearing, heard });
     } finally {
       await Promise.all([events.close(), hearing.close(), proxy.close()]);
     }
@@ -155,6 +160,27 @@ describe('Redis pub/sub across a reconnect', () => {
     });
   });
 
+  it('tells every instance when a publish failed, from when it was made, though their own connection never dropped', async () => {
+    await withPublisherBehindProxy(async ({ proxy, events, hearing }) => {
+      const told: Array<[boolean, Date | undefined]> = [];
+      hearing.watchDelivery({ onDeliveryChange: (live, lostSince) => told.push([live, lostSince]) });
+      await events.publish('room.r', { n: 'before' });
+      const reconnecting = new Promise((resolve) => events.publisher.once('reconnecting', resolve));
+      await proxy.close();
+      await reconnecting;
+      const madeAt = Date.now();
+      // Timed out, or dropped by ioredis after its reconnects failed: either way it may have reached nobody.
+      await expect(events.publish('room.r', { n: 'may reach nobody' })).rejects.toThrow();
+      expect(told).toEqual([]); // the hearing instance's connection is fine: only the publisher can tell it
+      await proxy.open(proxy.port);
+      await eventually(() => told.length >= 2, { what: 'the notice' });
+      expect(told[0]![0]).toBe(false);
+      expect(told[0]![1]!.getTime()).toBeGreaterThanOrEqual(madeAt);
+      expect(told[0]![1]!.getTime()).toBeLessThan(madeAt + 500);
+      expect(told[1]).toEqual([true, undefined]);
+    });
+  });
+
   it('holds at most 10,000 publishes through a handshake: the next fails at once, and is never sent', async () => {
     await withPublisherBehindProxy(async ({ proxy, events, heard }) => {
       await stallHandshake(proxy, events);
@@ -173,5 +199,60 @@ describe('Redis pub/sub across a reconnect', () => {
       expect(heard.length).toBe(10_002);
       expect(heard).not.toContain('one too many');
     });
+  });
+});
+
+describe('A publish that failed on one instance', () => {
+  it('tells the room and inbox feeds on the other instances to catch up, and catching up finds what was stored', async () => {
+    const { hostname, port } = new URL(REDIS_URL);
+    const proxy = new TcpProxy(hostname, Number(port));
+    await proxy.open();
+    const a = await startApp({ redis: true, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
+    const b = await startApp({ redis: true });
+    const [poster, reader] = await Promise.all([signUp(a), signUp(b)]);
+    const client = wsClient(b, reader.token);
+    try {
+      const room = await roomWith(a, poster, [reader]);
+      const feed = subscribe(client, RoomEventsDocument, { roomName: room });
+      const inbox = subscribe(client, InboxEventsDocument, {});
+      await eventually(() => b.services.pubsub.listeners(roomChannel(room)) === 1 && b.services.pubsub.listeners(inboxChannel(reader.login)) === 1, {
+        what: 'both feeds to be live on B',
+      });
+
+      // A stores both while it cannot reach Redis; their live events fail there (after the command timeout).
+      await proxy.close();
+      const started = Date.now();
+      const posted = await post(a, poster, room, 'posted while A cannot publish');
+      const sent = await send(a, poster, reader, 'sent while A cannot publish');
+      await proxy.open(proxy.port);
+
+      // Each event may still arrive late (ioredis sends what it had queued); then the notice.
+      let resumeCursor: string | undefined;
+      while (!resumeCursor) {
+        const event = (await feed.next(30_000)).data?.roomEvents;
+        if (event?.__typename === 'FeedInterrupted') resumeCursor = event.resumeCursor;
+        else expect(event).toMatchObject({ __typename: 'MessagePosted', message: { id: posted.id } });
+      }
+      const page = (await gqlOk(b, HistoryDocument, { name: room, last: 200, before: resumeCursor }, reader.token)).room!.messages;
+      expect(page.edges.map((e) => e.node.id)).toContain(posted.id);
+
+      let interruptedAt: string | undefined;
+      while (!interruptedAt) {
+        const event = (await inbox.next(30_000)).data?.inboxEvents;
+        if (event?.__typename === 'InboxInterrupted') interruptedAt = event.interruptedAt;
+        else expect(event).toMatchObject({ __typename: 'DirectMessageReceived', message: { id: sent.id } });
+      }
+      expect(new Date(interruptedAt).getTime()).toBeGreaterThanOrEqual(started);
+      // From before the message was stored: re-reading from it finds the message.
+      expect(new Date(interruptedAt).getTime()).toBeLessThanOrEqual(new Date(sent.createdAt).getTime());
+      const conversations = (await gqlOk(b, ConversationsDocument, { first: 10 }, reader.token)).conversations.edges;
+      expect(conversations.find((e) => e.node.partner.login === poster.login)?.node.unreadCount).toBe(1);
+      feed.unsubscribe();
+      inbox.unsubscribe();
+    } finally {
+      await client.dispose();
+      await Promise.all([stopApp(a), stopApp(b)]);
+      await proxy.close();
+    }
   });
 });

@@ -20,7 +20,11 @@ export interface Listener<T> {
 
 /** Told when delivery drops and when it is back (see PubSub.watchDelivery). */
 export interface DeliveryWatcher {
-  onDeliveryChange(live: boolean): void;
+  /**
+   * `lostSince`, when delivery dropped: the time from which events may have been
+   * lost, when that is before now (an instance's publish that failed, reported later).
+   */
+  onDeliveryChange(live: boolean, lostSince?: Date): void;
 }
 
 export interface PubSub {
@@ -33,6 +37,8 @@ export interface PubSub {
    * Tells `watcher.onDeliveryChange(false)` as soon as events may be missed
    * (the connection to the broker dropped), and `(true)` once every listen()
    * is live again. Whatever was published in between is lost to this instance.
+   * An instance whose publish failed (its event may have reached nobody) tells
+   * every instance once the broker takes its notice: `(false, since)`, then `(true)`.
    */
   watchDelivery(watcher: DeliveryWatcher): void;
   unwatchDelivery(watcher: DeliveryWatcher): void;
@@ -57,13 +63,24 @@ export interface StreamRules<T, U> {
   /** Each event as it is about to be delivered; without it every event is emitted as it came. */
   step?(event: T): StreamStep<U> | Promise<StreamStep<U>>;
   /**
-   * Delivery dropped (false) or is back (true): events published meanwhile
-   * never reached the stream. An event returned here is yielded in its place
-   * in the order (through step), so the subscriber knows to catch up from storage.
+   * Delivery dropped (false; events since `lostSince`, or since now, may be
+   * lost) or is back (true): events published meanwhile never reached the
+   * stream. An event returned here is yielded in its place in the order
+   * (through step), so the subscriber knows to catch up from storage.
    */
-  deliveryChanged?(live: boolean): T | undefined;
+  deliveryChanged?(live: boolean, lostSince?: Date): T | undefined;
   /** Called once when the stream ends, however it ends (to release what the rules hold). */
   ended?(): void;
+}
+
+/**
+ * When a stream's events may have started to be lost, once delivery dropped
+ * (deliveryChanged(false, lostSince)): the earliest of what it knew and what
+ * it is told, `now` when it is told no time.
+ */
+export function lostFrom(lostAt: Date | undefined, lostSince: Date | undefined, now: Date): Date {
+  const since = lostSince ?? now;
+  return lostAt && lostAt <= since ? lostAt : since;
 }
 
 /**
@@ -157,8 +174,8 @@ class EventStream<T, U> implements AsyncIterableIterator<U>, Listener<T>, Delive
     this.wake();
   }
 
-  onDeliveryChange(live: boolean): void {
-    const marker = this.rules?.deliveryChanged?.(live);
+  onDeliveryChange(live: boolean, lostSince?: Date): void {
+    const marker = this.rules?.deliveryChanged?.(live, lostSince);
     if (marker === undefined || this.done) return;
     this.queue.push(marker);
     this.wake();

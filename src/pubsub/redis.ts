@@ -5,6 +5,7 @@ import { createRedis } from './redis-connection.js';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
+import { MISSED_CHANNEL, MissedPublishes, missedSince } from './missed-publishes.js';
 
 /** How long a publish may wait for Redis's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
@@ -29,6 +30,7 @@ export class RedisBackedPubSub implements PubSub {
   private readonly subscriptions = new Map<string, { id: Promise<number>; joining: number }>();
   private readonly stamp = new EventStamp();
   private readonly heard = new HeardEvents();
+  private readonly missed: MissedPublishes;
 
   constructor(
     readonly publisher: Redis,
@@ -69,6 +71,30 @@ export class RedisBackedPubSub implements PubSub {
         if (err) logger.error({ err: err.message }, 'redis pub/sub connection error');
       },
     });
+    this.missed = new MissedPublishes((notice) => this.engine.publish(prefix + MISSED_CHANNEL, this.stamp.stamp(notice)), publisher, logger);
+    this.listenForMissed();
+  }
+
+  /** Hears every instance's notices of failed publishes (missed-publishes.ts), from start, for the instance's life. */
+  private listenForMissed(): void {
+    const heard = (arrival: unknown) => {
+      const notice = this.heard.open(arrival);
+      const since = notice === DUPLICATE ? undefined : missedSince(notice);
+      if (since) this.eventsMissedSince(since);
+    };
+    this.engine.subscribe(this.prefix + MISSED_CHANNEL, heard).catch((err: Error) => {
+      // Refused (Redis down at start): subscribed again once the subscriber connection is back.
+      this.logger.warn({ err: err.message }, 'not yet listening for missed publishes; trying again when Redis is back');
+      this.subscriber.once('ready', () => this.listenForMissed());
+    });
+  }
+
+  /** Another instance's (or this one's) publishes since `since` may not have been delivered: every feed catches up. */
+  private eventsMissedSince(since: Date): void {
+    this.logger.info({ since: since.toISOString() }, 'an instance reported publishes that may not have been delivered');
+    for (const watcher of this.watchers) watcher.onDeliveryChange(false, since);
+    // While delivery is down, the feeds are told it is back when it is.
+    if (this.live) for (const watcher of this.watchers) watcher.onDeliveryChange(true);
   }
 
   static connect(url: string, logger: Logger, prefix: string, meter: PubSubMeter): RedisBackedPubSub {
@@ -89,12 +115,18 @@ export class RedisBackedPubSub implements PubSub {
   private readonly held: Array<() => void> = [];
 
   async publish(channel: string, event: unknown): Promise<void> {
+    const madeAt = Date.now();
     // Stamped as it is sent: held publishes go out after those queued before them, and are numbered so.
     const send = () => this.engine.publish(this.prefix + channel, this.stamp.stamp(event));
     // In its handshake (connected, not yet ready) ioredis writes a PUBLISH at once, but sends the commands
     // queued while it was down only once ready: an event would overtake earlier ones. Such publishes wait
     // for the handshake to end and are sent then, in order (a room's feed order rests on it: see RoomSequencer).
-    await (this.publisher.status === 'connect' || this.held.length > 0 ? this.afterHandshake(send) : send());
+    try {
+      await (this.publisher.status === 'connect' || this.held.length > 0 ? this.afterHandshake(send) : send());
+    } catch (err) {
+      this.missed.failed(madeAt);
+      throw err;
+    }
     this.meter.eventPublished(channelKind(channel));
   }
 
@@ -186,6 +218,7 @@ export class RedisBackedPubSub implements PubSub {
   }
 
   async close(): Promise<void> {
+    this.missed.close();
     this.publisher.disconnect();
     this.subscriber.disconnect();
   }

@@ -8,13 +8,14 @@ import type { DirectMessageRecord } from './model.js';
 import type { ConversationRecord } from './model.js';
 import type { MessageRow } from '../../db/rooms/message-row.js';
 import { forbidden } from '../../errors.js';
-import { eventStream } from '../../pubsub/pubsub.js';
+import { eventStream, lostFrom, type StreamRules } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';
+import type { Clock } from '../../services.js';
 
 export const inboxChannel = (login: string) => `inbox.${login}`;
 
 /** What travels on a user's inbox channel (`owner`), and what the InboxEvent union resolves from. */
-export type InboxEvent = MessageReceivedEvent | ConversationReadEvent | MentionedEvent;
+export type InboxEvent = MessageReceivedEvent | ConversationReadEvent | MentionedEvent | InboxInterruptedEvent;
 export interface MessageReceivedEvent {
   type: 'DirectMessageReceived';
   owner: string;
@@ -37,15 +38,46 @@ export interface ConversationReadEvent {
   readUpTo: string;
 }
 
+/**
+ * Pub/sub was interrupted: live events since `interruptedAt` may never have
+ * reached this subscription (made by the stream itself, never published).
+ */
+export interface InboxInterruptedEvent {
+  type: 'InboxInterrupted';
+  owner: string;
+  interruptedAt: Date;
+}
+
 export async function publishInboxEvent(ctx: Context, event: InboxEvent): Promise<void> {
   const { pubsub, logger } = ctx.services;
-  // The write already succeeded; a lost live event must not fail it (clients re-read the inbox on reconnect).
+  // The write already succeeded; a lost live event must not fail it (subscribers are told to re-read: InboxInterrupted).
   await pubsub.publish(inboxChannel(event.owner), event).catch((err) => logger.error({ err }, 'failed to publish inbox event'));
 }
 
 export async function subscribeInbox(ctx: Context): Promise<AsyncIterable<InboxEvent>> {
   const viewer = requireViewer(ctx);
-  return eventStream<InboxEvent>(ctx.services.pubsub, inboxChannel(viewer.login));
+  return eventStream<InboxEvent>(ctx.services.pubsub, inboxChannel(viewer.login), new InboxFeed(viewer.login, ctx.services.clock));
+}
+
+/** The rules of one inboxEvents stream: events as they come, and a marker once delivery is back after an interruption. */
+class InboxFeed implements StreamRules<InboxEvent, InboxEvent> {
+  /** When events may have started to be lost, while delivery is down. */
+  private lostAt: Date | undefined;
+
+  constructor(
+    private readonly owner: string,
+    private readonly clock: Clock,
+  ) {}
+
+  deliveryChanged(live: boolean, lostSince?: Date): InboxInterruptedEvent | undefined {
+    if (!live) {
+      this.lostAt = lostFrom(this.lostAt, lostSince, this.clock.now());
+      return undefined;
+    }
+    const interruptedAt = this.lostAt;
+    this.lostAt = undefined;
+    return interruptedAt && { type: 'InboxInterrupted', owner: this.owner, interruptedAt };
+  }
 }
 
 /** Turns a JSON payload back into typed values, with fresh loaders for this event. */
@@ -57,7 +89,7 @@ export function inboxEvent(ctx: Context, payload: InboxEvent): InboxEvent {
     const m = payload.message;
     return { ...payload, message: { ...m, createdAt: new Date(m.createdAt) } };
   }
-  if (payload.type === 'Mentioned') return payload;
+  if (payload.type === 'Mentioned' || payload.type === 'InboxInterrupted') return payload;
   return { ...payload, readAt: new Date(payload.readAt) };
 }
 

@@ -10,7 +10,7 @@ import type { MessageRecord } from './model.js';
 import { catchUpSettleMs } from './model.js';
 import { catchUpCursorBefore } from './message-cursors.js';
 import type { Config } from '../../config.js';
-import { eventStream, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
+import { eventStream, lostFrom, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
 import type { Clock } from '../../services.js';
 import { Limits } from '../../limits.js';
@@ -191,9 +191,9 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
   }
 
   /** Once delivery is back after an interruption, the marker telling the subscriber to catch up. */
-  deliveryChanged(live: boolean): FeedInterrupted | undefined {
+  deliveryChanged(live: boolean, lostSince?: Date): FeedInterrupted | undefined {
     if (!live) {
-      this.lostAt ??= this.clock.now();
+      this.lostAt = lostFrom(this.lostAt, lostSince, this.clock.now());
       return undefined;
     }
     const lostAt = this.lostAt;

@@ -4,6 +4,7 @@ import {
   subscribeInbox,
   type ConversationReadEvent,
   type InboxEvent,
+  type InboxInterruptedEvent,
   type MessageReceivedEvent,
   type MentionedEvent,
 } from '../../resolvers/messenger/events.js';
@@ -50,15 +51,26 @@ const Mentioned = builder.objectRef<MentionedEvent>('Mentioned').implement({
   }),
 });
 
+const InboxInterrupted = builder.objectRef<InboxInterruptedEvent>('InboxInterrupted').implement({
+  description:
+    'The event bus was interrupted: live events of my inbox since interruptedAt may have been lost. Re-read ' +
+    'conversations (their unread counts are exact); the feed goes on live',
+  fields: (t) => ({
+    interruptedAt: t.field({ type: 'DateTime', description: 'Events from this time on may have been lost', resolve: (e) => e.interruptedAt }),
+  }),
+});
+
 const InboxEventRef = builder.unionType('InboxEvent', {
-  types: [DirectMessageReceived, ConversationRead, Mentioned],
+  types: [DirectMessageReceived, ConversationRead, Mentioned, InboxInterrupted],
   resolveType: (e: InboxEvent) => e.type,
 });
 
 builder.subscriptionFields((t) => ({
   inboxEvents: t.field({
     type: InboxEventRef,
-    description: 'Messages to me, read receipts and mentions of me in rooms, live, for the logged-in user only',
+    description:
+      'Messages to me, read receipts and mentions of me in rooms, live, for the logged-in user only. After the event ' +
+      'bus was interrupted, InboxInterrupted says to re-read conversations',
     subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
     // Refuses an event addressed to anyone but the subscriber.
     extensions: readsViewer,

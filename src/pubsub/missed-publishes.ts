@@ -1,0 +1,99 @@
+/**
+ * An instance whose publish failed tells every instance, once Redis takes the
+ * notice. A failed publish may have reached nobody, and the subscribers that
+ * missed its event are on instances whose own connection to Redis may never
+ * have dropped: nothing else would tell them to catch up. Each instance hears
+ * the notice as a delivery interruption from the time the first failed
+ * publish was made (PubSub.watchDelivery), so every live feed there tells its
+ * subscriber to catch up from storage, where the event's write already is.
+ *
+ * One notice covers every failure before it was sent, whatever the channel:
+ * failures are outages, rare, and telling every feed is cheaper to get right
+ * than tracking channels; an instance of a version before notices does not
+ * listen to their channel and is not disturbed by them.
+ */
+import type { Logger } from 'pino';
+
+/** The pub/sub channel of notices, under the deployment's prefix. */
+export const MISSED_CHANNEL = 'pubsub.missed';
+
+/** What a notice says: publishes made at or after `since` (ms since the epoch) may not have been delivered. */
+export interface MissedNotice {
+  since: number;
+}
+
+/** How soon a notice that could not be sent is tried again, while the publisher connection is up. */
+const RETRY_MS = 1000;
+
+/** The publisher connection, as far as notices need it: sending waits for it to be ready. */
+interface Connection {
+  readonly status: string;
+  once(event: 'ready', listener: () => void): unknown;
+}
+
+export class MissedPublishes {
+  /** The earliest failed publish not yet covered by a notice sent, or undefined. */
+  private since: number | undefined;
+  private sending = false;
+  private waiting = false;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly send: (notice: MissedNotice) => Promise<unknown>,
+    private readonly connection: Connection,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A publish made at `madeAt` (ms) failed: its event may have reached nobody. */
+  failed(madeAt: number): void {
+    if (this.since === undefined || madeAt < this.since) this.since = madeAt;
+    this.trySend();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retry);
+  }
+
+  /** Sends a notice for what has failed so far, once the connection is ready; one at a time. */
+  private trySend(): void {
+    if (this.closed || this.sending || this.waiting || this.retry || this.since === undefined) return;
+    if (this.connection.status !== 'ready') {
+      // Sent when the connection is back, not queued behind it: a queued notice could fail in turn, and a retry pile up.
+      this.waiting = true;
+      this.connection.once('ready', () => {
+        this.waiting = false;
+        this.trySend();
+      });
+      return;
+    }
+    const since = this.since;
+    // Failures from now on need a notice of their own: this one may reach subscribers before their events' writes.
+    this.since = undefined;
+    this.sending = true;
+    this.send({ since }).then(
+      () => {
+        this.sending = false;
+        this.logger.warn({ since: new Date(since).toISOString() }, 'told every instance that publishes since may not have been delivered');
+        this.trySend();
+      },
+      (err: Error) => {
+        this.sending = false;
+        if (this.since === undefined || since < this.since) this.since = since;
+        this.logger.warn({ err: err.message }, 'could not yet tell other instances of failed publishes; trying again');
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          this.trySend();
+        }, RETRY_MS);
+        this.retry.unref();
+      },
+    );
+  }
+}
+
+/** A notice as it arrives (JSON from another instance), or undefined for anything else. */
+export function missedSince(notice: unknown): Date | undefined {
+  const since = (notice as Partial<MissedNotice> | null)?.since;
+  return typeof since === 'number' && Number.isFinite(since) ? new Date(since) : undefined;
+}
