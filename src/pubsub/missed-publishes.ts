@@ -32,15 +32,22 @@ interface Connection {
 }
 
 export class MissedPublishes {
-  /** The earliest failed publish not yet covered by a notice sent, or undefined. */
+  /** The earliest failed publish not yet in a notice, or undefined. */
   private since: number | undefined;
-  private sending = false;
+  /**
+   * The notice made and not yet known to have reached Redis, as it travels (stamped once): a notice that
+   * timed out may still be delivered, so it is sent again as it was, and instances drop the repeat.
+   */
+  private unsent: { since: number; stamped: unknown } | undefined;
+  private sending: Promise<void> | undefined;
   private waiting = false;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
-    private readonly send: (notice: MissedNotice) => Promise<unknown>,
+    /** The notice as it travels: stamped by the publishing instance (event-stamps.ts). */
+    private readonly stamp: (notice: MissedNotice) => unknown,
+    private readonly send: (stamped: unknown) => Promise<unknown>,
     private readonly connection: Connection,
     private readonly logger: Logger,
   ) {}
@@ -51,14 +58,31 @@ export class MissedPublishes {
     this.trySend();
   }
 
-  close(): void {
-    this.closed = true;
+  /**
+   * Stops, after one last try, within `timeoutMs`, to send what is owed while the connection is ready
+   * (an instance shutting down during a Redis blip still tells the others).
+   */
+  async close(timeoutMs: number): Promise<void> {
     clearTimeout(this.retry);
+    this.retry = undefined;
+    if (this.connection.status === 'ready') this.trySend();
+    this.closed = true;
+    if (!this.sending) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.sending, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
-  /** Sends a notice for what has failed so far, once the connection is ready; one at a time. */
+  /** Sends the notice owed, once the connection is ready; one at a time. */
   private trySend(): void {
-    if (this.closed || this.sending || this.waiting || this.retry || this.since === undefined) return;
+    if (this.closed || this.sending || this.waiting || this.retry) return;
+    if (!this.unsent && this.since !== undefined) {
+      // Failures from now on need a notice of their own: this one may reach subscribers before their events' writes.
+      this.unsent = { since: this.since, stamped: this.stamp({ since: this.since }) };
+      this.since = undefined;
+    }
+    const notice = this.unsent;
+    if (!notice) return;
     if (this.connection.status !== 'ready') {
       // Sent when the connection is back, not queued behind it: a queued notice could fail in turn, and a retry pile up.
       this.waiting = true;
@@ -68,19 +92,16 @@ export class MissedPublishes {
       });
       return;
     }
-    const since = this.since;
-    // Failures from now on need a notice of their own: this one may reach subscribers before their events' writes.
-    this.since = undefined;
-    this.sending = true;
-    this.send({ since }).then(
+    this.sending = this.send(notice.stamped).then(
       () => {
-        this.sending = false;
-        this.logger.warn({ since: new Date(since).toISOString() }, 'told every instance that publishes since may not have been delivered');
+        this.sending = undefined;
+        this.unsent = undefined;
+        this.logger.warn({ since: new Date(notice.since).toISOString() }, 'told every instance that publishes since may not have been delivered');
         this.trySend();
       },
       (err: Error) => {
-        this.sending = false;
-        if (this.since === undefined || since < this.since) this.since = since;
+        this.sending = undefined;
+        if (this.closed) return;
         this.logger.warn({ err: err.message }, 'could not yet tell other instances of failed publishes; trying again');
         this.retry = setTimeout(() => {
           this.retry = undefined;

@@ -9,6 +9,8 @@ import { MISSED_CHANNEL, MissedPublishes, missedSince } from './missed-publishes
 
 /** How long a publish may wait for Redis's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
+/** How long closing waits to send a notice of failed publishes still owed (missed-publishes.ts). */
+const CLOSING_NOTICE_MS = 500;
 /** Publishes held through a handshake at most (see afterHandshake). */
 const MAX_HELD = 10_000;
 
@@ -43,13 +45,15 @@ export class RedisBackedPubSub implements PubSub {
     private readonly heldTimeoutMs: number = PUBLISH_TIMEOUT_MS,
   ) {
     this.channels = new ChannelListeners(logger, meter);
-    // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises; while
-    // Redis is down (or during shutdown) those reject and would be unhandled rejections. Observe them here.
-    for (const method of ['unsubscribe', 'punsubscribe'] as const) {
+    // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises, and ioredis
+    // resubscribes as it reconnects without handling those of SUBSCRIBE/PSUBSCRIBE; while Redis is down (or
+    // during shutdown) those reject, and an unhandled rejection ends the process. Observe them here (a caller
+    // that handles the promise still gets its rejection).
+    for (const method of ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'] as const) {
       const original = subscriber[method].bind(subscriber) as (...args: unknown[]) => Promise<unknown>;
       (subscriber as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
         const pending = original(...args);
-        pending.catch((err: Error) => logger.debug({ err: err.message, method }, 'redis unsubscribe failed'));
+        pending.catch((err: Error) => logger.debug({ err: err.message, method }, 'redis (un)subscribe failed'));
         return pending;
       };
     }
@@ -71,26 +75,51 @@ export class RedisBackedPubSub implements PubSub {
         if (err) logger.error({ err: err.message }, 'redis pub/sub connection error');
       },
     });
-    this.missed = new MissedPublishes((notice) => this.engine.publish(prefix + MISSED_CHANNEL, this.stamp.stamp(notice)), publisher, logger);
+    this.missed = new MissedPublishes(
+      (notice) => this.stamp.stamp(notice),
+      (stamped) => this.engine.publish(prefix + MISSED_CHANNEL, stamped),
+      publisher,
+      logger,
+    );
     this.listenForMissed();
   }
 
-  /** Hears every instance's notices of failed publishes (missed-publishes.ts), from start, for the instance's life. */
+  /**
+   * Hears every instance's notices of failed publishes (missed-publishes.ts), from start, for the instance's
+   * life. Subscribed on the connection itself, not through the engine: the engine leaves a promise of its own
+   * rejected, unhandled, when a SUBSCRIBE fails (Redis down at start), which would be retried here.
+   */
   private listenForMissed(): void {
-    const heard = (arrival: unknown) => {
-      const notice = this.heard.open(arrival);
+    const channel = this.prefix + MISSED_CHANNEL;
+    this.subscriber.on('message', (from: string, message: string) => {
+      if (from !== channel) return;
+      let notice: unknown;
+      try {
+        notice = this.heard.open(JSON.parse(message));
+      } catch {
+        return; // not JSON: not a notice
+      }
       const since = notice === DUPLICATE ? undefined : missedSince(notice);
       if (since) this.eventsMissedSince(since);
-    };
-    this.engine.subscribe(this.prefix + MISSED_CHANNEL, heard).catch((err: Error) => {
-      // Refused (Redis down at start): subscribed again once the subscriber connection is back.
-      this.logger.warn({ err: err.message }, 'not yet listening for missed publishes; trying again when Redis is back');
-      this.subscriber.once('ready', () => this.listenForMissed());
     });
+    const subscribe = () =>
+      this.subscriber.subscribe(channel).catch((err: Error) => {
+        // Refused (Redis down at start): subscribed again once the subscriber connection is back; ioredis
+        // subscribes again by itself, on each reconnect, to what it was subscribed to.
+        this.logger.warn({ err: err.message }, 'not yet listening for missed publishes; trying again when Redis is back');
+        this.subscriber.once('ready', () => void subscribe());
+      });
+    void subscribe();
   }
 
   /** Another instance's (or this one's) publishes since `since` may not have been delivered: every feed catches up. */
   private eventsMissedSince(since: Date): void {
+    const { lostAt, restoredAt } = this.lastInterruption;
+    if (this.live && since.getTime() >= lostAt && since.getTime() <= restoredAt) {
+      // Made while this instance's own delivery was down: its feeds were told to catch up from before, once back.
+      this.logger.debug({ since: since.toISOString() }, 'publishes reported missed during this instance\'s own interruption');
+      return;
+    }
     this.logger.info({ since: since.toISOString() }, 'an instance reported publishes that may not have been delivered');
     for (const watcher of this.watchers) watcher.onDeliveryChange(false, since);
     // While delivery is down, the feeds are told it is back when it is.
@@ -192,11 +221,15 @@ export class RedisBackedPubSub implements PubSub {
   }
 
   private live = true;
+  /** This instance's last loss of delivery and its end (ms), for the notices it covers (eventsMissedSince). */
+  private lastInterruption = { lostAt: Infinity, restoredAt: -Infinity };
   private readonly watchers = new Set<DeliveryWatcher>();
 
   private setLive(live: boolean): void {
     if (live === this.live) return;
     this.live = live;
+    if (live) this.lastInterruption.restoredAt = Date.now();
+    else this.lastInterruption = { lostAt: Date.now(), restoredAt: Infinity };
     this.logger.info({ live }, live ? 'pub/sub delivery restored' : 'pub/sub delivery lost');
     for (const watcher of this.watchers) watcher.onDeliveryChange(live);
   }
@@ -218,7 +251,7 @@ export class RedisBackedPubSub implements PubSub {
   }
 
   async close(): Promise<void> {
-    this.missed.close();
+    await this.missed.close(CLOSING_NOTICE_MS);
     this.publisher.disconnect();
     this.subscriber.disconnect();
   }
