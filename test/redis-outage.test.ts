@@ -46,6 +46,29 @@ describe('Redis unreachable', () => {
   });
 });
 
+describe('A subscription made while Redis is unreachable', () => {
+  it('is refused, and nothing is left unhandled to end the process', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    const { hostname, port } = new URL(REDIS_URL);
+    const proxy = new TcpProxy(hostname, Number(port));
+    await proxy.open();
+    await proxy.close(); // a port where nothing answers
+    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, pino({ level: 'silent' }), `parley:down-${randomUUID()}:`, meter);
+    try {
+      await expect(events.listen('room.x', { onEvent: () => {} })).rejects.toThrow(/max retries/);
+      // Node reports a rejection as unhandled once the turn it happened in is over.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      await events.close();
+    }
+  });
+});
+
 describe('Redis pub/sub across a reconnect', () => {
   interface Stage {
     proxy: TcpProxy;

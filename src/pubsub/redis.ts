@@ -14,6 +14,11 @@ const CLOSING_NOTICE_MS = 500;
 /** Publishes held through a handshake at most (see afterHandshake). */
 const MAX_HELD = 10_000;
 
+/** What listen() reaches into graphql-redis-subscriptions for (2.7.0): its pending SUBSCRIBE of each channel. */
+interface EngineInternals {
+  subsPendingRefsMap: Map<string, { pending: Promise<unknown> }>;
+}
+
 /** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
 export const redisEventChannel = (prefix: string, channel: string) => `${prefix}events:${channel}`;
 
@@ -191,10 +196,14 @@ export class RedisBackedPubSub implements PubSub {
   async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
-      const id = this.engine.subscribe(this.prefix + channel, (arrival: unknown) => {
+      const trigger = this.prefix + channel;
+      const id = this.engine.subscribe(trigger, (arrival: unknown) => {
         const event = this.heard.open(arrival);
         if (event !== DUPLICATE) this.channels.deliver(channel, event);
       });
+      // When the SUBSCRIBE fails (Redis down), graphql-redis-subscriptions also rejects a promise of its own that
+      // nobody awaits: observed here, since an unhandled rejection ends the process (the caller gets `id`'s).
+      (this.engine as unknown as EngineInternals).subsPendingRefsMap.get(trigger)?.pending.catch(() => {});
       subscription = { id, joining: 0 };
       this.subscriptions.set(channel, subscription);
     }
