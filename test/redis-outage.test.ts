@@ -112,10 +112,15 @@ describe('Redis pub/sub across a reconnect', () => {
   }
 
   /** A publish made while the publisher cannot reach Redis: it fails (timed out, or dropped after the reconnects fail). */
-  async function failPublish(proxy: TcpProxy, events: RedisBackedPubSub, ...alsoCut: TcpProxy[]): Promise<void> {
+  async function failPublish(
+    proxy: TcpProxy,
+    events: RedisBackedPubSub,
+    { alsoCut = [], once = () => true }: { alsoCut?: TcpProxy[]; once?: () => boolean } = {},
+  ): Promise<void> {
     const reconnecting = new Promise((resolve) => events.publisher.once('reconnecting', resolve));
     await Promise.all([proxy.close(), ...alsoCut.map((p) => p.close())]);
     await reconnecting;
+    await eventually(once, { what: 'the moment to publish' });
     await expect(events.publish('room.r', { n: 'may reach nobody' })).rejects.toThrow();
   }
 
@@ -264,8 +269,8 @@ describe('Redis pub/sub across a reconnect', () => {
         hearing.watchDelivery({ onDeliveryChange: (live) => told.push(live) });
         const notices = await countNotices(prefix);
         try {
-          // Redis out of reach of both, as when it restarts; the hearing instance is back first.
-          await failPublish(proxy, events, hearingProxy);
+          // Redis out of reach of both, as when it restarts (published once the hearing instance knows); it is back first.
+          await failPublish(proxy, events, { alsoCut: [hearingProxy], once: () => told[0] === false });
           await hearingProxy.open(hearingProxy.port);
           await eventually(() => told.length >= 2, { what: 'the hearing instance to be told, and live again' });
           await proxy.open(proxy.port);
@@ -276,6 +281,28 @@ describe('Redis pub/sub across a reconnect', () => {
         } finally {
           notices.stop();
         }
+      },
+      { hearingBehindProxy: true },
+    );
+  });
+
+  it('takes a notice that also covers publishes made after its own delivery was back', async () => {
+    await withPublisherBehindProxy(
+      async ({ proxy, hearingProxy, events, hearing }) => {
+        const told: boolean[] = [];
+        hearing.watchDelivery({ onDeliveryChange: (live) => told.push(live) });
+        await failPublish(proxy, events, { alsoCut: [hearingProxy], once: () => told[0] === false });
+        // A second failure while both are down: it waits for the next notice, behind the first one.
+        await expect(events.publish('room.r', { n: 'lost too' })).rejects.toThrow();
+        await hearingProxy.open(hearingProxy.port);
+        await eventually(() => told.length >= 2, { what: 'the hearing instance to be live again' });
+        const back = Date.now();
+        await eventually(() => Date.now() > back, { intervalMs: 1, what: 'the clock to pass the moment it was back' });
+        // The publisher is still cut off: this one fails after the hearing instance was back, and joins the second notice.
+        await expect(events.publish('room.r', { n: 'lost after' })).rejects.toThrow();
+        await proxy.open(proxy.port);
+        await eventually(() => told.length >= 4, { what: 'the notice' });
+        expect(told).toEqual([false, true, false, true]);
       },
       { hearingBehindProxy: true },
     );

@@ -17,9 +17,13 @@ import type { Logger } from 'pino';
 /** The pub/sub channel of notices, under the deployment's prefix. */
 export const MISSED_CHANNEL = 'pubsub.missed';
 
-/** What a notice says: publishes made at or after `since` (ms since the epoch) may not have been delivered. */
+/**
+ * What a notice says: publishes made from `since` to `until` (ms since the epoch) may not have been
+ * delivered. `until` lets an instance whose own delivery was down all that time skip it (RedisBackedPubSub).
+ */
 export interface MissedNotice {
   since: number;
+  until: number;
 }
 
 /** How soon a notice that could not be sent is tried again, while the publisher connection is up. */
@@ -32,8 +36,9 @@ interface Connection {
 }
 
 export class MissedPublishes {
-  /** The earliest failed publish not yet in a notice, or undefined. */
+  /** The earliest and the latest failed publish not yet in a notice, or undefined. */
   private since: number | undefined;
+  private until = 0;
   /**
    * The notice made and not yet known to have reached Redis, as it travels (stamped once): a notice that
    * timed out may still be delivered, so it is sent again as it was, and instances drop the repeat.
@@ -55,6 +60,7 @@ export class MissedPublishes {
   /** A publish made at `madeAt` (ms) failed: its event may have reached nobody. */
   failed(madeAt: number): void {
     if (this.since === undefined || madeAt < this.since) this.since = madeAt;
+    if (madeAt > this.until) this.until = madeAt;
     this.trySend();
   }
 
@@ -78,8 +84,9 @@ export class MissedPublishes {
     if (this.closed || this.sending || this.waiting || this.retry) return;
     if (!this.unsent && this.since !== undefined) {
       // Failures from now on need a notice of their own: this one may reach subscribers before their events' writes.
-      this.unsent = { since: this.since, stamped: this.stamp({ since: this.since }) };
+      this.unsent = { since: this.since, stamped: this.stamp({ since: this.since, until: this.until }) };
       this.since = undefined;
+      this.until = 0;
     }
     const notice = this.unsent;
     if (!notice) return;
@@ -113,8 +120,9 @@ export class MissedPublishes {
   }
 }
 
-/** A notice as it arrives (JSON from another instance), or undefined for anything else. */
-export function missedSince(notice: unknown): Date | undefined {
-  const since = (notice as Partial<MissedNotice> | null)?.since;
-  return typeof since === 'number' && Number.isFinite(since) ? new Date(since) : undefined;
+/** A notice as it arrives (JSON from another instance), or undefined for anything else; `until` is unknown when absent. */
+export function missedSpan(notice: unknown): { since: number; until: number | undefined } | undefined {
+  const { since, until } = (notice as Partial<MissedNotice> | null) ?? {};
+  if (typeof since !== 'number' || !Number.isFinite(since)) return undefined;
+  return { since, until: typeof until === 'number' && Number.isFinite(until) ? until : undefined };
 }

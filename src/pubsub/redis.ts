@@ -5,7 +5,7 @@ import { createRedis } from './redis-connection.js';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
-import { MISSED_CHANNEL, MissedPublishes, missedSince } from './missed-publishes.js';
+import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.js';
 
 /** How long a publish may wait for Redis's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
@@ -104,8 +104,8 @@ export class RedisBackedPubSub implements PubSub {
       } catch {
         return; // not JSON: not a notice
       }
-      const since = notice === DUPLICATE ? undefined : missedSince(notice);
-      if (since) this.eventsMissedSince(since);
+      const span = notice === DUPLICATE ? undefined : missedSpan(notice);
+      if (span) this.eventsMissed(span.since, span.until);
     });
     const subscribe = () =>
       this.subscriber.subscribe(channel).catch((err: Error) => {
@@ -117,11 +117,15 @@ export class RedisBackedPubSub implements PubSub {
     void subscribe();
   }
 
-  /** Another instance's (or this one's) publishes since `since` may not have been delivered: every feed catches up. */
-  private eventsMissedSince(since: Date): void {
+  /**
+   * Another instance's (or this one's) publishes made from `since` to `until` (ms) may not have been
+   * delivered: every feed catches up from `since`.
+   */
+  private eventsMissed(sinceMs: number, until: number | undefined): void {
+    const since = new Date(sinceMs);
     const { lostAt, restoredAt } = this.lastInterruption;
-    if (this.live && since.getTime() >= lostAt && since.getTime() <= restoredAt) {
-      // Made while this instance's own delivery was down: its feeds were told to catch up from before, once back.
+    if (this.live && until !== undefined && sinceMs >= lostAt && until <= restoredAt) {
+      // All made while this instance's own delivery was down: its feeds were told to catch up from before, once back.
       this.logger.debug({ since: since.toISOString() }, 'publishes reported missed during this instance\'s own interruption');
       return;
     }
@@ -230,7 +234,7 @@ export class RedisBackedPubSub implements PubSub {
   }
 
   private live = true;
-  /** This instance's last loss of delivery and its end (ms), for the notices it covers (eventsMissedSince). */
+  /** This instance's last loss of delivery and its end (ms), for the notices it covers (eventsMissed). */
   private lastInterruption = { lostAt: Infinity, restoredAt: -Infinity };
   private readonly watchers = new Set<DeliveryWatcher>();
 
