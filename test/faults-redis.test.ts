@@ -41,6 +41,20 @@ afterAll(async () => {
 
 const ready = async (app: App) => (await fetch(`${app.url}/ready`)).status;
 
+/**
+ * Reads a feed that goes on live after an outage until the message `afterId`: every event before it is one
+ * of `typename` for a message of the outage (`during`), delivered late by the publisher's retry.
+ */
+async function liveUntil(next: () => Promise<{ __typename?: string } | null | undefined>, typename: string, afterId: string, during: string[]) {
+  for (;;) {
+    const event = await next();
+    expect(event?.__typename).toBe(typename);
+    const id = (event as { message: { id: string } }).message.id;
+    if (id === afterId) return;
+    expect(during).toContain(id);
+  }
+}
+
 describe('logout while Redis is down', () => {
   it('is refused on the other instance at once, over HTTP and WebSocket, and nobody else is locked out', async () => {
     const user = await signUp(a);
@@ -115,13 +129,7 @@ describe('Redis restarted in the middle of a room feed', () => {
 
     // And the feed goes on live (a late delivery of an outage post, retried by the publisher, may come first).
     const after = await post(a, poster, room, 'after the outage');
-    for (;;) {
-      const event = (await feed.next(15_000)).data?.roomEvents;
-      expect(event?.__typename).toBe('MessagePosted');
-      const id = (event as { message: { id: string } }).message.id;
-      if (id === after.id) break;
-      expect(during).toContain(id);
-    }
+    await liveUntil(async () => (await feed.next(15_000)).data?.roomEvents, 'MessagePosted', after.id, during);
     feed.unsubscribe();
     await client.dispose();
   });
@@ -156,13 +164,12 @@ describe('Redis restarted under an open inbox feed', () => {
     expect(conversation?.node.unreadCount).toBe(during.length);
 
     const after = await send(a, sender, owner, 'after the outage');
-    for (;;) {
-      const event = (await inbox.next(15_000)).data?.inboxEvents;
-      expect(event?.__typename).toBe('DirectMessageReceived');
-      const id = (event as { message: { id: string } }).message.id;
-      if (id === after.id) break;
-      expect(during.map((m) => m.id)).toContain(id);
-    }
+    await liveUntil(
+      async () => (await inbox.next(15_000)).data?.inboxEvents,
+      'DirectMessageReceived',
+      after.id,
+      during.map((m) => m.id),
+    );
     inbox.unsubscribe();
     await client.dispose();
   });

@@ -17,10 +17,15 @@ import { post, roomWith } from './testkit/rooms.js';
 import { send } from './testkit/messenger.js';
 import { subscribe, wsClient } from './testkit/ws.js';
 
+/** A closable proxy in front of the Redis the tests use (opened by the test). */
+function redisProxy(): TcpProxy {
+  const { hostname, port } = new URL(REDIS_URL);
+  return new TcpProxy(hostname, Number(port));
+}
+
 describe('Redis unreachable', () => {
   it('keeps logins working (the limiter fails open), fails /ready, and recovers', async () => {
-    const { hostname, port } = new URL(REDIS_URL);
-    const proxy = new TcpProxy(hostname, Number(port));
+    const proxy = redisProxy();
     await proxy.open();
     const app = await startApp({ redis: true, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
     const user = await signUp(app);
@@ -51,8 +56,7 @@ describe('A subscription made while Redis is unreachable', () => {
     const unhandled: unknown[] = [];
     const record = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', record);
-    const { hostname, port } = new URL(REDIS_URL);
-    const proxy = new TcpProxy(hostname, Number(port));
+    const proxy = redisProxy();
     await proxy.open();
     await proxy.close(); // a port where nothing answers
     const meter = { eventPublished: () => {}, eventDelivered: () => {} };
@@ -85,8 +89,7 @@ describe('Redis pub/sub across a reconnect', () => {
    * connected directly (or through a proxy of its own, `hearingBehindProxy`).
    */
   async function withPublisherBehindProxy(test: (stage: Stage) => Promise<void>, { hearingBehindProxy = false } = {}): Promise<void> {
-    const { hostname, port } = new URL(REDIS_URL);
-    const [proxy, hearingProxy] = [new TcpProxy(hostname, Number(port)), new TcpProxy(hostname, Number(port))];
+    const [proxy, hearingProxy] = [redisProxy(), redisProxy()];
     await Promise.all([proxy.open(), hearingProxy.open()]);
     const logger = pino({ level: 'silent' });
     const meter = { eventPublished: () => {}, eventDelivered: () => {} };
@@ -331,8 +334,7 @@ describe('Redis pub/sub across a reconnect', () => {
 
 describe('A publish that failed on one instance', () => {
   it('tells the room and inbox feeds on the other instances to catch up, and catching up finds what was stored', async () => {
-    const { hostname, port } = new URL(REDIS_URL);
-    const proxy = new TcpProxy(hostname, Number(port));
+    const proxy = redisProxy();
     await proxy.open();
     const a = await startApp({ redis: true, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
     const b = await startApp({ redis: true });

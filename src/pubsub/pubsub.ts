@@ -84,6 +84,25 @@ export function lostFrom(lostAt: Date | undefined, lostSince: Date | undefined, 
 }
 
 /**
+ * One stream's interruption, for its deliveryChanged: from when its events may
+ * have been lost while delivery is down, handed over once delivery is back.
+ */
+export class Interruption {
+  private lostAt: Date | undefined;
+
+  /** Undefined, or, once delivery is back after a loss, when events may have started to be lost. */
+  changed(live: boolean, lostSince: Date | undefined, now: Date): Date | undefined {
+    if (!live) {
+      this.lostAt = lostFrom(this.lostAt, lostSince, now);
+      return undefined;
+    }
+    const lostAt = this.lostAt;
+    this.lostAt = undefined;
+    return lostAt;
+  }
+}
+
+/**
  * Takes a stream's items synchronously, as they arrive, rather than through
  * next(): with a thousand subscribers of a room, a promise and a chain of
  * iterators per subscriber and event cost several times the socket write

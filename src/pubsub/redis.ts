@@ -46,8 +46,6 @@ export class RedisBackedPubSub implements PubSub {
     /** Namespaces channels, so deployments (or test runs) sharing one Redis never hear each other. */
     private readonly prefix: string,
     private readonly meter: PubSubMeter,
-    /** How long a publish held through a handshake waits before it fails (it is still sent when the handshake ends). */
-    private readonly heldTimeoutMs: number = PUBLISH_TIMEOUT_MS,
   ) {
     this.channels = new ChannelListeners(logger, meter);
     // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises, and ioredis
@@ -178,7 +176,7 @@ export class RedisBackedPubSub implements PubSub {
   private afterHandshake(send: () => Promise<unknown>): Promise<unknown> {
     if (this.held.length >= MAX_HELD) return Promise.reject(new Error('Command timed out (too many publishes wait for the Redis handshake)'));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('Command timed out (waiting for the Redis handshake)')), this.heldTimeoutMs);
+      const timer = setTimeout(() => reject(new Error('Command timed out (waiting for the Redis handshake)')), PUBLISH_TIMEOUT_MS);
       this.held.push(() => {
         clearTimeout(timer);
         const sent = send();

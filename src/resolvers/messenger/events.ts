@@ -8,7 +8,7 @@ import type { DirectMessageRecord } from './model.js';
 import type { ConversationRecord } from './model.js';
 import type { MessageRow } from '../../db/rooms/message-row.js';
 import { forbidden } from '../../errors.js';
-import { eventStream, lostFrom, type StreamRules } from '../../pubsub/pubsub.js';
+import { eventStream, Interruption, type StreamRules } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';
 import type { Clock } from '../../services.js';
 
@@ -61,8 +61,7 @@ export async function subscribeInbox(ctx: Context): Promise<AsyncIterable<InboxE
 
 /** The rules of one inboxEvents stream: events as they come, and a marker once delivery is back after an interruption. */
 class InboxFeed implements StreamRules<InboxEvent, InboxEvent> {
-  /** When events may have started to be lost, while delivery is down. */
-  private lostAt: Date | undefined;
+  private readonly interruption = new Interruption();
 
   constructor(
     private readonly owner: string,
@@ -70,12 +69,7 @@ class InboxFeed implements StreamRules<InboxEvent, InboxEvent> {
   ) {}
 
   deliveryChanged(live: boolean, lostSince?: Date): InboxInterruptedEvent | undefined {
-    if (!live) {
-      this.lostAt = lostFrom(this.lostAt, lostSince, this.clock.now());
-      return undefined;
-    }
-    const interruptedAt = this.lostAt;
-    this.lostAt = undefined;
+    const interruptedAt = this.interruption.changed(live, lostSince, this.clock.now());
     return interruptedAt && { type: 'InboxInterrupted', owner: this.owner, interruptedAt };
   }
 }

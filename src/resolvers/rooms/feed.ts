@@ -10,7 +10,7 @@ import type { MessageRecord } from './model.js';
 import { catchUpSettleMs } from './model.js';
 import { catchUpCursorBefore } from './message-cursors.js';
 import type { Config } from '../../config.js';
-import { eventStream, lostFrom, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
+import { eventStream, Interruption, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
 import type { AppError } from '../../errors.js';
 import type { Clock } from '../../services.js';
 import { Limits } from '../../limits.js';
@@ -167,8 +167,7 @@ export function isFresh(at: number, now: number): boolean {
 class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
   /** When access was last checked (by the clock): the stream starts right after a fresh check. */
   checkedAt: number;
-  /** When pub/sub delivery dropped, while it is down. */
-  private lostAt: Date | undefined;
+  private readonly interruption = new Interruption();
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly settleMs: number;
@@ -192,12 +191,7 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
 
   /** Once delivery is back after an interruption, the marker telling the subscriber to catch up. */
   deliveryChanged(live: boolean, lostSince?: Date): FeedInterrupted | undefined {
-    if (!live) {
-      this.lostAt = lostFrom(this.lostAt, lostSince, this.clock.now());
-      return undefined;
-    }
-    const lostAt = this.lostAt;
-    this.lostAt = undefined;
+    const lostAt = this.interruption.changed(live, lostSince, this.clock.now());
     return lostAt && { kind: 'FeedInterrupted', roomName: this.roomName, resumeCursor: catchUpCursorBefore(lostAt, this.settleMs) };
   }
 
