@@ -51,10 +51,14 @@ export const profileClockUs = () => process.hrtime.bigint() / 1000n;
 /** How a contender's process starts, with the node arguments given (Parley's own by default). */
 export type StartServer = (env: Record<string, string>, nodeArgs: string[]) => Promise<ServerProcess>;
 
-/** How a profiled load runs: its connections (connections() by default) and its request (the GraphQL one by default). */
+/**
+ * How a profiled load runs: its connections (connections() by default), its request (the GraphQL one by default),
+ * and a second load on the same server meanwhile (logins beside a history load), whose requests are not counted.
+ */
 export interface ProfileLoad {
   connections?: number;
   request?: (serverUrl: string, scenario: RequestScenario) => HttpRequest;
+  beside?: { scenario: RequestScenario; connections: number };
 }
 
 export async function profileScenario(
@@ -64,9 +68,14 @@ export async function profileScenario(
   how: ProfileLoad = {},
 ): Promise<CpuProfile> {
   const server = await start(env, cpuProfArgs());
-  const { url, body, headers } = (how.request ?? graphqlRequest)(server.url, scenario);
+  const requestOf = how.request ?? graphqlRequest;
+  const run = (s: RequestScenario, n: number) => {
+    const { url, body, headers } = requestOf(server.url, s);
+    // Logins beside wait up to a minute in the hashing queue: autocannon's 10 s default would count them as timeouts.
+    return autocannon({ url, method: 'POST', connections: n, duration: 10, headers, body, timeout: 60 });
+  };
   const from = profileClockUs();
-  const load = await autocannon({ url, method: 'POST', connections: how.connections ?? connections(), duration: 10, headers, body });
+  const [load] = await Promise.all([run(scenario, how.connections ?? connections()), how.beside && run(how.beside.scenario, how.beside.connections)]);
   const to = profileClockUs();
   await server.stop();
   return { ...summarizeProfile(server.pid, from, to), requests: load.requests.total };
@@ -77,9 +86,13 @@ export async function profileScenario(
  * pid), its samples between `from` and `to` (profileClockUs) summed by function and by place.
  */
 export function summarizeProfile(pid: number, from: bigint, to: bigint): CpuProfile {
-  // The newest of this pid's (names begin CPU.<date>.<time>): an earlier run's process may have had the same pid.
+  // The newest of this pid's main thread (CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile; thread 0 is the
+  // main one, the password-hashing threads write their own): an earlier run's process may have had the same pid.
   const file = readdirSync(PROFILE_DIR)
-    .filter((f) => f.endsWith('.cpuprofile') && f.split('.').includes(String(pid)))
+    .filter((f) => {
+      const [, , , filePid, threadId] = f.split('.');
+      return f.endsWith('.cpuprofile') && filePid === String(pid) && threadId === '0';
+    })
     .sort()
     .at(-1);
   if (!file) throw new Error(`no profile written by process ${pid}`);

@@ -1,8 +1,8 @@
 /**
  * What bounds Parley where a row of the requests bench misses a target: the
  * row's scenario profiled (--cpu-prof, 10 s under autocannon at the row's
- * concurrency) in Parley and in each contender it fell short of, one after
- * the other, while the run's other contenders idle. The lines give the requests each
+ * concurrency, with the load beside it if it had one) in Parley and in each
+ * contender it fell short of, one after the other, while the run's other contenders idle. The lines give the requests each
  * served in the window, each main thread's busy time per request, and where
  * Parley's time per request differs most from the other's.
  */
@@ -16,6 +16,8 @@ export interface MissedRow {
   scenario: RequestScenario;
   connections: number;
   misses: Miss[];
+  /** A load that ran beside the row's (logins), and runs beside it under the profiler too. */
+  beside?: { scenario: RequestScenario; connections: number; title: string };
 }
 
 export interface Contenders {
@@ -39,10 +41,11 @@ export async function profileMisses(rows: MissedRow[], env: Record<string, strin
   for (const row of rows) {
     console.log(`  profile of a missed row: ${row.label}`);
     const profile = (name: ContenderName) =>
-      profileScenario(row.scenario, env, contenders.start[name], { connections: row.connections, request: (url, s) => contenders.request(name, url, s) });
+      profileScenario(row.scenario, env, contenders.start[name], { connections: row.connections, request: (url, s) => contenders.request(name, url, s), beside: row.beside });
     const parley = await profile('parley');
+    const how = row.beside ? `Beside ${row.beside.title}` : 'Alone';
     lines.push(
-      `- ${row.label}: missed ${row.misses.map((m) => m.what).join('; ')}. Alone for 10 s at ${row.connections} connections, under the profiler:`,
+      `- ${row.label}: missed ${row.misses.map((m) => m.what).join('; ')}. ${how} for 10 s at ${row.connections} connections, under the profiler:`,
       `  Parley served ${parley.requests} requests, its process busy ${us(busyUsPerRequest(parley))} µs per request.`,
     );
     for (const name of new Set(row.misses.map((m) => m.against))) {

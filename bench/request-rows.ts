@@ -7,7 +7,11 @@ export const CONTENDERS = ['parley', 'floor', 'apollo', 'mercurius'] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 /** Per contender: req/s, p99, and the server process's CPU per request (µs, user and system, from /proc). */
-export type Row = Record<ContenderName, { rps: number; p99: number; cpuUs: number }> & { errors: number };
+export type Row = Record<ContenderName, { rps: number; p99: number; cpuUs: number }> & {
+  errors: number;
+  /** The req/s of the load beside the row's, if it had one (logins served beside a history load). */
+  besideRps?: Record<ContenderName, number>;
+};
 
 /** Issue 12's targets for every request scenario. */
 export const TARGETS = { floorRps: 0.8, floorP99: 1.5, bestPeerRps: 1.0 } as const;

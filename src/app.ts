@@ -125,6 +125,7 @@ export function createApp(options: AppOptions = {}): App {
         await services.rooms.reactionEvents.flush();
         await services.pubsub.close();
         await services.db.shutdown();
+        await services.passwords.close();
         services = undefined;
       }
       // Last, so the spans of the last operations are exported.

@@ -3,7 +3,7 @@
  * configuration table mirrors this file.
  */
 import { availableParallelism } from 'node:os';
-import { bool, int, list, oneOf, positive, type Env } from './env-readers.js';
+import { between, bool, int, list, oneOf, positive, type Env } from './env-readers.js';
 
 export interface CassandraConfig {
   /** Empty: start or reuse the local node (see src/local-node/launcher.ts). */
@@ -50,6 +50,13 @@ export interface AuthConfig {
    */
   passwordHashConcurrency: number;
   passwordHashQueue: number;
+  /**
+   * The niceness (0-19) of the threads that hash: above the server's own 0, a
+   * hash takes the CPU that requests and the Cassandra node leave, so logins
+   * slow down under load rather than every other request (Linux; elsewhere
+   * they hash at the process's priority).
+   */
+  passwordHashNice: number;
   /** Failed logins allowed per login and per address inside the window. */
   loginFailuresPerLogin: number;
   loginFailuresPerAddress: number;
@@ -270,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
       scryptP: int(env, 'SCRYPT_P', 5),
       passwordHashConcurrency: positive(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, Math.floor(availableParallelism() / 2))),
       passwordHashQueue: int(env, 'PASSWORD_HASH_QUEUE', 32),
+      passwordHashNice: between(env, 'PASSWORD_HASH_NICE', 10, 0, 19),
       loginFailuresPerLogin: int(env, 'LOGIN_FAILURES_PER_LOGIN', 5),
       loginFailuresPerAddress: int(env, 'LOGIN_FAILURES_PER_ADDRESS', 20),
       loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 300),

@@ -18,6 +18,12 @@ export function positive(env: Env, name: string, fallback: number): number {
   return n;
 }
 
+export function between(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const n = int(env, name, fallback);
+  if (n < min || n > max) throw new Error(`${name} must be from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
 export function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { SignJWT } from 'jose';
 import type { App } from '../src/app.js';
@@ -15,6 +16,18 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { recordCql } from './testkit/cql-spy.js';
+
+/** Each thread of this process, by its id, and its niceness (field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNiceness(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // The fields after the command name, which may hold spaces, start at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    nices.set(Number(tid), Number(fields[19 - 3]));
+  }
+  return nices;
+}
 
 let app: App;
 beforeAll(async () => {
@@ -159,6 +172,17 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     }
     const retry = await gqlOk(gated, LoginDocument, { login: user.login, password: user.password });
     expect(retry.login.token.split('.')).toHaveLength(3);
+  });
+
+  it('hashes passwords on a thread niced to PASSWORD_HASH_NICE, the server thread keeping its priority', async () => {
+    // No other test uses 13, so a thread at 13 in this process is this instance's hashing thread.
+    const niced = await startApp({ env: { PASSWORD_HASH_NICE: '13' } });
+    const user = await signUp(niced);
+    expect((await gqlOk(niced, LoginDocument, { login: user.login, password: user.password })).login.token.split('.')).toHaveLength(3);
+    expect(codes(await gql(niced, LoginDocument, { login: user.login, password: 'not-the-password' }))).toEqual(['INVALID_CREDENTIALS']);
+    const nices = threadNiceness();
+    expect(nices.get(process.pid)).not.toBe(13);
+    expect([...nices.values()]).toContain(13);
   });
 
   it('refuses a login while every hashing slot and queue place is taken before reading the account', async () => {

@@ -9,7 +9,8 @@
  * and a retryAfter, not left waiting longer than a client would.
  */
 import { AppError, ErrorCode } from '../errors.js';
-import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
+import { hashPassword, verifyPassword, type DeriveKey, type ScryptParams } from './passwords.js';
+import type { ScryptThreads } from './scrypt-threads.js';
 
 /** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/load-shedding.ts). */
 export class PasswordsBusy extends AppError {
@@ -21,19 +22,29 @@ export class PasswordsBusy extends AppError {
 export class PasswordHasher {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly derive: DeriveKey;
 
   constructor(
     private readonly params: ScryptParams,
     private readonly concurrency: number,
     private readonly maxWaiting: number,
-  ) {}
+    /** Where keys are derived, at a lower priority than requests. */
+    private readonly threads: ScryptThreads,
+  ) {
+    this.derive = (job) => threads.derive(job);
+  }
+
+  /** Ends the hashing threads (the app's stop). */
+  close(): Promise<void> {
+    return this.threads.close();
+  }
 
   hash(password: string): Promise<string> {
-    return this.gated(() => hashPassword(password, this.params));
+    return this.gated(() => hashPassword(password, this.params, this.derive));
   }
 
   verify(password: string, stored: string): Promise<boolean> {
-    return this.gated(() => verifyPassword(password, stored));
+    return this.gated(() => verifyPassword(password, stored, this.derive));
   }
 
   /**

@@ -15,6 +15,7 @@ import type { PubSub } from '../pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../rate-limiter.js';
 import { scryptParams } from '../auth/passwords.js';
 import { PasswordHasher } from '../auth/password-hasher.js';
+import { ScryptThreads } from '../auth/scrypt-threads.js';
 import { TokenService } from '../auth/tokens.js';
 import { RevocationList } from '../auth/revocation-list.js';
 import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
@@ -53,8 +54,9 @@ export async function buildServices(
   pubsub.watchDelivery({ onDeliveryChange: (live) => live || metrics.deliveryLost() });
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
-  const { passwordHashConcurrency, passwordHashQueue } = config.auth;
-  const passwords = new PasswordHasher(scryptParams(config.auth), passwordHashConcurrency, passwordHashQueue);
+  const { passwordHashConcurrency, passwordHashQueue, passwordHashNice } = config.auth;
+  const hashingThreads = new ScryptThreads(passwordHashConcurrency, passwordHashNice, logger);
+  const passwords = new PasswordHasher(scryptParams(config.auth), passwordHashConcurrency, passwordHashQueue, hashingThreads);
   const [tokens, decoyPasswordHash] = await Promise.all([
     TokenService.create(config.auth, config.production),
     passwords.hash(randomBytes(16).toString('hex')),
