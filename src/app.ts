@@ -120,12 +120,13 @@ export function createApp(options: AppOptions = {}): App {
       await stopBackgroundJobs?.();
       stopBackgroundJobs = undefined;
       if (services) {
+        // First, so that nothing failing below leaves its threads: no request is left to ask for a hash (one running ends).
+        await services.passwords.close();
         await services.revocations.stop();
         // Reaction events still waiting out their coalescing window go now, while pub/sub is open.
         await services.rooms.reactionEvents.flush();
         await services.pubsub.close();
         await services.db.shutdown();
-        await services.passwords.close();
         services = undefined;
       }
       // Last, so the spans of the last operations are exported.

@@ -51,10 +51,10 @@ export interface AuthConfig {
   passwordHashConcurrency: number;
   passwordHashQueue: number;
   /**
-   * The niceness (0-19) of the threads that hash: above the server's own 0, a
-   * hash takes the CPU that requests and the Cassandra node leave, so logins
-   * slow down under load rather than every other request (Linux; elsewhere
-   * they hash at the process's priority).
+   * Niceness (0-19) the threads that hash add to the server's own: a hash
+   * takes the CPU the server's requests leave, so logins slow down under load
+   * rather than every other request (Linux; elsewhere they hash at the
+   * process's priority).
    */
   passwordHashNice: number;
   /** Failed logins allowed per login and per address inside the window. */

@@ -1,7 +1,7 @@
 /**
  * Every password hash of the process (login, sign-up, the decoy) passes one
- * gate. scrypt at the default cost takes a core for ~0.1–0.3 s and 16 MiB; libuv
- * runs up to four at once, so a burst of logins on a 2-core machine took every
+ * gate. scrypt at the default cost takes a core for ~0.1–0.3 s and 16 MiB; on
+ * libuv's pool, four at once, a burst of logins on a 2-core machine took every
  * core from every other request (the history page fell to a quarter of its
  * rate beside 4 logging-in connections: bench/results/requests.md). With the
  * gate, hashes queue for a bounded number of slots and the rest of the API

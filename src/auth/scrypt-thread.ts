@@ -7,12 +7,12 @@
  */
 import { scryptSync } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ScryptJob } from './passwords.js';
 
 export interface ScryptThreadData {
-  /** The niceness this thread takes, 0 (the process's own) to 19. */
+  /** The niceness this thread adds to the process's own (up to 19, the lowest priority). */
   nice: number;
 }
 
@@ -26,7 +26,8 @@ if (nice > 0) {
     // Linux alone: /proc/thread-self names this thread's id, and setpriority on
     // a thread id renices that thread alone, not the server's main thread.
     const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    setPriority(threadId, nice);
+    // Added to the niceness it was started with (the process's): a server run niced keeps its hashes below it.
+    setPriority(threadId, Math.min(19, getPriority(threadId) + nice));
   } catch (err) {
     port.postMessage({ notNiced: (err as Error).message } satisfies ScryptThreadMessage);
   }

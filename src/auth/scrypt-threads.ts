@@ -1,12 +1,14 @@
 /**
  * Password hashes run on threads of their own at a lower scheduling priority
- * (PASSWORD_HASH_NICE). A scrypt hash at the default cost takes a core for
+ * than the server's (PASSWORD_HASH_NICE more niceness). A scrypt hash at the default cost takes a core for
  * ~0.1–0.3 s; on libuv's thread pool it ran at the priority of the main
  * thread and of the Cassandra node beside it, so 4 connections logging in
  * took a share of the machine from every other request (the history page
  * kept 29–48 % of its rate beside them: bench/results/requests.md). A niced
- * thread takes what the rest leaves: logins slow down under load, other
- * requests much less. The gate in front (src/auth/password-hasher.ts) still
+ * thread takes what the server's request thread leaves, and what processes
+ * sharing its scheduling group (its session or cgroup: a load generator run
+ * from the same shell, not a Cassandra node started on its own) leave: logins
+ * slow down under load, other requests much less. The gate in front (src/auth/password-hasher.ts) still
  * bounds how many hash at once and how many wait.
  */
 import { extname } from 'node:path';
@@ -51,6 +53,7 @@ class ScryptThread {
   }
 
   derive(job: ScryptJob): Promise<Buffer> {
+    if (this.dead) return Promise.reject(new Error('password hashing thread has ended'));
     return new Promise((resolve, reject) => {
       this.current = { resolve, reject };
       // Held open while it hashes: a caller awaiting the key keeps the process alive.
@@ -94,7 +97,12 @@ export class ScryptThreads {
 
   private take(): Promise<ScryptThread> {
     if (this.closed) return Promise.reject(new Error('password hashing is closed'));
-    const thread = this.idle.pop();
+    let thread = this.idle.pop();
+    // A thread can end while idle (it crashed after answering): it is dropped here, and replaced below.
+    while (thread?.dead) {
+      this.started--;
+      thread = this.idle.pop();
+    }
     if (thread) return Promise.resolve(thread);
     if (this.started < this.size) {
       this.started++;

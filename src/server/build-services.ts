@@ -61,7 +61,11 @@ export async function buildServices(
     TokenService.create(config.auth, config.production),
     passwords.hash(randomBytes(16).toString('hex')),
     revocations.start(config.auth.tokenTtlSeconds * 1000),
-  ]);
+  ]).catch(async (err: unknown) => {
+    // A start that fails here leaves no hashing threads behind (a test process starts many apps).
+    await passwords.close();
+    throw err;
+  });
   const stores = createStores(db);
   const sequencer = new RoomSequencer(pubsub, logger);
   return {
