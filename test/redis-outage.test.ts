@@ -66,9 +66,48 @@ describe('A subscription made while Redis is unreachable', () => {
       // Node reports a rejection as unhandled once the turn it happened in is over.
       await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled).toEqual([]);
+      // graphql-redis-subscriptions keeps a refused subscription, and its listener, unless told otherwise.
+      const engine = (events as unknown as { engine: { subscriptionMap: object } }).engine;
+      expect(Object.keys(engine.subscriptionMap)).toEqual([]);
     } finally {
       process.off('unhandledRejection', record);
       await events.close();
+    }
+  });
+});
+
+describe('A channel left while Redis is unreachable', () => {
+  it('is left again once Redis is back, though ioredis subscribes to it again as it reconnects', async () => {
+    const proxy = redisProxy();
+    await proxy.open();
+    const logs: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
+    const prefix = `parley:left-${randomUUID()}:`;
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, meter);
+    let live = true;
+    events.watchDelivery({ onDeliveryChange: (now) => (live = now) });
+    const raw = new Redis(REDIS_URL);
+    const subscribersOf = async (channel: string) => ((await raw.pubsub('NUMSUB', redisEventChannel(prefix, channel))) as [string, number])[1];
+    try {
+      const leaving = { onEvent: () => {} };
+      await events.listen('room.left', leaving);
+      await events.listen('room.kept', { onEvent: () => {} });
+      expect(await subscribersOf('room.left')).toBe(1);
+      await proxy.close();
+      await events.unlisten('room.left', leaving);
+      // Reconnects refused: ioredis fails the commands it holds after its retries, the UNSUBSCRIBE among them.
+      await eventually(() => logs.some((line) => line.includes('"method":"unsubscribe"')), { what: 'the UNSUBSCRIBE to fail' });
+      expect(live).toBe(false);
+      await proxy.open(proxy.port);
+      await eventually(() => live, { timeoutMs: 30_000, what: 'delivery to be back' });
+      // Delivery is back once a PING sent after the reconnect's SUBSCRIBEs is answered: the channel left, left again before it.
+      expect(await subscribersOf('room.kept')).toBe(1);
+      expect(await subscribersOf('room.left')).toBe(0);
+    } finally {
+      raw.disconnect();
+      await events.close();
+      await proxy.close();
     }
   });
 });

@@ -14,9 +14,14 @@ const CLOSING_NOTICE_MS = 500;
 /** Publishes held through a handshake at most (see afterHandshake). */
 const MAX_HELD = 10_000;
 
-/** What listen() reaches into graphql-redis-subscriptions for (2.7.0): its pending SUBSCRIBE of each channel. */
+/**
+ * What listen() reaches into graphql-redis-subscriptions for (2.7.0): its pending SUBSCRIBE of each channel, and
+ * what it keeps of a subscription whose SUBSCRIBE failed (it keeps them all, for the process's life).
+ */
 interface EngineInternals {
   subsPendingRefsMap: Map<string, { pending: Promise<unknown> }>;
+  currentSubscriptionId: number;
+  subscriptionMap: Record<number, unknown>;
 }
 
 /** The Redis channel of a pub/sub channel under a deployment's REDIS_PREFIX. */
@@ -38,6 +43,12 @@ export class RedisBackedPubSub implements PubSub {
   private readonly stamp = new EventStamp();
   private readonly heard = new HeardEvents();
   private readonly missed: MissedPublishes;
+  /**
+   * Redis channels left while Redis was unreachable, whose UNSUBSCRIBE failed. ioredis, which marks a channel
+   * left only when Redis answers, subscribes to them again as it reconnects: each is left again then, unless
+   * this instance listens to it again by then (else Redis would send its events here for the process's life).
+   */
+  private readonly leftWhileDown = new Set<string>();
 
   constructor(
     readonly publisher: Redis,
@@ -56,10 +67,15 @@ export class RedisBackedPubSub implements PubSub {
       const original = subscriber[method].bind(subscriber) as (...args: unknown[]) => Promise<unknown>;
       (subscriber as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
         const pending = original(...args);
-        pending.catch((err: Error) => logger.debug({ err: err.message, method }, 'redis (un)subscribe failed'));
+        pending.catch((err: Error) => {
+          logger.debug({ err: err.message, method }, 'redis (un)subscribe failed');
+          if (method === 'unsubscribe') for (const arg of args) if (typeof arg === 'string') this.leftWhileDown.add(arg);
+        });
         return pending;
       };
     }
+    // Before the PING below: once it is answered, these are left too.
+    subscriber.on('ready', () => this.leaveAgain());
     // Delivery is live while the subscriber connection is up and resubscribed. ioredis resubscribes
     // every channel when it reconnects, before 'ready' is handled here; a PING sent now is answered
     // after those SUBSCRIBEs, so when it returns every listen() hears events again.
@@ -195,17 +211,30 @@ export class RedisBackedPubSub implements PubSub {
     for (const send of this.held.splice(0)) send();
   }
 
+  /** Leaves again, once Redis is back, the channels whose UNSUBSCRIBE failed while it was not (leftWhileDown). */
+  private leaveAgain(): void {
+    const owed = [...this.leftWhileDown].filter((trigger) => !this.subscriptions.has(trigger.slice(this.prefix.length)));
+    this.leftWhileDown.clear();
+    // Through the wrapper above: if this fails too, they are owed again.
+    if (owed.length > 0) void this.subscriber.unsubscribe(...owed);
+  }
+
   async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
       const trigger = this.prefix + channel;
+      const engine = this.engine as unknown as EngineInternals;
+      const engineId = engine.currentSubscriptionId;
       const id = this.engine.subscribe(trigger, (arrival: unknown) => {
         const event = this.heard.open(arrival);
         if (event !== DUPLICATE) this.channels.deliver(channel, event);
       });
       // When the SUBSCRIBE fails (Redis down), graphql-redis-subscriptions also rejects a promise of its own that
       // nobody awaits: observed here, since an unhandled rejection ends the process (the caller gets `id`'s).
-      (this.engine as unknown as EngineInternals).subsPendingRefsMap.get(trigger)?.pending.catch(() => {});
+      engine.subsPendingRefsMap.get(trigger)?.pending.catch(() => {});
+      // And it keeps the refused subscription, its listener with it: forgotten here, as a later listen() starts afresh.
+      // (Its empty set of references stays: a later subscribe of the channel reuses it.)
+      id.catch(() => delete engine.subscriptionMap[engineId]);
       subscription = { id, joining: 0 };
       this.subscriptions.set(channel, subscription);
     }
