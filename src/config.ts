@@ -50,6 +50,8 @@ export interface AuthConfig {
    */
   passwordHashConcurrency: number;
   passwordHashQueue: number;
+  /** How long a hash may wait for a slot before it is refused, as one past the queue is. */
+  passwordHashMaxWaitMs: number;
   /**
    * Niceness (0-19) the threads that hash add to the server's own: a hash
    * takes the CPU the server's requests leave, so logins slow down under load
@@ -277,6 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
       scryptP: int(env, 'SCRYPT_P', 5),
       passwordHashConcurrency: positive(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, Math.floor(availableParallelism() / 2))),
       passwordHashQueue: int(env, 'PASSWORD_HASH_QUEUE', 32),
+      passwordHashMaxWaitMs: positive(env, 'PASSWORD_HASH_MAX_WAIT_MS', 10_000),
       passwordHashNice: between(env, 'PASSWORD_HASH_NICE', 10, 0, 19),
       loginFailuresPerLogin: int(env, 'LOGIN_FAILURES_PER_LOGIN', 5),
       loginFailuresPerAddress: int(env, 'LOGIN_FAILURES_PER_ADDRESS', 20),

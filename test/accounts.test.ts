@@ -192,6 +192,23 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     expect([...nices.values()]).toContain(Math.min(19, own + 13));
   });
 
+  it('refuses a login that waited PASSWORD_HASH_MAX_WAIT_MS for a hashing slot, serving the one that hashed', async () => {
+    // One slot, room to queue, and a hash (2^17, ~0.3-1 s here) far longer than the 100 ms a login may wait.
+    const gated = await startApp({
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '8', PASSWORD_HASH_MAX_WAIT_MS: '100', SCRYPT_N: String(2 ** 17) },
+    });
+    const user = await signUp(gated);
+    const both = await Promise.all([1, 2].map(() => gql(gated, LoginDocument, { login: user.login, password: user.password })));
+    const served = both.filter((r) => !r.errors);
+    const refused = both.filter((r) => r.errors);
+    expect(served).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(codes(refused[0]!)).toEqual(['RATE_LIMITED']);
+    expect(refused[0]!.errors![0]!.extensions?.retryAfter).toBe(1);
+    // It left the queue: the next login has the slot to itself.
+    expect((await gqlOk(gated, LoginDocument, { login: user.login, password: user.password })).login.token.split('.')).toHaveLength(3);
+  });
+
   it('refuses a login while every hashing slot and queue place is taken before reading the account', async () => {
     // One slot, one place in the queue, and hashes slow enough (2^17) that two logins in flight keep both taken.
     const gated = await startApp({

@@ -19,15 +19,25 @@ export class PasswordsBusy extends AppError {
   }
 }
 
+/** The gate's bounds (src/config.ts, PASSWORD_HASH_*). */
+export interface HashingGate {
+  /** Hashes computed at once. */
+  concurrency: number;
+  /** Hashes that may wait for a slot. */
+  queue: number;
+  /** How long one may wait before it is refused as if the queue had been full. */
+  maxWaitMs: number;
+}
+
 export class PasswordHasher {
   private running = 0;
+  /** Each waiting hash's hand-over: called with the slot of a hash that finished. */
   private readonly waiting: Array<() => void> = [];
   private readonly derive: DeriveKey;
 
   constructor(
     private readonly params: ScryptParams,
-    private readonly concurrency: number,
-    private readonly maxWaiting: number,
+    private readonly gate: HashingGate,
     /** Where keys are derived, at a lower priority than requests. */
     private readonly threads: ScryptThreads,
   ) {
@@ -58,16 +68,16 @@ export class PasswordHasher {
 
   /** Whether a hash asked for now would run or wait, not be refused. */
   hasRoom(): boolean {
-    return this.running < this.concurrency || this.waiting.length < this.maxWaiting;
+    return this.running < this.gate.concurrency || this.waiting.length < this.gate.queue;
   }
 
   private async gated<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.concurrency) {
+    if (this.running < this.gate.concurrency) {
       this.running++;
     } else {
-      if (this.waiting.length >= this.maxWaiting) throw new PasswordsBusy();
+      if (this.waiting.length >= this.gate.queue) throw new PasswordsBusy();
       // The slot is handed over by the hash that finishes (below), so `running` stays as it is.
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await this.slotHandedOver();
     }
     try {
       return await work();
@@ -76,5 +86,26 @@ export class PasswordHasher {
       if (next) next();
       else this.running--;
     }
+  }
+
+  /**
+   * Waits for a finishing hash's slot, at most maxWaitMs: under load the hashing threads (niced) may serve a
+   * login a second or less, and a login at the back of the queue would wait longer than its client. It is
+   * refused then as when the queue is full, with a retryAfter, and leaves the queue.
+   */
+  private slotHandedOver(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const handOver = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        // Still queued: a hand-over clears this timer as it takes the waiter out.
+        const at = this.waiting.indexOf(handOver);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(new PasswordsBusy());
+      }, this.gate.maxWaitMs);
+      this.waiting.push(handOver);
+    });
   }
 }

@@ -54,9 +54,10 @@ export async function buildServices(
   pubsub.watchDelivery({ onDeliveryChange: (live) => live || metrics.deliveryLost() });
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
-  const { passwordHashConcurrency, passwordHashQueue, passwordHashNice } = config.auth;
+  const { passwordHashConcurrency, passwordHashQueue, passwordHashMaxWaitMs, passwordHashNice } = config.auth;
   const hashingThreads = new ScryptThreads(passwordHashConcurrency, passwordHashNice, logger);
-  const passwords = new PasswordHasher(scryptParams(config.auth), passwordHashConcurrency, passwordHashQueue, hashingThreads);
+  const gate = { concurrency: passwordHashConcurrency, queue: passwordHashQueue, maxWaitMs: passwordHashMaxWaitMs };
+  const passwords = new PasswordHasher(scryptParams(config.auth), gate, hashingThreads);
   const [tokens, decoyPasswordHash] = await Promise.all([
     TokenService.create(config.auth, config.production),
     passwords.hash(randomBytes(16).toString('hex')),
