@@ -77,7 +77,17 @@ describe('A subscription made while Redis is unreachable', () => {
 });
 
 describe('A channel left while Redis is unreachable', () => {
-  it('is left again once Redis is back, though ioredis subscribes to it again as it reconnects', async () => {
+  interface LeftStage {
+    proxy: TcpProxy;
+    events: RedisBackedPubSub;
+    logs: string[];
+    /** Leaves room.left (room.kept stays). */
+    leave: () => Promise<void>;
+    isLive: () => boolean;
+  }
+
+  /** An instance behind a closable proxy listening to room.left and room.kept; after `test`, what Redis sends it. */
+  async function leavingWhileDown(test: (stage: LeftStage) => Promise<void>): Promise<void> {
     const proxy = redisProxy();
     await proxy.open();
     const logs: string[] = [];
@@ -94,12 +104,7 @@ describe('A channel left while Redis is unreachable', () => {
       await events.listen('room.left', leaving);
       await events.listen('room.kept', { onEvent: () => {} });
       expect(await subscribersOf('room.left')).toBe(1);
-      await proxy.close();
-      await events.unlisten('room.left', leaving);
-      // Reconnects refused: ioredis fails the commands it holds after its retries, the UNSUBSCRIBE among them.
-      await eventually(() => logs.some((line) => line.includes('"method":"unsubscribe"')), { what: 'the UNSUBSCRIBE to fail' });
-      expect(live).toBe(false);
-      await proxy.open(proxy.port);
+      await test({ proxy, events, logs, leave: () => events.unlisten('room.left', leaving), isLive: () => live });
       await eventually(() => live, { timeoutMs: 30_000, what: 'delivery to be back' });
       // Delivery is back once a PING sent after the reconnect's SUBSCRIBEs is answered: the channel left, left again before it.
       expect(await subscribersOf('room.kept')).toBe(1);
@@ -109,7 +114,30 @@ describe('A channel left while Redis is unreachable', () => {
       await events.close();
       await proxy.close();
     }
-  });
+  }
+
+  it('is left again once Redis is back, though ioredis subscribes to it again as it reconnects', () =>
+    leavingWhileDown(async ({ proxy, logs, leave, isLive }) => {
+      await proxy.close();
+      await leave();
+      // Reconnects refused: ioredis fails the commands it holds after its retries, the UNSUBSCRIBE among them.
+      await eventually(() => logs.some((line) => line.includes('"method":"unsubscribe"')), { what: 'the UNSUBSCRIBE to fail' });
+      expect(isLive()).toBe(false);
+      await proxy.open(proxy.port);
+    }));
+
+  it('is left again once Redis is back, when it was left during a reconnect that did not end', () =>
+    leavingWhileDown(async ({ proxy, events, leave }) => {
+      await proxy.close();
+      await proxy.open(proxy.port);
+      proxy.dropReplies();
+      const subscriber = (events as unknown as { subscriber: Redis }).subscriber;
+      await eventually(() => subscriber.status === 'connect', { what: 'the subscriber to be in its handshake' });
+      // Written to the new connection at once, and never answered: it neither succeeds nor fails.
+      await leave();
+      await proxy.close();
+      await proxy.open(proxy.port);
+    }));
 });
 
 describe('Redis pub/sub across a reconnect', () => {

@@ -66,10 +66,16 @@ export class RedisBackedPubSub implements PubSub {
     for (const method of ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'] as const) {
       const original = subscriber[method].bind(subscriber) as (...args: unknown[]) => Promise<unknown>;
       (subscriber as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const owe = () => {
+          if (method === 'unsubscribe') for (const arg of args) if (typeof arg === 'string') this.leftWhileDown.add(arg);
+        };
+        // Not ready: in its handshake ioredis writes an UNSUBSCRIBE to the new connection, where Redis answers it
+        // and ioredis still subscribes again, once ready, to what the old connection had; or it drops it unanswered.
+        if (subscriber.status !== 'ready') owe();
         const pending = original(...args);
         pending.catch((err: Error) => {
           logger.debug({ err: err.message, method }, 'redis (un)subscribe failed');
-          if (method === 'unsubscribe') for (const arg of args) if (typeof arg === 'string') this.leftWhileDown.add(arg);
+          owe();
         });
         return pending;
       };
