@@ -195,7 +195,7 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
   it('refuses a login that waited PASSWORD_HASH_MAX_WAIT_MS for a hashing slot, serving the one that hashed', async () => {
     // One slot, room to queue, and a hash (2^17, ~0.3-1 s here) far longer than the 100 ms a login may wait.
     const gated = await startApp({
-      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '8', PASSWORD_HASH_MAX_WAIT_MS: '100', SCRYPT_N: String(2 ** 17) },
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '8', PASSWORD_HASH_MAX_WAIT_MS: '100', SCRYPT_N: String(2 ** 17), LOGIN_FAILURES_PER_LOGIN: '2' },
     });
     const user = await signUp(gated);
     const both = await Promise.all([1, 2].map(() => gql(gated, LoginDocument, { login: user.login, password: user.password })));
@@ -204,7 +204,11 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     expect(served).toHaveLength(1);
     expect(refused).toHaveLength(1);
     expect(codes(refused[0]!)).toEqual(['RATE_LIMITED']);
+    // The hashing gate's refusal, not the failed-attempt limit's.
+    expect(refused[0]!.errors![0]!.message).toMatch(/at once/);
     expect(refused[0]!.errors![0]!.extensions?.retryAfter).toBe(1);
+    // Not counted as a failure: with one wrong password the login is still under its limit of 2.
+    expect(codes(await gql(gated, LoginDocument, { login: user.login, password: 'wrong-password' }))).toEqual(['INVALID_CREDENTIALS']);
     // It left the queue: the next login has the slot to itself.
     expect((await gqlOk(gated, LoginDocument, { login: user.login, password: user.password })).login.token.split('.')).toHaveLength(3);
   });
