@@ -17,7 +17,7 @@ function within<T>(work: Promise<T>, ms = 10_000): Promise<T> {
 async function withThreads(test: (threads: ScryptThreads, derive: DeriveKey) => Promise<void>): Promise<void> {
   const threads = new ScryptThreads(1, 10, pino({ level: 'silent' }));
   try {
-    await test(threads, (job) => threads.derive(job));
+    await test(threads, threads.derive);
   } finally {
     await threads.close();
   }
@@ -45,7 +45,7 @@ describe('password hashing threads', () => {
 
   it('refuses hashes once closed, those waiting for a thread included', async () => {
     const threads = new ScryptThreads(1, 10, pino({ level: 'silent' }));
-    const derive: DeriveKey = (job) => threads.derive(job);
+    const derive = threads.derive;
     // Settled as they end, so a refusal that comes before it is looked at is not an unhandled one.
     const outcomes = Promise.allSettled([hashPassword('running', CHEAP, derive), hashPassword('waiting', CHEAP, derive)]);
     await threads.close();

@@ -17,6 +17,9 @@ import { post, roomWith } from './testkit/rooms.js';
 import { send } from './testkit/messenger.js';
 import { subscribe, wsClient } from './testkit/ws.js';
 
+/** Pub/sub counts nothing here. */
+const NO_METER = { eventPublished: () => {}, eventDelivered: () => {} };
+
 /** A closable proxy in front of the Redis the tests use (opened by the test). */
 function redisProxy(): TcpProxy {
   const { hostname, port } = new URL(REDIS_URL);
@@ -59,8 +62,7 @@ describe('A subscription made while Redis is unreachable', () => {
     const proxy = redisProxy();
     await proxy.open();
     await proxy.close(); // a port where nothing answers
-    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
-    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, pino({ level: 'silent' }), `parley:down-${randomUUID()}:`, meter);
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, pino({ level: 'silent' }), `parley:down-${randomUUID()}:`, NO_METER);
     try {
       await expect(events.listen('room.x', { onEvent: () => {} })).rejects.toThrow(/max retries/);
       // Node reports a rejection as unhandled once the turn it happened in is over.
@@ -92,9 +94,8 @@ describe('A channel left while Redis is unreachable', () => {
     await proxy.open();
     const logs: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
-    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
     const prefix = `parley:left-${randomUUID()}:`;
-    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, meter);
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, NO_METER);
     let live = true;
     events.watchDelivery({ onDeliveryChange: (now) => (live = now) });
     const raw = new Redis(REDIS_URL);
@@ -159,10 +160,9 @@ describe('Redis pub/sub across a reconnect', () => {
     const [proxy, hearingProxy] = [redisProxy(), redisProxy()];
     await Promise.all([proxy.open(), hearingProxy.open()]);
     const logger = pino({ level: 'silent' });
-    const meter = { eventPublished: () => {}, eventDelivered: () => {} };
     const prefix = `parley:reconnect-${randomUUID()}:`;
-    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, meter);
-    const hearing = RedisBackedPubSub.connect(hearingBehindProxy ? `redis://127.0.0.1:${hearingProxy.port}` : REDIS_URL, logger, prefix, meter);
+    const events = RedisBackedPubSub.connect(`redis://127.0.0.1:${proxy.port}`, logger, prefix, NO_METER);
+    const hearing = RedisBackedPubSub.connect(hearingBehindProxy ? `redis://127.0.0.1:${hearingProxy.port}` : REDIS_URL, logger, prefix, NO_METER);
     const heard: string[] = [];
     try {
       await hearing.listen<{ n: string }>('room.r', { onEvent: (e) => heard.push(e.n) });

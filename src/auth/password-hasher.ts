@@ -9,7 +9,7 @@
  * and a retryAfter, not left waiting longer than a client would.
  */
 import { AppError, ErrorCode } from '../errors.js';
-import { hashPassword, verifyPassword, type DeriveKey, type ScryptParams } from './passwords.js';
+import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
 import type { ScryptThreads } from './scrypt-threads.js';
 
 /** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/load-shedding.ts). */
@@ -33,16 +33,13 @@ export class PasswordHasher {
   private running = 0;
   /** Each waiting hash's hand-over: called with the slot of a hash that finished. */
   private readonly waiting: Array<() => void> = [];
-  private readonly derive: DeriveKey;
 
   constructor(
     private readonly params: ScryptParams,
     private readonly gate: HashingGate,
     /** Where keys are derived, at a lower priority than requests. */
     private readonly threads: ScryptThreads,
-  ) {
-    this.derive = (job) => threads.derive(job);
-  }
+  ) {}
 
   /** Ends the hashing threads (the app's stop). */
   close(): Promise<void> {
@@ -50,11 +47,11 @@ export class PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.gated(() => hashPassword(password, this.params, this.derive));
+    return this.gated(() => hashPassword(password, this.params, this.threads.derive));
   }
 
   verify(password: string, stored: string): Promise<boolean> {
-    return this.gated(() => verifyPassword(password, stored, this.derive));
+    return this.gated(() => verifyPassword(password, stored, this.threads.derive));
   }
 
   /**

@@ -15,7 +15,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { ScryptJob } from './passwords.js';
+import type { DeriveKey, ScryptJob } from './passwords.js';
 import type { ScryptThreadData, ScryptThreadMessage } from './scrypt-thread.js';
 
 // The compiled build loads scrypt-thread.js; tests and `npm run dev` load the .ts beside this file.
@@ -79,14 +79,15 @@ export class ScryptThreads {
     private readonly logger: Logger,
   ) {}
 
-  async derive(job: ScryptJob): Promise<Buffer> {
+  /** A key derived on a thread (bound: handed to passwords.ts as its DeriveKey). */
+  readonly derive: DeriveKey = async (job) => {
     const thread = await this.take();
     try {
       return await thread.derive(job);
     } finally {
       this.give(thread);
     }
-  }
+  };
 
   /** Ends every thread; a hash asked for afterwards is refused. */
   async close(): Promise<void> {

@@ -55,9 +55,9 @@ export async function buildServices(
   const revocations = new RevocationList(new RevocationStore(db), pubsub, logger);
   // Independent: loading revocations, importing the key and the decoy hash (a full scrypt) run together.
   const { passwordHashConcurrency, passwordHashQueue, passwordHashMaxWaitMs, passwordHashNice } = config.auth;
-  const hashingThreads = new ScryptThreads(passwordHashConcurrency, passwordHashNice, logger);
   const gate = { concurrency: passwordHashConcurrency, queue: passwordHashQueue, maxWaitMs: passwordHashMaxWaitMs };
-  const passwords = new PasswordHasher(scryptParams(config.auth), gate, hashingThreads);
+  // A thread per slot of the gate: the gate lets no more hash at once.
+  const passwords = new PasswordHasher(scryptParams(config.auth), gate, new ScryptThreads(gate.concurrency, passwordHashNice, logger));
   const [tokens, decoyPasswordHash] = await Promise.all([
     TokenService.create(config.auth, config.production),
     passwords.hash(randomBytes(16).toString('hex')),
