@@ -50,7 +50,7 @@ export interface FanoutStage {
 /** Joins every member, a few at a time (each join is an LWT on the room's row, so not too many at once). */
 async function joinAll(url: string, roomName: string, members: TestUser[]): Promise<void> {
   for (let i = 0; i < members.length; i += 8) {
-    await Promise.all(members.slice(i, i + 8).map((m) => gqlOk(remoteApp(url), JoinRoomDocument, { name: roomName }, m.token)));
+    await Promise.all(members.slice(i, i + 8).map((m) => gqlOk(remoteApp(url), JoinRoomDocument, { roomName: roomName }, m.token)));
   }
 }
 

@@ -93,7 +93,7 @@ async function redisRestart(): Promise<string[]> {
     for (let i = 0; i < 20; i++) posted.push((await post(a, poster, room, `after ${i}`)).id);
     posted.push((await post(a, poster, room, 'last')).id);
     await reading;
-    const page = (await gqlOk(b, HistoryDocument, { name: room, last: 200, before: resumeCursor }, reader.token)).room!.messages;
+    const page = (await gqlOk(b, HistoryDocument, { roomName: room, last: 200, before: resumeCursor }, reader.token)).room!.messages;
     const replayed = page.edges.map((e) => e.node.id).filter((id) => posted.includes(id) && !live.includes(id));
     const lost = posted.filter((id) => !live.includes(id) && !replayed.includes(id));
     const order = live.every((id, i) => i === 0 || posted.indexOf(live[i - 1]!) < posted.indexOf(id));

@@ -34,7 +34,7 @@ type Variables = Record<string, string>;
 /** Each scenario's operation, answering exactly what its GraphQL document selects (see bench/scenarios.ts). */
 const operations: Record<string, (ctx: Context, v: Variables) => Promise<unknown>> = {
   async history(ctx, v) {
-    const room = await roomByName(ctx, v.name!);
+    const room = await roomByName(ctx, v.roomName!);
     if (!room) return { room: null };
     const page = await roomHistory(ctx, room, { first: 50 });
     const edges = page.edges.map(({ node: m }) => ({

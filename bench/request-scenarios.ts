@@ -31,7 +31,7 @@ const INBOX_PARTNERS = 50;
 const ROOMS_OF_VIEWER = 20;
 
 const DOCUMENTS = {
-  history: 'query Page($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id content author { login } } } } } }',
+  history: 'query Page($roomName: String!) { room(roomName: $roomName) { messages(first: 50) { edges { node { id content author { login } } } } } }',
   postMessage: 'mutation Post($roomName: String!, $content: String!) { postMessage(roomName: $roomName, content: $content) { id content } }',
   conversations: 'query Inbox { conversations(first: 50) { edges { node { partner { login } unreadCount } } } }',
   meRooms: 'query MyRooms { me { login chatRooms { name participantCount } } }',
@@ -82,7 +82,7 @@ export async function seedRequestScenarios(url: string): Promise<Record<string, 
     token,
   });
   return {
-    history: scenario('history', `history page of 50 with authors (room of ${HISTORY_MESSAGES} messages over ${HISTORY_DAYS} days)`, { name: historyRoom }),
+    history: scenario('history', `history page of 50 with authors (room of ${HISTORY_MESSAGES} messages over ${HISTORY_DAYS} days)`, { roomName: historyRoom }),
     postMessage: scenario('postMessage', 'postMessage (room of 10)', { roomName: postRoom, content: 'a bench message' }),
     conversations: scenario('conversations', `conversations(first: 50) with partner and unreadCount (inbox of ${INBOX_PARTNERS})`, {}),
     meRooms: scenario('meRooms', `me with chatRooms (${ROOMS_OF_VIEWER} rooms)`, {}),

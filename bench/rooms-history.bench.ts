@@ -25,7 +25,7 @@ type Args = { first?: number; after?: string; last?: number; before?: string };
 async function page(app: App, token: string, name: string, args: Args) {
   const q0 = app.services.db.queryCount;
   const t0 = performance.now();
-  const data = await gqlOk(app, HistoryDocument, { name, ...args }, token);
+  const data = await gqlOk(app, HistoryDocument, { roomName: name, ...args }, token);
   return { ...data.room!.messages, ms: performance.now() - t0, queries: app.services.db.queryCount - q0 };
 }
 

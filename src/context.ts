@@ -63,7 +63,8 @@ export class Loaders {
 
   /**
    * Room messages by roomMessageKey(room, id): those of one room are read
-   * together, one query per day bucket (replies' parents on a thread page).
+   * together, one query per day bucket (replies' parents on a thread page),
+   * and the rooms side by side (the last-read messages of a room list).
    */
   get message(): DataLoader<string, MessageRow | null> {
     const { roomMessages } = this.stores;
@@ -75,9 +76,12 @@ export class Loaders {
           byRoom.set(room, [...(byRoom.get(room) ?? []), id]);
         }
         const found = new Map<string, MessageRow>();
-        for (const [room, ids] of byRoom) {
-          for (const [id, message] of await roomMessages.byIds(room, ids)) found.set(roomMessageKey(room, id), message);
-        }
+        // The rooms side by side: a room list's last-read messages are one per room.
+        await Promise.all(
+          [...byRoom].map(async ([room, ids]) => {
+            for (const [id, message] of await roomMessages.byIds(room, ids)) found.set(roomMessageKey(room, id), message);
+          }),
+        );
         return keys.map((key) => found.get(key) ?? null);
       },
       { maxBatchSize: 100 },

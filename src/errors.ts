@@ -12,7 +12,13 @@ export const ErrorCode = {
   BAD_USER_INPUT: 'BAD_USER_INPUT',
   LOGIN_TAKEN: 'LOGIN_TAKEN',
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
+  /** Too many of something in a window, or at once: retry after extensions.retryAfter seconds; extensions.reason says which limit. */
   RATE_LIMITED: 'RATE_LIMITED',
+  /**
+   * A count the API bounds is at its maximum (extensions.limit names it, extensions.max gives it): the input is
+   * well formed, but this action would take the count past it until something is removed.
+   */
+  LIMIT_REACHED: 'LIMIT_REACHED',
   CONFLICT: 'CONFLICT',
   /** The HTTP request is malformed: a body that is not JSON, a missing query, a wrong method. */
   BAD_REQUEST: 'BAD_REQUEST',
@@ -45,8 +51,8 @@ export const ErrorCode = {
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',
-  /** The room has Limits.room.maxParticipants participants. */
-  ROOM_FULL: 'ROOM_FULL',
+  /** The message can no longer be edited: extensions.reason is DELETED, HIDDEN or SYSTEM_MESSAGE. */
+  MESSAGE_NOT_EDITABLE: 'MESSAGE_NOT_EDITABLE',
   /** A moderator banned this user from the room: they cannot join or post. */
   BANNED: 'BANNED',
   /** A moderator muted this user in the room until extensions.mutedUntil (extensions.retryAfter seconds). */
@@ -58,11 +64,48 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** extensions.reason of a RATE_LIMITED refusal: which limit it hit. */
+export const RateLimitReason = {
+  /** The room's slow mode: one message per Room.slowModeSeconds per participant. */
+  SLOW_MODE: 'SLOW_MODE',
+  /** The per-user send limit, across every room (ROOM_POSTS_PER_WINDOW per ROOM_POST_WINDOW_SECONDS). */
+  POST_RATE: 'POST_RATE',
+  /** Sign-ups from this address in the last hour. */
+  SIGN_UPS: 'SIGN_UPS',
+  /** Failed password checks of this login, or from this address. */
+  FAILED_LOGINS: 'FAILED_LOGINS',
+  /** Every password-hashing slot and queue place of the server is taken (logins, sign-ups, password changes). */
+  SERVER_BUSY: 'SERVER_BUSY',
+  /** Live connections (WebSockets and event streams) from this address. */
+  LIVE_CONNECTIONS: 'LIVE_CONNECTIONS',
+} as const;
+export type RateLimitReason = (typeof RateLimitReason)[keyof typeof RateLimitReason];
+
+/** extensions.limit of a LIMIT_REACHED refusal: which count is at its maximum. */
+export const LimitName = {
+  PARTICIPANTS_PER_ROOM: 'PARTICIPANTS_PER_ROOM',
+  PINS_PER_ROOM: 'PINS_PER_ROOM',
+  EDITS_PER_MESSAGE: 'EDITS_PER_MESSAGE',
+  REACTION_KINDS_PER_MESSAGE: 'REACTION_KINDS_PER_MESSAGE',
+  BLOCKED_USERS: 'BLOCKED_USERS',
+} as const;
+export type LimitName = (typeof LimitName)[keyof typeof LimitName];
+
+/** extensions.reason of MESSAGE_NOT_EDITABLE. */
+export const NotEditableReason = {
+  DELETED: 'DELETED',
+  HIDDEN: 'HIDDEN',
+  SYSTEM_MESSAGE: 'SYSTEM_MESSAGE',
+} as const;
+export type NotEditableReason = (typeof NotEditableReason)[keyof typeof NotEditableReason];
+
 export interface AppErrorExtensions {
   /** The input field at fault, as a dotted path such as "input.login". */
   field?: string;
   /** Seconds until a rate-limited call may be retried. */
   retryAfter?: number;
+  /** Which rule refused (RATE_LIMITED, MESSAGE_NOT_EDITABLE). */
+  reason?: string;
   [key: string]: unknown;
 }
 
@@ -105,6 +148,16 @@ export const notFound = (what: string) => new AppError(ErrorCode.NOT_FOUND, `${w
 export const forbidden = (message = 'You are not allowed to do this') => new AppError(ErrorCode.FORBIDDEN, message);
 export const unauthenticated = () => new AppError(ErrorCode.UNAUTHENTICATED, 'You must be logged in');
 export const conflict = (message: string) => new AppError(ErrorCode.CONFLICT, message);
+export const rateLimited = (reason: RateLimitReason, message: string, retryAfter: number, extensions: AppErrorExtensions = {}) =>
+  new AppError(ErrorCode.RATE_LIMITED, message, { reason, retryAfter, ...extensions });
+export const limitReached = (limit: LimitName, max: number, message: string) => new AppError(ErrorCode.LIMIT_REACHED, message, { limit, max });
+const NOT_EDITABLE_MESSAGES: Record<NotEditableReason, string> = {
+  DELETED: 'The message was deleted: it can no longer be edited',
+  HIDDEN: 'The message is hidden: it can no longer be edited',
+  SYSTEM_MESSAGE: 'System messages cannot be edited',
+};
+export const notEditable = (reason: NotEditableReason) =>
+  new AppError(ErrorCode.MESSAGE_NOT_EDITABLE, NOT_EDITABLE_MESSAGES[reason], { reason, field: 'messageId' });
 export const fellBehind = (maxBufferedEvents: number) =>
   new AppError(
     ErrorCode.FELL_BEHIND,

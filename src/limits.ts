@@ -29,7 +29,7 @@ export const Limits = {
      * Participants of a room. The set lives in the room's row: every post's
      * membership check reads it, the delete LWT compares it whole, and
      * Room.participants returns it whole (priced at this size). joinRoom
-     * refuses with ROOM_FULL at the limit; joins racing each other near it
+     * refuses with LIMIT_REACHED at the limit; joins racing each other near it
      * may pass it together, by at most the number of joins in flight at that moment.
      */
     maxParticipants: 1000,

@@ -135,6 +135,7 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
     }
     const blocked = await gql(app, LoginDocument, { login: user.login, password: user.password });
     expect(codes(blocked)).toEqual(['RATE_LIMITED']);
+    expect(blocked.errors?.[0]?.extensions?.reason).toBe('FAILED_LOGINS');
     expect(blocked.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
     expect(blocked.errors?.[0]?.extensions?.retryAfter).toBeLessThanOrEqual(app.services.config.auth.loginFailureWindowSeconds);
   });

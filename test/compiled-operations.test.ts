@@ -58,18 +58,18 @@ const doc = (d: unknown) => d as TypedDocumentNode<unknown, Record<string, unkno
 
 const cases: Case[] = [
   // Participants are stored people whose other fields are promises; dates, decimals, lists and fragments.
-  { what: 'stored people with loaded fields', document: doc(RoomParticipantsFullDocument), variables: () => ({ name: room }), token: () => alice.token },
+  { what: 'stored people with loaded fields', document: doc(RoomParticipantsFullDocument), variables: () => ({ roomName: room }), token: () => alice.token },
   // Without cursors: each carries the time of its read.
   {
     what: 'a page of history',
-    document: 'query ($name: String!) { room(name: $name) { messages(first: 10) { edges { node { id content createdAt author { login bio } } } pageInfo { hasNextPage } } } }',
-    variables: () => ({ name: room }),
+    document: 'query ($roomName: String!) { room(roomName: $roomName) { messages(first: 10) { edges { node { id content createdAt author { login bio } } } pageInfo { hasNextPage } } } }',
+    variables: () => ({ roomName: room }),
     token: () => bob.token,
   },
-  { what: 'an item with a decimal price and dates', document: doc(ItemDocument), variables: () => ({ id: itemId }), token: () => bob.token },
+  { what: 'an item with a decimal price and dates', document: doc(ItemDocument), variables: () => ({ itemId }), token: () => bob.token },
   { what: 'no session', document: doc(MeDocument) },
   // Variables the schema refuses, each with its message, input path and HTTP status.
-  { what: 'an Int given as text', document: doc(HistoryDocument), variables: () => ({ name: room, first: 'ten' }), token: () => bob.token },
+  { what: 'an Int given as text', document: doc(HistoryDocument), variables: () => ({ roomName: room, first: 'ten' }), token: () => bob.token },
   { what: 'a required variable left out', document: doc(HistoryDocument), variables: () => ({}), token: () => bob.token },
   { what: 'an Int out of range', document: doc(BuyItemDocument), variables: () => ({ itemId, quantity: 2 ** 31 }), token: () => bob.token },
   { what: 'an input field out of the type', document: doc(CreateRoomDocument), variables: () => ({ input: { name: 'abc', color: 'red' } }), token: () => bob.token },
@@ -79,18 +79,18 @@ const cases: Case[] = [
   // graphql-jit alone would say a required variable with a default was not provided.
   {
     what: 'a required variable with a default, left out',
-    document: 'query ($name: String!, $first: Int! = 2) { room(name: $name) { messages(first: $first) { edges { node { content } } } } }',
-    variables: () => ({ name: room }),
+    document: 'query ($roomName: String!, $first: Int! = 2) { room(roomName: $roomName) { messages(first: $first) { edges { node { content } } } } }',
+    variables: () => ({ roomName: room }),
     token: () => bob.token,
   },
   { what: 'a DateTime that is no date', document: doc(CreateItemDocument), variables: () => ({ input: { ...itemInput(), endDate: '2026-02-30T10:00:00Z' } }), token: () => bob.token },
   // Our own errors, from use cases and from the cost limit.
-  { what: 'a room that does not exist', document: doc(JoinRoomDocument), variables: () => ({ name: missingRoom }), token: () => bob.token },
-  { what: 'a deletion by someone else', document: doc(DeleteRoomDocument), variables: () => ({ name: room }), token: () => bob.token },
+  { what: 'a room that does not exist', document: doc(JoinRoomDocument), variables: () => ({ roomName: missingRoom }), token: () => bob.token },
+  { what: 'a deletion by someone else', document: doc(DeleteRoomDocument), variables: () => ({ roomName: room }), token: () => bob.token },
   {
     what: 'an operation over the cost limit',
-    document: 'query ($name: String!) { room(name: $name) { participants { messages(first: 5) { edges { node { id } } } } } }',
-    variables: () => ({ name: room }),
+    document: 'query ($roomName: String!) { room(roomName: $roomName) { participants { messages(first: 5) { edges { node { id } } } } } }',
+    variables: () => ({ roomName: room }),
     token: () => alice.token,
   },
   { what: 'two operations and no name', document: 'query A { me { login } } query B { me { bio } }', token: () => alice.token },

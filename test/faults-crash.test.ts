@@ -66,7 +66,7 @@ describe('SIGKILL in the middle of posts', () => {
     const again = await gqlOk(survivor, PostMessageDocument, { roomName: room, content: 'crash test 0', clientMessageId: 'post-0' }, author.token);
     expect(again.postMessage.id).toBe(acknowledged.get(0));
 
-    const history = (await gqlOk(survivor, HistoryDocument, { name: room, first: 200 }, author.token)).room!.messages.edges.map((e) => e.node);
+    const history = (await gqlOk(survivor, HistoryDocument, { roomName: room, first: 200 }, author.token)).room!.messages.edges.map((e) => e.node);
     const posted = history.filter((m) => m.content?.startsWith('crash test '));
     expect(posted).toHaveLength(N);
     expect(new Set(posted.map((m) => m.content)).size).toBe(N);
@@ -106,6 +106,6 @@ describe('SIGKILL in the middle of purchases', () => {
     const map = new Map([...((master?.purchases as Map<unknown, number>) ?? new Map())].map(([k, v]) => [String(k), v]));
     expect(master?.available_units).toBe(0);
     expect(new Set(map.keys())).toEqual(new Set(bought.map((p) => p.id)));
-    expect((await gqlOk(retrier, ItemDocument, { id: item.id }, seller!.token)).item?.availableUnits).toBe(0);
+    expect((await gqlOk(retrier, ItemDocument, { itemId: item.id }, seller!.token)).item?.availableUnits).toBe(0);
   });
 });

@@ -121,7 +121,7 @@ describe('Redis restarted in the middle of a room feed', () => {
     }
 
     // Catching up from the notice's cursor finds every message of the outage, in order (one page holds them).
-    const page: MessagePageFragment = (await gqlOk(b, HistoryDocument, { name: room, last: 200, before: resumeCursor }, reader.token))
+    const page: MessagePageFragment = (await gqlOk(b, HistoryDocument, { roomName: room, last: 200, before: resumeCursor }, reader.token))
       .room!.messages;
     const caughtUp = page.edges.map((e) => e.node.id);
     // Catch-up lists the outage's messages in order, whatever was delivered live meanwhile.

@@ -51,6 +51,7 @@ describe('rate limits under parallel attempts', () => {
     for (let i = 0; i < 2; i++) expect(codes(await gql(limited, RegisterDocument, { input: input() }, undefined, headers))).toEqual([]);
     const third = await gql(limited, RegisterDocument, { input: input() }, undefined, headers);
     expect(codes(third)).toEqual(['RATE_LIMITED']);
+    expect(third.errors?.[0]?.extensions?.reason).toBe('SIGN_UPS');
   });
 
   it('takes the client address from the rightmost X-Forwarded-For entry (the one our proxy added)', async () => {

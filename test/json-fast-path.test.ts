@@ -107,7 +107,7 @@ const query = (q: string, extra: Record<string, unknown> = {}) => () => JSON.str
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const CASES: Case[] = [
-  { name: 'a query with variables, no Accept', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name participantCount } }', variables: { n: room } }), path: 'prepared' },
+  { name: 'a query with variables, no Accept', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(roomName: $n) { name participantCount } }', variables: { n: room } }), path: 'prepared' },
   { name: 'Accept: application/json', headers: (t) => json({ ...bearer(t), accept: 'application/json' }), body: query('{ me { login } }'), path: 'prepared' },
   { name: 'Accept: */*', headers: (t) => json({ ...bearer(t), accept: '*/*' }), body: query('{ me { login } }'), path: 'prepared' },
   { name: 'Accept: graphql-response+json, then json', headers: (t) => json({ ...bearer(t), accept: 'application/graphql-response+json, application/json;q=0.9' }), body: query('{ me { login } }'), path: 'prepared' },
@@ -118,7 +118,7 @@ const CASES: Case[] = [
   { name: 'a bad token', headers: () => json(bearer('not.a.token')), body: query('{ me { login } }'), path: 'prepared' },
   { name: 'a validation error, graphql-response+json (400)', headers: () => json({ accept: 'application/graphql-response+json' }), body: query('{ nope }'), path: 'fast' },
   { name: 'a validation error, json (200)', headers: () => json({ accept: 'application/json' }), body: query('{ nope }'), path: 'fast' },
-  { name: 'variables of the wrong type', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(name: $n) { name } }', variables: { n: 5 } }), path: 'fast' },
+  { name: 'variables of the wrong type', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ query: 'query R($n: String!) { room(roomName: $n) { name } }', variables: { n: 5 } }), path: 'fast' },
   { name: 'a named operation picked', headers: (t) => json(bearer(t)), body: query('query A { me { login } } query B { __typename }', { operationName: 'B' }), path: 'prepared' },
   { name: 'a trusted document by id', headers: (t) => json(bearer(t)), body: () => JSON.stringify({ documentId: ME_ID }), path: 'prepared' },
   { name: 'over the depth limit', headers: () => json(), body: query(`{ me { ${'chatRooms { participants { '.repeat(6)}login${' } }'.repeat(6)} } }`), path: 'fast' },
@@ -294,7 +294,7 @@ describe('the JSON fast path', () => {
             message: 'Too many logins and sign-ups at once; retry in 1 s',
             locations: [{ line: 1, column: 44 }],
             path: ['login'],
-            extensions: { code: 'RATE_LIMITED', retryAfter: 1 },
+            extensions: { code: 'RATE_LIMITED', reason: 'SERVER_BUSY', retryAfter: 1 },
           },
         ],
         data: null,

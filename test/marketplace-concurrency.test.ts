@@ -57,7 +57,7 @@ async function expectNothingPending(itemId: string) {
 
 /** The seller's view of the item's purchases (purchases_by_item) holds exactly the completed ones. */
 async function expectItemPurchases(itemId: string, completed: Array<{ id: string; quantity: number }>) {
-  const page = (await gqlOk(app, ItemPurchasesDocument, { id: itemId, first: 200 }, seller.token)).item!.purchases;
+  const page = (await gqlOk(app, ItemPurchasesDocument, { itemId: itemId, first: 200 }, seller.token)).item!.purchases;
   expect(page.pageInfo.hasNextPage).toBe(false);
   const listed = new Map(page.edges.map((e) => [e.node.id, e.node.quantity]));
   expect(listed).toEqual(new Map(completed.map((p) => [p.id, p.quantity])));
@@ -102,7 +102,7 @@ describe('concurrent buyers', () => {
       expect(master).toMatchObject({ available: 0, finished: true });
       expect([...master.map.values()].reduce((a, b) => a + b, 0)).toBe(30);
       expect(new Set(master.map.keys())).toEqual(new Set(completed.map((p) => p.id)));
-      expect((await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
+      expect((await gqlOk(app, ItemDocument, { itemId: item.id }, seller.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
 
       await expectCompletedRows(completed.map((p) => p.id));
       await expectItemPurchases(item.id, completed);

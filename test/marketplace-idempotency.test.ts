@@ -64,10 +64,10 @@ describe('buyItem with a clientPurchaseId', () => {
     for (const r of results) expect(r.data!.buyItem).toMatchObject({ status: 'COMPLETED', quantity: 3, buyer: { login: buyer.login } });
 
     expect(await boundPurchases(item.id)).toEqual(new Map([[id, 3]]));
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(17);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(17);
     const mine = (await gqlOk(app, MyPurchasesDocument, {}, buyer.token)).myPurchases.edges.filter((e) => e.node.item.id === item.id);
     expect(mine.map((e) => e.node.id)).toEqual([id]);
-    const ofItem = (await gqlOk(app, ItemPurchasesDocument, { id: item.id }, seller.token)).item?.purchases.edges ?? [];
+    const ofItem = (await gqlOk(app, ItemPurchasesDocument, { itemId: item.id }, seller.token)).item?.purchases.edges ?? [];
     expect(ofItem.map((e) => e.node.id)).toEqual([id]);
     expect(await pendingOf(item.id)).toEqual([]);
     // The key is remembered for a day, no longer.
@@ -108,8 +108,8 @@ describe('buyItem with a clientPurchaseId', () => {
       const res = await gql(app, BuyItemDocument, variables, buyer.token);
       expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'clientPurchaseId' });
     }
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(9);
-    expect((await gqlOk(app, ItemDocument, { id: item2.id }, buyer.token)).item?.availableUnits).toBe(10);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(9);
+    expect((await gqlOk(app, ItemDocument, { itemId: item2.id }, buyer.token)).item?.availableUnits).toBe(10);
     // The limit itself is a valid key.
     const longest = await gqlOk(app, BuyItemDocument, { itemId: item2.id, quantity: 1, clientPurchaseId: 'k'.repeat(64) }, buyer.token);
     expect(longest.buyItem.status).toBe('COMPLETED');
@@ -145,7 +145,7 @@ describe('buyItem with a clientPurchaseId', () => {
     const retry = (await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 2, clientPurchaseId: key }, buyer.token)).buyItem;
     expect(retry).toMatchObject({ id: boundId, status: 'COMPLETED', quantity: 2 });
     expect(await boundPurchases(item.id)).toEqual(new Map([[boundId, 2]]));
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(3);
     expect(await pendingOf(item.id)).toEqual([]);
   });
 
@@ -194,7 +194,7 @@ describe('buyItem with a clientPurchaseId', () => {
     // Exactly one takeover applied: the key names the one purchase, and only it is bound.
     expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(id);
     expect(await boundPurchases(item.id)).toEqual(new Map([[id, 2]]));
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(18);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(18);
     const mine = (await gqlOk(app, MyPurchasesDocument, {}, buyer.token)).myPurchases.edges.filter((e) => e.node.item.id === item.id);
     expect(mine.map((e) => e.node.id)).toEqual([id]);
     expect(await pendingOf(item.id)).toEqual([]);
@@ -212,7 +212,7 @@ describe('buyItem with a clientPurchaseId', () => {
     const key = `late-${Date.now()}`;
     expect(codes(await gql(clocked, BuyItemDocument, { itemId: item.id, quantity: 1, clientPurchaseId: key }, buyer.token))).toEqual(['CONFLICT']);
     expect(await boundPurchases(item.id)).toEqual(new Map());
-    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    expect((await gqlOk(clocked, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(5);
     // It bought nothing, so its key is free and its pending entry gone.
     expect(await claimRow(buyer.login, key)).toBeUndefined();
     expect(await pendingOf(item.id)).toEqual([]);

@@ -44,7 +44,7 @@ describe('createItem and item', () => {
       auctionFinished: false,
       seller: { login: seller.login },
     });
-    const read = await gqlOk(app, ItemDocument, { id: created.id }, viewer.token);
+    const read = await gqlOk(app, ItemDocument, { itemId: created.id }, viewer.token);
     expect(read.item).toEqual(created);
     // Cassandra holds a decimal, not a float: 19.99 is stored as exactly 1999 × 10^-2.
     const row = await cqlRow(app, 'SELECT unit_price FROM items WHERE id = ?', [uuid(created.id)]);
@@ -53,15 +53,15 @@ describe('createItem and item', () => {
 
   it.each(['0.01', '19.90', '7', '999999999999.99'])('keeps the price %s exactly', async (price) => {
     const created = await createItem(app, seller, { unitPrice: price });
-    expect((await gqlOk(app, ItemDocument, { id: created.id }, viewer.token)).item?.unitPrice).toBe(price);
+    expect((await gqlOk(app, ItemDocument, { itemId: created.id }, viewer.token)).item?.unitPrice).toBe(price);
   });
 
   it('returns null for an unknown item and BAD_USER_INPUT for a malformed id', async () => {
-    const unknown = await gqlOk(app, ItemDocument, { id: '6f1c2b40-e65b-11f1-b990-0200581be2e0' }, viewer.token);
+    const unknown = await gqlOk(app, ItemDocument, { itemId: '6f1c2b40-e65b-11f1-b990-0200581be2e0' }, viewer.token);
     expect(unknown.item).toBeNull();
-    const bad = await gql(app, ItemDocument, { id: 'not-an-id' }, viewer.token);
+    const bad = await gql(app, ItemDocument, { itemId: 'not-an-id' }, viewer.token);
     expect(codes(bad)).toEqual(['BAD_USER_INPUT']);
-    expect(bad.errors?.[0]?.extensions?.field).toBe('id');
+    expect(bad.errors?.[0]?.extensions?.field).toBe('itemId');
   });
 
   it('requires a session', async () => {
@@ -225,9 +225,9 @@ describe('bad input never reaches Cassandra', () => {
     ['month', ItemHistoryDocument, { login: 'someone', month: '2026-1' }],
     ['month', ItemHistoryDocument, { login: 'someone', month: huge }],
     ['month', ItemHistoryDocument, { login: huge, month: '2026-13' }],
-    ['id', ItemDocument, { id: huge }],
-    ['id', ItemDocument, { id: '' }],
-    ['id', PurchaseDocument, { id: huge }],
+    ['itemId', ItemDocument, { itemId: huge }],
+    ['itemId', ItemDocument, { itemId: '' }],
+    ['purchaseId', PurchaseDocument, { purchaseId: huge }],
     ['itemId', BuyItemDocument, { itemId: huge, quantity: 1 }],
     ['after', ItemsBySellerDocument, { login: 'someone', after: huge }],
   ] as const)('names %s when it cannot be valid', async (field, doc, variables) => {

@@ -40,20 +40,20 @@ describe('buyItem', () => {
       item: { id: item.id },
     });
 
-    const after = await gqlOk(app, ItemDocument, { id: item.id }, other.token);
+    const after = await gqlOk(app, ItemDocument, { itemId: item.id }, other.token);
     expect(after.item).toMatchObject({ availableUnits: 3, auctionFinished: false });
 
     const mine = await gqlOk(app, MyPurchasesDocument, {}, buyer.token);
     expect(mine.myPurchases.edges.map((e) => e.node)).toEqual([buyItem]);
     expect((await gqlOk(app, MyPurchasesDocument, {}, other.token)).myPurchases.edges).toEqual([]);
 
-    expect((await gqlOk(app, PurchaseDocument, { id: buyItem.id }, buyer.token)).purchase).toEqual(buyItem);
-    expect((await gqlOk(app, PurchaseDocument, { id: buyItem.id }, seller.token)).purchase).toEqual(buyItem);
-    expect(codes(await gql(app, PurchaseDocument, { id: buyItem.id }, other.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, PurchaseDocument, { purchaseId: buyItem.id }, buyer.token)).purchase).toEqual(buyItem);
+    expect((await gqlOk(app, PurchaseDocument, { purchaseId: buyItem.id }, seller.token)).purchase).toEqual(buyItem);
+    expect(codes(await gql(app, PurchaseDocument, { purchaseId: buyItem.id }, other.token))).toEqual(['FORBIDDEN']);
 
-    const bySeller = await gqlOk(app, ItemPurchasesDocument, { id: item.id }, seller.token);
+    const bySeller = await gqlOk(app, ItemPurchasesDocument, { itemId: item.id }, seller.token);
     expect(bySeller.item?.purchases.edges.map((e) => e.node)).toEqual([buyItem]);
-    expect(codes(await gql(app, ItemPurchasesDocument, { id: item.id }, buyer.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, ItemPurchasesDocument, { itemId: item.id }, buyer.token))).toEqual(['FORBIDDEN']);
   });
 
   it('makes the completed purchase permanent and refreshes the listings, keeping their TTL', async () => {
@@ -151,10 +151,10 @@ describe('buyItem', () => {
     const item = await createItem(app, seller, { offeredUnits: 10 });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 1 }, other.token)).buyItem.id);
-    const page1 = await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 2 }, seller.token);
+    const page1 = await gqlOk(app, ItemPurchasesDocument, { itemId: item.id, first: 2 }, seller.token);
     expect(page1.item?.purchases.edges.map((e) => e.node.id)).toEqual([ids[2], ids[1]]);
     expect(page1.item?.purchases.pageInfo.hasNextPage).toBe(true);
-    const page2 = await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 2, after: page1.item?.purchases.pageInfo.endCursor }, seller.token);
+    const page2 = await gqlOk(app, ItemPurchasesDocument, { itemId: item.id, first: 2, after: page1.item?.purchases.pageInfo.endCursor }, seller.token);
     expect(page2.item?.purchases.edges.map((e) => e.node.id)).toEqual([ids[0]]);
     expect(page2.item?.purchases.pageInfo.hasNextPage).toBe(false);
 
@@ -176,7 +176,7 @@ describe('buyItem', () => {
     let after: string | null | undefined;
     const pages: number[] = [];
     do {
-      const page = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 5, after }, seller.token)).item!.purchases;
+      const page = (await gqlOk(app, ItemPurchasesDocument, { itemId: item.id, first: 5, after }, seller.token)).item!.purchases;
       pages.push(page.edges.length);
       seen.push(...page.edges.map((e) => e.node.id));
       for (const e of page.edges) expect(e.node).toMatchObject({ status: 'COMPLETED', unitPrice: '19.99', item: { id: item.id } });
@@ -188,8 +188,8 @@ describe('buyItem', () => {
     const statements = spy.statements();
     expect(statements.filter((c) => /SELECT purchases FROM items/i.test(c))).toEqual([]);
     expect(statements.filter((c) => /FROM purchases_by_item WHERE item_id = \?.* LIMIT \?/.test(c))).toHaveLength(3);
-    const total = (await gqlOk(app, ItemPurchasesDocument, { id: item.id, first: 200 }, seller.token)).item!.purchases.edges;
-    expect(total.map((e) => e.node.quantity).reduce((a, b) => a + b, 0)).toBe(50 - (await gqlOk(app, ItemDocument, { id: item.id }, seller.token)).item!.availableUnits);
+    const total = (await gqlOk(app, ItemPurchasesDocument, { itemId: item.id, first: 200 }, seller.token)).item!.purchases.edges;
+    expect(total.map((e) => e.node.quantity).reduce((a, b) => a + b, 0)).toBe(50 - (await gqlOk(app, ItemDocument, { itemId: item.id }, seller.token)).item!.availableUnits);
   });
 });
 
@@ -223,7 +223,7 @@ describe('buyItem errors', () => {
     await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 3 }, buyer.token);
     const soldOut = await gql(app, BuyItemDocument, { itemId: item.id, quantity: 1 }, other.token);
     expect(codes(soldOut)).toEqual(['NOT_ENOUGH_UNITS']);
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, other.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, other.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
   });
 
   it('AUCTION_FINISHED before the start and after the end date', async () => {
@@ -241,7 +241,7 @@ describe('buyItem errors', () => {
     expect((await gqlOk(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, b!.token)).buyItem.status).toBe('COMPLETED');
     clock.set('2026-05-03T00:00:00Z');
     expect(codes(await gql(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, b!.token))).toEqual(['AUCTION_FINISHED']);
-    const read = await gqlOk(timed, ItemDocument, { id: item.id }, b!.token);
+    const read = await gqlOk(timed, ItemDocument, { itemId: item.id }, b!.token);
     expect(read.item).toMatchObject({ availableUnits: 4, auctionFinished: true });
   });
 
@@ -251,7 +251,7 @@ describe('buyItem errors', () => {
     const [s, b, c] = await signUpMany(timed, 3, 'soldout');
     const item = await createItem(timed, s!, { endDate: '2026-06-02T00:00:00Z', offeredUnits: 2 }, clock.now());
     await gqlOk(timed, BuyItemDocument, { itemId: item.id, quantity: 2 }, b!.token);
-    expect((await gqlOk(timed, ItemDocument, { id: item.id }, c!.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    expect((await gqlOk(timed, ItemDocument, { itemId: item.id }, c!.token)).item).toMatchObject({ availableUnits: 0, auctionFinished: true });
     const during = await gql(timed, BuyItemDocument, { itemId: item.id, quantity: 1 }, c!.token);
     expect(codes(during)).toEqual(['NOT_ENOUGH_UNITS']);
     expect(during.errors?.[0]?.extensions?.availableUnits).toBe(0);
@@ -286,7 +286,7 @@ describe('buyItem errors', () => {
     const lost = await gql(strict, BuyItemDocument, { itemId: item.id, quantity: 2 }, b!.token);
     expect(codes(lost)).toEqual(['CONFLICT']);
     expect(runtime.stats.bindConflicts).toBe(1);
-    expect((await gqlOk(strict, ItemDocument, { id: item.id }, b!.token)).item?.availableUnits).toBe(9);
+    expect((await gqlOk(strict, ItemDocument, { itemId: item.id }, b!.token)).item?.availableUnits).toBe(9);
     expect((await gqlOk(strict, MyPurchasesDocument, {}, b!.token)).myPurchases.edges).toEqual([]);
     // The abandoned purchase left no pending entry behind; its CREATED row expires by itself.
     expect(await pendingFor(strict, item.id)).toEqual([]);
@@ -307,7 +307,7 @@ describe('buyItem errors', () => {
     const won = await gqlOk(app, BuyItemDocument, { itemId: item2.id, quantity: 2 }, buyer.token);
     expect(won.buyItem.status).toBe('COMPLETED');
     expect(app.services.marketplace.stats.bindRetries).toBe(retriesBefore + 1);
-    expect((await gqlOk(app, ItemDocument, { id: item2.id }, buyer.token)).item?.availableUnits).toBe(7);
+    expect((await gqlOk(app, ItemDocument, { itemId: item2.id }, buyer.token)).item?.availableUnits).toBe(7);
   });
 });
 

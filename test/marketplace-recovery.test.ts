@@ -60,12 +60,12 @@ async function pendingIds(on: App): Promise<string[]> {
 }
 
 async function assertCompleted(on: App, itemId: string, purchaseId: string, tag: string, available: number) {
-  const purchase = (await gqlOk(on, PurchaseDocument, { id: purchaseId }, buyer.token)).purchase;
+  const purchase = (await gqlOk(on, PurchaseDocument, { purchaseId: purchaseId }, buyer.token)).purchase;
   expect(purchase?.status).toBe('COMPLETED');
   const mine = await gqlOk(on, MyPurchasesDocument, {}, buyer.token);
   expect(mine.myPurchases.edges.filter((e) => e.node.id === purchaseId)).toHaveLength(1);
   // The seller's list of the item's purchases is written by the completion, recovery's included.
-  const ofItem = (await gqlOk(on, ItemPurchasesDocument, { id: itemId }, seller.token)).item?.purchases.edges ?? [];
+  const ofItem = (await gqlOk(on, ItemPurchasesDocument, { itemId: itemId }, seller.token)).item?.purchases.edges ?? [];
   expect(ofItem.filter((e) => e.node.id === purchaseId).map((e) => e.node.status)).toEqual(['COMPLETED']);
   const row = await cqlRow(on, 'SELECT TTL(status) AS s, TTL(buyer) AS b, TTL(quantity) AS q FROM purchases WHERE id = ?', [uuid(purchaseId)]);
   expect([row?.s, row?.b, row?.q]).toEqual([null, null, null]);
@@ -81,7 +81,7 @@ describe('recovery', () => {
     const purchaseId = await buyAndCrashAfterBind(app, item.id, 2);
 
     // Bound (stock taken) but not completed: CREATED, expiring, not in the buyer's history, listings stale.
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(3);
     expect((await gqlOk(app, MyPurchasesDocument, {}, buyer.token)).myPurchases.edges).toEqual([]);
     expect((await cqlRow(app, 'SELECT TTL(status) AS t FROM purchases WHERE id = ?', [uuid(purchaseId)]))?.t).toBeGreaterThan(0);
     expect((await gqlOk(app, ItemsByTagDocument, { tag }, buyer.token)).itemsByTag.edges[0]?.node.availableUnits).toBe(5);
@@ -98,7 +98,7 @@ describe('recovery', () => {
     await completePurchase(restarted.services, stored);
     await recoverPendingPurchases(restarted.services);
     await assertCompleted(restarted, item.id, purchaseId, tag, 3);
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(3);
   });
 
   it('completes it periodically on a running server', async () => {
@@ -110,7 +110,7 @@ describe('recovery', () => {
     await eventually(() => stats.recoveryRuns >= 1, { what: 'the first recovery run' });
     const [runsBefore, recoveredBefore] = [stats.recoveryRuns, stats.recovered];
     const purchaseId = await buyAndCrashAfterBind(periodic, item.id, 1, ['CREATED', 'COMPLETED']);
-    await eventually(async () => (await gqlOk(periodic, PurchaseDocument, { id: purchaseId }, buyer.token)).purchase?.status === 'COMPLETED', {
+    await eventually(async () => (await gqlOk(periodic, PurchaseDocument, { purchaseId: purchaseId }, buyer.token)).purchase?.status === 'COMPLETED', {
       timeoutMs: 30_000,
       intervalMs: 100,
       what: 'periodic recovery',
@@ -135,7 +135,7 @@ describe('recovery', () => {
     expect(res.errors).toBeUndefined();
     const purchase = res.data!.buyItem;
     expect(purchase).toMatchObject({ status: 'CREATED', quantity: 2, buyer: { login: buyer.login }, item: { id: item.id } });
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(3);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(3);
     expect(await pendingIds(app)).toContain(purchase.id);
 
     await recoverPendingPurchases(app.services);
@@ -166,9 +166,9 @@ describe('recovery', () => {
       uuid(purchaseId),
     ]);
     expect(pending?.t).toBeGreaterThan(0);
-    const read = await gqlOk(app, ItemPurchasesDocument, { id: item.id }, seller.token);
+    const read = await gqlOk(app, ItemPurchasesDocument, { itemId: item.id }, seller.token);
     expect(read.item?.purchases.edges).toEqual([]);
-    expect((await gqlOk(app, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(5);
     expect((await gqlOk(app, ItemsByTagDocument, { tag }, buyer.token)).itemsByTag.edges[0]?.node.availableUnits).toBe(5);
     const mine = await gqlOk(app, MyPurchasesDocument, {}, buyer.token);
     expect(mine.myPurchases.edges.map((e) => e.node.id)).not.toContain(purchaseId);
@@ -196,7 +196,7 @@ describe('recovery runs', () => {
     const failuresBefore = runtime.stats.recoveryHourFailures;
     await recoverPendingPurchases(clocked.services);
     expect(runtime.stats.recoveryHourFailures).toBe(failuresBefore + 1);
-    const status = async (id: string) => (await gqlOk(clocked, PurchaseDocument, { id }, buyer.token)).purchase?.status;
+    const status = async (id: string) => (await gqlOk(clocked, PurchaseDocument, { purchaseId: id }, buyer.token)).purchase?.status;
     expect(await status(late)).toBe('COMPLETED');
     expect(await status(early)).toBe('CREATED');
 
@@ -204,7 +204,7 @@ describe('recovery runs', () => {
     stopFailing();
     await recoverPendingPurchases(clocked.services);
     expect(await status(early)).toBe('COMPLETED');
-    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(2);
+    expect((await gqlOk(clocked, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(2);
     await stopApp(clocked);
   });
 
@@ -252,7 +252,7 @@ describe('recovery runs', () => {
     const res = await request;
     expect(res.errors).toBeUndefined();
     expect(res.data?.buyItem).toMatchObject({ id: purchaseId, status: 'COMPLETED' });
-    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(4);
+    expect((await gqlOk(clocked, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(4);
     await stopApp(clocked);
   });
 
@@ -290,7 +290,7 @@ describe('recovery runs', () => {
     } finally {
       serialReads.mockRestore();
     }
-    expect((await gqlOk(clocked, ItemDocument, { id: item.id }, buyer.token)).item?.availableUnits).toBe(5);
+    expect((await gqlOk(clocked, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(5);
     await stopApp(clocked);
   });
 });

@@ -91,8 +91,8 @@ describe('blockUser', () => {
     }
     const dave = await signUp(a);
     const over = await gql(a, BlockUserDocument, { login: dave.login }, bob.token);
-    expect(codes(over)).toEqual(['BAD_USER_INPUT']);
-    expect(over.errors![0]!.extensions!.field).toBe('login');
+    expect(codes(over)).toEqual(['LIMIT_REACHED']);
+    expect(over.errors![0]!.extensions).toMatchObject({ limit: 'BLOCKED_USERS', max });
     expect((await gql(a, BlockUserDocument, { login: carol.login }, bob.token)).errors).toBeUndefined();
     expect((await gqlOk(a, BlockedUsersDocument, {}, bob.token)).blockedUsers).toHaveLength(max);
   }, 60_000);
@@ -108,7 +108,7 @@ describe('blockUser', () => {
     expect(stored.size).toBeLessThanOrEqual(max);
     for (const [i, answer] of answers.entries()) {
       if (answer.errors) {
-        expect(codes(answer)).toEqual(['BAD_USER_INPUT']);
+        expect(codes(answer)).toEqual(['LIMIT_REACHED']);
         expect(stored.has(racers[i]!.login)).toBe(false);
       } else {
         expect(stored.has(racers[i]!.login)).toBe(true);

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 const onlineIn = async (name: string) =>
-  (await gqlOk(app, OnlineParticipantsDocument, { name }, alice.token)).room!.onlineParticipants.map((u) => u.login);
+  (await gqlOk(app, OnlineParticipantsDocument, { roomName: name }, alice.token)).room!.onlineParticipants.map((u) => u.login);
 
 const lastSeenOf = async (user: TestUser) => (await gqlOk(app, UserLastSeenDocument, { login: user.login }, alice.token)).user!.lastSeenAt;
 

@@ -429,7 +429,7 @@ describe('A publish that failed on one instance', () => {
         if (event?.__typename === 'FeedInterrupted') resumeCursor = event.resumeCursor;
         else expect(event).toMatchObject({ __typename: 'MessagePosted', message: { id: posted.id } });
       }
-      const page = (await gqlOk(b, HistoryDocument, { name: room, last: 200, before: resumeCursor }, reader.token)).room!.messages;
+      const page = (await gqlOk(b, HistoryDocument, { roomName: room, last: 200, before: resumeCursor }, reader.token)).room!.messages;
       expect(page.edges.map((e) => e.node.id)).toContain(posted.id);
 
       let interruptedAt: string | undefined;

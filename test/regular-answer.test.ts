@@ -11,7 +11,7 @@ import { processRegularResult } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { regularAnswer } from '../src/server/regular-answer.js';
 
-const SOURCE = new Source('query Q($a: Int) {\n  me { login }\n  room(name: "x") {\n    name\n  }\n}\n');
+const SOURCE = new Source('query Q($a: Int) {\n  me { login }\n  room(roomName: "x") {\n    name\n  }\n}\n');
 
 class Captured {
   constructor(

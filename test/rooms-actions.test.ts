@@ -35,6 +35,11 @@ import { inboxFeed, roomFeed, type Feed } from './testkit/feeds.js';
 import { cqlRow } from './testkit/cql.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { failNextStatement } from './testkit/statement-faults.js';
+import { Limits } from '../src/limits.js';
+import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
+import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
+
+const keyOf = (id: string) => decodeMessageId('messageId', id);
 
 let app: App;
 let alice: TestUser; // creates the rooms
@@ -60,7 +65,7 @@ afterAll(async () => {
 const fieldOf = (r: { errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }) => r.errors?.[0]?.extensions?.field;
 
 async function withEdits(id: string, token: string, first?: number, after?: string) {
-  return (await gqlOk(app, MessageWithEditsDocument, { id, first, after }, token)).message!;
+  return (await gqlOk(app, MessageWithEditsDocument, { messageId: id, first, after }, token)).message!;
 }
 
 /** The content of a message in its author's own list of messages (me.messages). */
@@ -91,13 +96,13 @@ describe('editMessage', () => {
     const posted = await post(app, bob, room, 'first draft');
     await nextOf(feed, 'MessagePosted');
 
-    const once = (await gqlOk(app, EditMessageDocument, { id: posted.id, content: '  second draft ' }, bob.token)).editMessage;
+    const once = (await gqlOk(app, EditMessageDocument, { messageId: posted.id, content: '  second draft ' }, bob.token)).editMessage;
     expect(once).toMatchObject({ id: posted.id, content: 'second draft', version: 1, deleted: false });
     expect(Date.parse(once.editedAt!)).toBeGreaterThanOrEqual(Date.parse(posted.createdAt));
     const edited = await nextOf(feed, 'MessageEdited');
     expect(edited.message).toMatchObject({ id: posted.id, content: 'second draft', version: 1 });
 
-    await gqlOk(app, EditMessageDocument, { id: posted.id, content: 'third draft', expectedVersion: 1 }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: posted.id, content: 'third draft', expectedVersion: 1 }, bob.token);
     const read = await withEdits(posted.id, alice.token);
     expect(read).toMatchObject({ content: 'third draft', version: 2 });
     expect(read.edits.edges.map((e) => [e.node.version, e.node.content])).toEqual([
@@ -116,7 +121,7 @@ describe('editMessage', () => {
     expect(page2.edits.pageInfo.hasNextPage).toBe(false);
 
     // History and the author's own list show the current version.
-    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 5 }, alice.token)).room!.messages!;
+    const history = (await gqlOk(app, HistoryDocument, { roomName: room, first: 5 }, alice.token)).room!.messages!;
     expect(history.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
     const mine = (await gqlOk(app, MyMessagesDocument, { first: 50 }, bob.token)).me!.messages!;
     expect(mine.edges.find((e) => e.node.id === posted.id)?.node.content).toBe('third draft');
@@ -129,7 +134,7 @@ describe('editMessage', () => {
     await nextOf(feed, 'MessagePosted');
 
     const fault = failNextStatement(app, /^\s*UPDATE messages_by_author/);
-    const failed = await gql(app, EditMessageDocument, { id: posted.id, content: 'final', expectedVersion: 0 }, bob.token);
+    const failed = await gql(app, EditMessageDocument, { messageId: posted.id, content: 'final', expectedVersion: 0 }, bob.token);
     expect(fault.fired()).toBe(true);
     expect(codes(failed)).toEqual(['SERVICE_UNAVAILABLE']);
     expect(failed.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
@@ -139,7 +144,7 @@ describe('editMessage', () => {
     expect(await authorsCopy(bob, posted.id)).toBe('draft');
 
     // The client does what it was told, with the same arguments: the edit is finished, not made again.
-    const retried = (await gqlOk(app, EditMessageDocument, { id: posted.id, content: 'final', expectedVersion: 0 }, bob.token)).editMessage;
+    const retried = (await gqlOk(app, EditMessageDocument, { messageId: posted.id, content: 'final', expectedVersion: 0 }, bob.token)).editMessage;
     expect(retried).toMatchObject({ id: posted.id, content: 'final', version: 1 });
     expect(await authorsCopy(bob, posted.id)).toBe('final');
     const read = await withEdits(posted.id, alice.token);
@@ -152,32 +157,33 @@ describe('editMessage', () => {
   it('is for the author only, never on system, hidden or deleted messages, and checks its input', async () => {
     const room = await roomWith(app, alice, [bob]);
     const byBob = await post(app, bob, room, 'mine');
-    expect(codes(await gql(app, EditMessageDocument, { id: byBob.id, content: 'hijack' }, alice.token))).toEqual(['FORBIDDEN']);
-    expect(codes(await gql(app, EditMessageDocument, { id: byBob.id, content: 'x' }))).toEqual(['UNAUTHENTICATED']);
+    expect(codes(await gql(app, EditMessageDocument, { messageId: byBob.id, content: 'hijack' }, alice.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, EditMessageDocument, { messageId: byBob.id, content: 'x' }))).toEqual(['UNAUTHENTICATED']);
 
-    const empty = await gql(app, EditMessageDocument, { id: byBob.id, content: '   ' }, bob.token);
+    const empty = await gql(app, EditMessageDocument, { messageId: byBob.id, content: '   ' }, bob.token);
     expect([codes(empty), fieldOf(empty)]).toEqual([['BAD_USER_INPUT'], 'content']);
-    const badId = await gql(app, EditMessageDocument, { id: 'not-an-id', content: 'x' }, bob.token);
-    expect([codes(badId), fieldOf(badId)]).toEqual([['BAD_USER_INPUT'], 'id']);
-    const stale = await gql(app, EditMessageDocument, { id: byBob.id, content: 'x', expectedVersion: 3 }, bob.token);
+    const badId = await gql(app, EditMessageDocument, { messageId: 'not-an-id', content: 'x' }, bob.token);
+    expect([codes(badId), fieldOf(badId)]).toEqual([['BAD_USER_INPUT'], 'messageId']);
+    const stale = await gql(app, EditMessageDocument, { messageId: byBob.id, content: 'x', expectedVersion: 3 }, bob.token);
     expect(codes(stale)).toEqual(['CONFLICT']);
 
     // Bob's join made a system message about him: he did not write it.
-    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 10 }, bob.token)).room!.messages!;
+    const history = (await gqlOk(app, HistoryDocument, { roomName: room, first: 10 }, bob.token)).room!.messages!;
     const joined = history.edges.find((e) => e.node.systemMessage)!.node;
-    expect(codes(await gql(app, EditMessageDocument, { id: joined.id, content: 'rewritten' }, bob.token))).toEqual(['FORBIDDEN']);
+    const onSystem = await gql(app, EditMessageDocument, { messageId: joined.id, content: 'rewritten' }, bob.token);
+    expect([codes(onSystem), onSystem.errors?.[0]?.extensions?.reason, fieldOf(onSystem)]).toEqual([['MESSAGE_NOT_EDITABLE'], 'SYSTEM_MESSAGE', 'messageId']);
 
     const hidden = await post(app, bob, room, 'to hide');
-    await gqlOk(app, EditMessageDocument, { id: hidden.id, content: 'to hide, edited' }, bob.token);
-    await gqlOk(app, HideMessageDocument, { id: hidden.id }, alice.token);
+    await gqlOk(app, EditMessageDocument, { messageId: hidden.id, content: 'to hide, edited' }, bob.token);
+    await gqlOk(app, HideMessageDocument, { messageId: hidden.id }, alice.token);
     // Its history goes from view with its content.
     expect((await withEdits(hidden.id, alice.token)).edits.edges).toEqual([]);
-    const onHidden = await gql(app, EditMessageDocument, { id: hidden.id, content: 'back' }, bob.token);
-    expect([codes(onHidden), fieldOf(onHidden)]).toEqual([['BAD_USER_INPUT'], 'id']);
+    const onHidden = await gql(app, EditMessageDocument, { messageId: hidden.id, content: 'back' }, bob.token);
+    expect([codes(onHidden), onHidden.errors?.[0]?.extensions?.reason, fieldOf(onHidden)]).toEqual([['MESSAGE_NOT_EDITABLE'], 'HIDDEN', 'messageId']);
 
-    await gqlOk(app, DeleteMessageDocument, { id: byBob.id }, bob.token);
-    const onDeleted = await gql(app, EditMessageDocument, { id: byBob.id, content: 'back' }, bob.token);
-    expect([codes(onDeleted), fieldOf(onDeleted)]).toEqual([['BAD_USER_INPUT'], 'id']);
+    await gqlOk(app, DeleteMessageDocument, { messageId: byBob.id }, bob.token);
+    const onDeleted = await gql(app, EditMessageDocument, { messageId: byBob.id, content: 'back' }, bob.token);
+    expect([codes(onDeleted), onDeleted.errors?.[0]?.extensions?.reason, fieldOf(onDeleted)]).toEqual([['MESSAGE_NOT_EDITABLE'], 'DELETED', 'messageId']);
     expect((await withEdits(byBob.id, bob.token)).content).toBeNull();
   });
 });
@@ -188,20 +194,20 @@ describe('deleteMessage', () => {
     const before = await post(app, bob, room, 'before');
     const doomed = await post(app, bob, room, 'doomed');
     const after = await post(app, carol, room, 'after');
-    await gqlOk(app, EditMessageDocument, { id: doomed.id, content: 'doomed, edited' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: doomed.id, content: 'doomed, edited' }, bob.token);
     await gqlOk(app, AddReactionDocument, { messageId: doomed.id, emoji: '👍' }, carol.token);
-    const pageBefore = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    const pageBefore = (await gqlOk(app, HistoryDocument, { roomName: room, first: 3 }, alice.token)).room!.messages!;
     const feed = await roomEvents(alice, room);
 
-    const tombstone = (await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage;
+    const tombstone = (await gqlOk(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token)).deleteMessage;
     expect(tombstone).toMatchObject({ id: doomed.id, deleted: true, content: null, mentions: [] });
     expect((await nextOf(feed, 'MessageDeleted')).message).toMatchObject({ id: doomed.id, deleted: true, content: null });
 
-    const pageAfter = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    const pageAfter = (await gqlOk(app, HistoryDocument, { roomName: room, first: 3 }, alice.token)).room!.messages!;
     expect(pageAfter.edges.map((e) => e.node.id)).toEqual(pageBefore.edges.map((e) => e.node.id));
     expect(pageAfter.edges.map((e) => e.node.content)).toEqual(['after', null, 'before']);
     // A cursor taken before the deletion resumes where it did.
-    const resumed = (await gqlOk(app, HistoryDocument, { name: room, first: 2, after: pageBefore.edges[0]!.cursor }, alice.token)).room!.messages!;
+    const resumed = (await gqlOk(app, HistoryDocument, { roomName: room, first: 2, after: pageBefore.edges[0]!.cursor }, alice.token)).room!.messages!;
     expect(resumed.edges.map((e) => [e.node.id, e.node.deleted])).toEqual([
       [doomed.id, true],
       [before.id, false],
@@ -210,7 +216,7 @@ describe('deleteMessage', () => {
     expect(before.id).toBe(pageAfter.edges[2]!.node.id);
     const read = await withEdits(doomed.id, alice.token);
     expect(read.edits.edges).toEqual([]);
-    expect((await gqlOk(app, MessageReactionsDocument, { id: doomed.id }, alice.token)).message!.reactions).toEqual([]);
+    expect((await gqlOk(app, MessageReactionsDocument, { messageId: doomed.id }, alice.token)).message!.reactions).toEqual([]);
     // The content is gone from storage too: the room's row, its versions and the author's copy.
     const [, , bucket, messageId] = Buffer.from(doomed.id, 'base64url').toString().split('|');
     const row = await cqlRow(app, 'SELECT content, deleted FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [room, Number(bucket), messageId]);
@@ -221,7 +227,7 @@ describe('deleteMessage', () => {
     expect(mine.edges.find((e) => e.node.id === doomed.id)?.node.content).toBeNull();
 
     // Again: the tombstone, and no second event (the next event is the next post).
-    expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage.deleted).toBe(true);
+    expect((await gqlOk(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token)).deleteMessage.deleted).toBe(true);
     await post(app, carol, room, 'next');
     expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('next');
   });
@@ -229,18 +235,18 @@ describe('deleteMessage', () => {
   it("is heard by the room once it applied even when its author's copy fails to go, and its retry drops that copy", async () => {
     const room = await roomWith(app, alice, [bob]);
     const doomed = await post(app, bob, room, 'doomed');
-    await gqlOk(app, EditMessageDocument, { id: doomed.id, content: 'doomed, edited' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: doomed.id, content: 'doomed, edited' }, bob.token);
     const feed = await roomEvents(alice, room);
 
     const fault = failNextStatement(app, /^\s*UPDATE messages_by_author/);
-    const failed = await gql(app, DeleteMessageDocument, { id: doomed.id }, bob.token);
+    const failed = await gql(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token);
     expect(fault.fired()).toBe(true);
     expect(codes(failed)).toEqual(['SERVICE_UNAVAILABLE']);
     expect((await nextOf(feed, 'MessageDeleted')).message).toMatchObject({ id: doomed.id, deleted: true, content: null });
     expect(await withEdits(doomed.id, alice.token)).toMatchObject({ deleted: true, content: null, edits: { edges: [] } });
     expect(await authorsCopy(bob, doomed.id)).toBe('doomed, edited');
 
-    expect((await gqlOk(app, DeleteMessageDocument, { id: doomed.id }, bob.token)).deleteMessage).toMatchObject({ deleted: true, content: null });
+    expect((await gqlOk(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token)).deleteMessage).toMatchObject({ deleted: true, content: null });
     expect(await authorsCopy(bob, doomed.id)).toBeNull();
     const [, , bucket, messageId] = Buffer.from(doomed.id, 'base64url').toString().split('|');
     const versions = await cqlRow(app, 'SELECT COUNT(*) AS n FROM message_versions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [room, Number(bucket), messageId]);
@@ -252,10 +258,10 @@ describe('deleteMessage', () => {
   it("goes with its room: a deleted room leaves no versions, reactions or threads behind", async () => {
     const room = await roomWith(app, alice, [bob]);
     const m = await post(app, bob, room, 'short-lived');
-    await gqlOk(app, EditMessageDocument, { id: m.id, content: 'edited' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'edited' }, bob.token);
     await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👋' }, alice.token);
     await gqlOk(app, PostReplyDocument, { roomName: room, content: 'reply', replyTo: m.id }, alice.token);
-    await gqlOk(app, DeleteRoomDocument, { name: room }, alice.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: room }, alice.token);
     const [, , bucket, messageId] = Buffer.from(m.id, 'base64url').toString().split('|');
     const key = [room, Number(bucket), messageId];
     for (const [table, parent] of [['message_versions', 'time_bucket = ? AND message_id'], ['message_reactions', 'time_bucket = ? AND message_id'], ['message_replies', 'parent_bucket = ? AND parent_id']]) {
@@ -267,9 +273,9 @@ describe('deleteMessage', () => {
   it("is for the author or the room's creator", async () => {
     const room = await roomWith(app, alice, [bob, carol]);
     const byBob = await post(app, bob, room, 'by bob');
-    expect(codes(await gql(app, DeleteMessageDocument, { id: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
-    expect(codes(await gql(app, DeleteMessageDocument, { id: byBob.id }, dave.token))).toEqual(['FORBIDDEN']);
-    expect((await gqlOk(app, DeleteMessageDocument, { id: byBob.id }, alice.token)).deleteMessage.deleted).toBe(true);
+    expect(codes(await gql(app, DeleteMessageDocument, { messageId: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, DeleteMessageDocument, { messageId: byBob.id }, dave.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, DeleteMessageDocument, { messageId: byBob.id }, alice.token)).deleteMessage.deleted).toBe(true);
   });
 });
 
@@ -286,7 +292,7 @@ describe('reactions', () => {
       ['🇫🇷', 1, true],
       ['👍', 2, true],
     ]);
-    const asAlice = (await gqlOk(app, MessageReactionsDocument, { id: m.id }, alice.token)).message!.reactions;
+    const asAlice = (await gqlOk(app, MessageReactionsDocument, { messageId: m.id }, alice.token)).message!.reactions;
     expect(asAlice.map((r) => [r.emoji, r.count, r.reactedByViewer])).toEqual([
       ['🇫🇷', 1, false],
       ['👍', 2, false],
@@ -297,7 +303,7 @@ describe('reactions', () => {
     expect(removed.reactions.map((r) => [r.emoji, r.count])).toEqual([['👍', 2]]);
     // Removing what is not there changes nothing.
     await gqlOk(app, RemoveReactionDocument, { messageId: m.id, emoji: '🎉' }, alice.token);
-    expect((await gqlOk(app, MessageReactionsDocument, { id: m.id }, alice.token)).message!.reactions.map((r) => r.count)).toEqual([2]);
+    expect((await gqlOk(app, MessageReactionsDocument, { messageId: m.id }, alice.token)).message!.reactions.map((r) => r.count)).toEqual([2]);
   });
 
   it('takes exactly one emoji, from participants, and at most 20 kinds per message', async () => {
@@ -316,10 +322,10 @@ describe('reactions', () => {
     const more = ['😀', '😁', '😂', '🤣', '😃', '😄', '😅', '😆', '😉', '😊', '😋', '😎', '😍', '😘', '🥰', '😗'];
     for (const emoji of more) await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji }, alice.token);
     const full = await gql(app, AddReactionDocument, { messageId: m.id, emoji: '🚀' }, alice.token);
-    expect([codes(full), fieldOf(full)]).toEqual([['BAD_USER_INPUT'], 'emoji']);
+    expect([codes(full), full.errors?.[0]?.extensions?.limit, full.errors?.[0]?.extensions?.max]).toEqual([['LIMIT_REACHED'], 'REACTION_KINDS_PER_MESSAGE', 20]);
     // A kind the message already has is still welcome.
     await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '😀' }, bob.token);
-    expect((await gqlOk(app, MessageReactionsDocument, { id: m.id }, bob.token)).message!.reactions).toHaveLength(20);
+    expect((await gqlOk(app, MessageReactionsDocument, { messageId: m.id }, bob.token)).message!.reactions).toHaveLength(20);
   });
 
   it('publishes one ReactionChanged for a burst on one message, with the counts after it', async () => {
@@ -361,24 +367,24 @@ describe('replies and threads', () => {
     const live = await nextOf(feed, 'MessagePosted');
     expect(live.message).toMatchObject({ content: 'reply 0', replyTo: { id: parent.id } });
 
-    const thread = (await gqlOk(app, ThreadDocument, { id: parent.id, first: 3 }, alice.token)).message!;
+    const thread = (await gqlOk(app, ThreadDocument, { messageId: parent.id, first: 3 }, alice.token)).message!;
     expect(thread.replyCount).toBe(7);
     expect(thread.lastReplyAt).toBe(replies.at(-1)!.createdAt);
     const seen = [...thread.replies.edges.map((e) => e.node.content)];
     let cursor = thread.replies.pageInfo.endCursor;
     let more = thread.replies.pageInfo.hasNextPage;
     while (more) {
-      const page = (await gqlOk(app, ThreadDocument, { id: parent.id, first: 3, after: cursor }, alice.token)).message!.replies;
+      const page = (await gqlOk(app, ThreadDocument, { messageId: parent.id, first: 3, after: cursor }, alice.token)).message!.replies;
       seen.push(...page.edges.map((e) => e.node.content));
       cursor = page.pageInfo.endCursor;
       more = page.pageInfo.hasNextPage;
     }
     expect(seen).toEqual(replies.map((r) => r.content));
     // Replies are room messages too, marked as replies.
-    const history = (await gqlOk(app, HistoryDocument, { name: room, first: 3 }, alice.token)).room!.messages!;
+    const history = (await gqlOk(app, HistoryDocument, { roomName: room, first: 3 }, alice.token)).room!.messages!;
     expect(history.edges[0]!.node.id).toBe(replies.at(-1)!.id);
     // A message without replies costs nothing and says so.
-    expect((await gqlOk(app, ThreadDocument, { id: replies[0]!.id }, alice.token)).message).toMatchObject({
+    expect((await gqlOk(app, ThreadDocument, { messageId: replies[0]!.id }, alice.token)).message).toMatchObject({
       replyCount: 0,
       lastReplyAt: null,
       replies: { edges: [] },
@@ -392,13 +398,13 @@ describe('replies and threads', () => {
     const reply = (await gqlOk(app, PostReplyDocument, { roomName: room, content: 'reply', replyTo: parent.id }, bob.token)).postMessage;
     const elsewhere = await post(app, alice, other, 'elsewhere');
     const deleted = await post(app, alice, room, 'deleted');
-    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, alice.token);
-    const joined = (await gqlOk(app, HistoryDocument, { name: room, first: 20 }, alice.token)).room!.messages!.edges.find((e) => e.node.systemMessage)!.node;
+    await gqlOk(app, DeleteMessageDocument, { messageId: deleted.id }, alice.token);
+    const joined = (await gqlOk(app, HistoryDocument, { roomName: room, first: 20 }, alice.token)).room!.messages!.edges.find((e) => e.node.systemMessage)!.node;
     for (const replyTo of [reply.id, elsewhere.id, deleted.id, joined.id, 'garbage']) {
       const r = await gql(app, PostReplyDocument, { roomName: room, content: 'nope', replyTo }, bob.token);
       expect([codes(r), fieldOf(r)], replyTo).toEqual([['BAD_USER_INPUT'], 'replyTo']);
     }
-    expect(codes(await gql(app, ThreadDocument, { id: parent.id }, dave.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, ThreadDocument, { messageId: parent.id }, dave.token))).toEqual(['FORBIDDEN']);
   });
 });
 
@@ -407,18 +413,54 @@ describe('pins', () => {
     const room = await roomWith(app, alice, [bob]);
     const [m1, m2, m3] = [await post(app, bob, room, 'one'), await post(app, bob, room, 'two'), await post(app, bob, room, 'three')];
     const feed = await roomEvents(bob, room);
-    for (const m of [m2, m3, m1, m2]) await gqlOk(app, PinMessageDocument, { id: m.id }, alice.token);
-    const pinned = async () => (await gqlOk(app, PinnedMessagesDocument, { name: room }, bob.token)).room!.pinnedMessages.map((m) => m.content);
+    for (const m of [m2, m3, m1, m2]) await gqlOk(app, PinMessageDocument, { messageId: m.id }, alice.token);
+    const pinned = async () => (await gqlOk(app, PinnedMessagesDocument, { roomName: room }, bob.token)).room!.pinnedMessages.map((m) => m.content);
     expect(await pinned()).toEqual(['two', 'three', 'one']);
     for (const m of [m2, m3, m1]) expect((await nextOf(feed, 'MessagePinned')).message.id).toBe(m.id);
 
-    await gqlOk(app, UnpinMessageDocument, { id: m3.id }, alice.token);
-    await gqlOk(app, UnpinMessageDocument, { id: m3.id }, alice.token); // not pinned any more: no change, no event
+    await gqlOk(app, UnpinMessageDocument, { messageId: m3.id }, alice.token);
+    await gqlOk(app, UnpinMessageDocument, { messageId: m3.id }, alice.token); // not pinned any more: no change, no event
     expect(await pinned()).toEqual(['two', 'one']);
     expect((await nextOf(feed, 'MessageUnpinned')).message.id).toBe(m3.id);
-    expect(codes(await gql(app, PinMessageDocument, { id: m3.id }, bob.token))).toEqual(['FORBIDDEN']);
-    expect(codes(await gql(app, PinnedMessagesDocument, { name: room }, dave.token))).toEqual(['FORBIDDEN']);
-    expect((await gqlOk(app, RoomDocument, { name: room }, bob.token)).room?.name).toBe(room);
+    expect(codes(await gql(app, PinMessageDocument, { messageId: m3.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, PinnedMessagesDocument, { roomName: room }, dave.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, RoomDocument, { roomName: room }, bob.token)).room?.name).toBe(room);
+  });
+});
+
+describe('pins and deletion, and the limits of pins and edits', () => {
+  it('unpins a message as it is deleted, after its MessageDeleted, freeing its place', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const [kept, doomed] = [await post(app, bob, room, 'kept'), await post(app, bob, room, 'doomed')];
+    for (const m of [kept, doomed]) await gqlOk(app, PinMessageDocument, { messageId: m.id }, alice.token);
+    const feed = await roomEvents(alice, room);
+    await gqlOk(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token);
+    expect((await feed.data()).roomEvents).toMatchObject({ __typename: 'MessageDeleted', message: { id: doomed.id } });
+    expect((await feed.data()).roomEvents).toMatchObject({ __typename: 'MessageUnpinned', message: { id: doomed.id } });
+    expect((await gqlOk(app, PinnedMessagesDocument, { roomName: room }, bob.token)).room!.pinnedMessages.map((m) => m.id)).toEqual([kept.id]);
+    const stored = await cqlRow(app, 'SELECT pinned_messages FROM chat_rooms WHERE room_name = ?', [room]);
+    expect((stored!.pinned_messages as unknown[]).map(String)).toEqual([keyOf(kept.id).messageId]);
+  });
+
+  it(`refuses the ${Limits.room.maxPins + 1}th pin and the ${Limits.room.edits.maxVersion + 1}th edit with LIMIT_REACHED, naming the limit`, async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, alice, room, 'pin me');
+    // The room holds its limit of pins already (written to storage: 50 posts and pins would only slow the test).
+    const others = Array.from({ length: Limits.room.maxPins }, () => newTimeUuid(new Date()));
+    await cqlRow(app, 'UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ?', [others, room]);
+    const pin = await gql(app, PinMessageDocument, { messageId: m.id }, alice.token);
+    expect([codes(pin), pin.errors?.[0]?.extensions?.limit, pin.errors?.[0]?.extensions?.max]).toEqual([['LIMIT_REACHED'], 'PINS_PER_ROOM', Limits.room.maxPins]);
+
+    // A message at its last version takes no more edits.
+    const k = keyOf(m.id);
+    await cqlRow(app, 'UPDATE chat_room_messages SET version = ? WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [
+      Limits.room.edits.maxVersion,
+      k.roomName,
+      k.bucket,
+      k.messageId,
+    ]);
+    const edit = await gql(app, EditMessageDocument, { messageId: m.id, content: 'once more' }, alice.token);
+    expect([codes(edit), edit.errors?.[0]?.extensions?.limit, edit.errors?.[0]?.extensions?.max]).toEqual([['LIMIT_REACHED'], 'EDITS_PER_MESSAGE', Limits.room.edits.maxVersion]);
   });
 });
 
@@ -437,7 +479,7 @@ describe('mentions', () => {
     expect(toBob).toMatchObject({ __typename: 'Mentioned', mentionedIn: { id: m.id, roomName: room, author: { login: alice.login } } });
 
     // An edit that adds carol tells carol, and not bob again.
-    const edited = (await gqlOk(app, EditMessageDocument, { id: m.id, content: `@${bob.login} @${carol.login}.` }, alice.token)).editMessage;
+    const edited = (await gqlOk(app, EditMessageDocument, { messageId: m.id, content: `@${bob.login} @${carol.login}.` }, alice.token)).editMessage;
     expect(edited.mentions.map((u) => u.login)).toEqual([bob.login, carol.login]);
     expect((await carolFeed.data()).inboxEvents).toMatchObject({ __typename: 'Mentioned', mentionedIn: { id: m.id } });
 
@@ -451,7 +493,7 @@ describe('mentions', () => {
 
 describe('cost of the new connections', () => {
   const nested = (size: number) =>
-    `query ($name: String!) { room(name: $name) { messages(first: 50) { edges { node { id
+    `query ($roomName: String!) { room(roomName: $roomName) { messages(first: 50) { edges { node { id
       edits(first: ${size}) { edges { node { content } } }
       replies(first: ${size}) { edges { node { id } } } } } } } }`;
 
@@ -459,14 +501,14 @@ describe('cost of the new connections', () => {
     const room = await roomWith(app, alice);
     await post(app, alice, room, 'priced');
     // 50 messages × (edits 50 + replies 50): over the default cost limit of 5,000.
-    const refused = await gql(app, nested(50), { name: room }, alice.token);
+    const refused = await gql(app, nested(50), { roomName: room }, alice.token);
     expect(codes(refused)).toEqual(['QUERY_TOO_COMPLEX']);
-    expect((await gql(app, nested(10), { name: room }, alice.token)).errors).toBeUndefined();
+    expect((await gql(app, nested(10), { roomName: room }, alice.token)).errors).toBeUndefined();
     // Reactions are priced at 20 kinds, each with its first reactors (a query each): 200 × (1 + 6 + 21) tips it over.
-    const page = (withReactions: boolean) => `query ($name: String!) { room(name: $name) { messages(first: 200) { edges { node {
+    const page = (withReactions: boolean) => `query ($roomName: String!) { room(roomName: $roomName) { messages(first: 200) { edges { node {
       replies(first: 5) { edges { node { id } } } ${withReactions ? 'reactions { emoji firstReactors { login } }' : ''} } } } } }`;
-    expect((await gql(app, page(false), { name: room }, alice.token)).errors).toBeUndefined();
-    expect(codes(await gql(app, page(true), { name: room }, alice.token))).toEqual(['QUERY_TOO_COMPLEX']);
+    expect((await gql(app, page(false), { roomName: room }, alice.token)).errors).toBeUndefined();
+    expect(codes(await gql(app, page(true), { roomName: room }, alice.token))).toEqual(['QUERY_TOO_COMPLEX']);
   });
 });
 
@@ -491,7 +533,7 @@ describe('what each action costs in CQL', () => {
     const room = await roomWith(app, alice, [bob]);
     const m = await post(app, bob, room, 'cost me');
     // Warm: the instance has written this room's and author's bucket rows already.
-    const edit = await statementsOf(() => gqlOk(app, EditMessageDocument, { id: m.id, content: 'cost me less' }, bob.token));
+    const edit = await statementsOf(() => gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'cost me less' }, bob.token));
     expect(edit).toEqual([
       'SELECT chat_room_messages',
       'SELECT chat_rooms',

@@ -55,18 +55,18 @@ describe('room names and message ids that cannot be valid', () => {
     const sent = await stringParamsSentDuring(app, async () => {
       for (const bad of BAD_NAMES) {
         const what = `${bad.slice(0, 10)}… (${bad.length} chars)`;
-        const lookup = await gql(app, RoomDocument, { name: bad }, alice.token);
+        const lookup = await gql(app, RoomDocument, { roomName: bad }, alice.token);
         expect(lookup.errors, what).toBeUndefined();
         expect(lookup.data?.room, what).toBeNull();
 
         const calls = [
-          ['name', gql(app, JoinRoomDocument, { name: bad }, alice.token)],
-          ['name', gql(app, LeaveRoomDocument, { name: bad }, alice.token)],
-          ['name', gql(app, DeleteRoomDocument, { name: bad }, alice.token)],
+          ['roomName', gql(app, JoinRoomDocument, { roomName: bad }, alice.token)],
+          ['roomName', gql(app, LeaveRoomDocument, { roomName: bad }, alice.token)],
+          ['roomName', gql(app, DeleteRoomDocument, { roomName: bad }, alice.token)],
           ['roomName', gql(app, PostMessageDocument, { roomName: bad, content: 'hi' }, alice.token)],
           ['roomName', gql(app, SendTypingDocument, { roomName: bad }, alice.token)],
-          ['id', gql(app, MessageDocument, { id: forgedMessageId(bad) }, alice.token)],
-          ['id', gql(app, HideMessageDocument, { id: forgedMessageId(bad) }, alice.token)],
+          ['messageId', gql(app, MessageDocument, { messageId: forgedMessageId(bad) }, alice.token)],
+          ['messageId', gql(app, HideMessageDocument, { messageId: forgedMessageId(bad) }, alice.token)],
         ] as const;
         for (const [field, call] of calls) {
           const res = await call;
@@ -77,7 +77,7 @@ describe('room names and message ids that cannot be valid', () => {
         expect(live.errors?.[0]?.extensions?.code, `roomEvents: ${what}`).toBe('BAD_USER_INPUT');
       }
       // A room name in an id is held to the stored form (lowercase) too.
-      const upper = await gql(app, MessageDocument, { id: forgedMessageId(name.toUpperCase()) }, alice.token);
+      const upper = await gql(app, MessageDocument, { messageId: forgedMessageId(name.toUpperCase()) }, alice.token);
       expect(codes(upper)).toEqual(['BAD_USER_INPUT']);
       // A rooms cursor is a room name: the same rules.
       const cursor = Buffer.from(JSON.stringify({ v: 1, r: HUGE })).toString('base64url');

@@ -72,18 +72,18 @@ const confirmed = (entries: Array<{ intent: boolean }>) => entries.filter((e) =>
  */
 async function actedOn(room: string): Promise<{ id: string; intact: () => Promise<void> }> {
   const { id } = await post(survivor, bob, room, 'second life');
-  await gqlOk(survivor, EditMessageDocument, { id, content: 'second life, edited' }, bob.token);
+  await gqlOk(survivor, EditMessageDocument, { messageId: id, content: 'second life, edited' }, bob.token);
   await gqlOk(survivor, AddReactionDocument, { messageId: id, emoji: '👍' }, alice.token);
   await gqlOk(survivor, PostReplyDocument, { roomName: room, content: 'a reply', replyTo: id }, alice.token);
   return {
     id,
     intact: async () => {
-      const edited = (await gqlOk(survivor, MessageWithEditsDocument, { id, first: 10 }, alice.token)).message!;
+      const edited = (await gqlOk(survivor, MessageWithEditsDocument, { messageId: id, first: 10 }, alice.token)).message!;
       expect(edited.content).toBe('second life, edited');
       expect(edited.edits.edges.map((e) => e.node.content)).toContain('second life');
-      const reactions = (await gqlOk(survivor, MessageReactionsDocument, { id }, alice.token)).message!.reactions;
+      const reactions = (await gqlOk(survivor, MessageReactionsDocument, { messageId: id }, alice.token)).message!.reactions;
       expect(reactions.map((r) => [r.emoji, r.count])).toEqual([['👍', 1]]);
-      const thread = (await gqlOk(survivor, ThreadDocument, { id, first: 10 }, alice.token)).message!;
+      const thread = (await gqlOk(survivor, ThreadDocument, { messageId: id, first: 10 }, alice.token)).message!;
       expect(thread.replies.edges.map((e) => e.node.content)).toEqual(['a reply']);
     },
   };
@@ -116,7 +116,7 @@ function keyOf(id: string): { bucket: number; messageId: string } {
  */
 async function killMidCleanup(room: string, months: Set<number>): Promise<boolean> {
   const doomed = await startAppProcess();
-  const deleting = gql(doomed.app, DeleteRoomDocument, { name: room }, alice.token).catch(() => undefined);
+  const deleting = gql(doomed.app, DeleteRoomDocument, { roomName: room }, alice.token).catch(() => undefined);
   await eventually(async () => confirmed(await pendingCleanupsOf(room)).length > 0, { intervalMs: 2, what: 'the deletion to list its cleanup' });
   expect(await rawRoomRow(survivor, room)).toBeNull();
   await doomed.kill();
@@ -133,7 +133,7 @@ describe('a room deletion that runs to its end', () => {
     onNextStatement(survivor, /SELECT time_bucket FROM messages_bucket WHERE room_name/, async () => {
       listed.push(...(await pendingCleanupsOf(name)));
     });
-    expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+    expect((await gqlOk(survivor, DeleteRoomDocument, { roomName: name }, alice.token)).deleteRoom).toBe(true);
     // Its intent, listed before the LWT, gave way to the cleanup listed at the deletion's time.
     expect(listed).toEqual([{ intent: false }]);
     expect(await pendingCleanupsOf(name)).toEqual([]);
@@ -181,7 +181,7 @@ describe('SIGKILL in the middle of a room deletion', () => {
     }
     expect(left.map((r) => r.content as string).filter((c) => c?.startsWith('seed '))).toEqual([]);
     expect(left.map((r) => r.content)).toContain('second life, edited');
-    const history = (await gqlOk(survivor, HistoryDocument, { name, first: 10 }, alice.token)).room!.messages!;
+    const history = (await gqlOk(survivor, HistoryDocument, { roomName: name, first: 10 }, alice.token)).room!.messages!;
     expect(history.edges.map((e) => e.node.content)).toContain('second life, edited');
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
@@ -193,13 +193,13 @@ describe('a room deletion whose request is lost around its LWT', () => {
     const name = await roomWith(survivor, alice, [bob]);
     const old = await post(survivor, bob, name, 'before the deletion');
     // Parts of the old message the cleanup must drop too: an earlier version and a reaction.
-    await gqlOk(survivor, EditMessageDocument, { id: old.id, content: 'before the deletion' + ', edited' }, bob.token);
+    await gqlOk(survivor, EditMessageDocument, { messageId: old.id, content: 'before the deletion' + ', edited' }, bob.token);
     await gqlOk(survivor, AddReactionDocument, { messageId: old.id, emoji: '👀' }, alice.token);
     // The first listing is the intent; the second, once the LWT applied, fails: as if the server were lost there.
     onNextStatement(survivor, /INSERT INTO pending_room_cleanups/, async () => {
       failNextStatement(survivor, /INSERT INTO pending_room_cleanups/);
     });
-    expect(codes(await gql(survivor, DeleteRoomDocument, { name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(codes(await gql(survivor, DeleteRoomDocument, { roomName: name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
     expect(await rawRoomRow(survivor, name)).toBeNull();
     expect(await pendingCleanupsOf(name)).toEqual([{ intent: true }]);
     const oldKey = keyOf(old.id);
@@ -233,7 +233,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
     const name = await roomWith(survivor, alice, [bob]);
     const kept = await post(survivor, bob, name, 'still here');
     failNextStatement(survivor, /DELETE FROM chat_rooms WHERE room_name = \? IF/);
-    expect(codes(await gql(survivor, DeleteRoomDocument, { name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(codes(await gql(survivor, DeleteRoomDocument, { roomName: name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
     expect(await pendingCleanupsOf(name)).toEqual([{ intent: true }]);
 
     const eager = await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
@@ -244,11 +244,11 @@ describe('a room deletion whose request is lost around its LWT', () => {
     expect(await rawRoomRow(survivor, name)).not.toBeNull();
     const { bucket, messageId } = keyOf(kept.id);
     expect(await bobsCopiesIn(name, new Set([monthOfDay(bucket)]))).toEqual([messageId]);
-    const history = (await gqlOk(survivor, HistoryDocument, { name, first: 10 }, alice.token)).room!.messages!;
+    const history = (await gqlOk(survivor, HistoryDocument, { roomName: name, first: 10 }, alice.token)).room!.messages!;
     expect(history.edges.map((e) => e.node.content)).toContain('still here');
     expect(await rawChatRooms(survivor, bob.login)).toContain(name);
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
     // And its creator can delete it now.
-    expect((await gqlOk(survivor, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+    expect((await gqlOk(survivor, DeleteRoomDocument, { roomName: name }, alice.token)).deleteRoom).toBe(true);
   }, 60_000);
 });

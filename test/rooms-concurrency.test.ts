@@ -40,7 +40,7 @@ describe('createRoom races', () => {
     expect(results.filter((r) => codes(r)[0] === 'ROOM_EXISTS')).toHaveLength(19);
     const winner = users[winners[0]!]!;
 
-    const room = (await gqlOk(app, RoomDocument, { name }, creator.token)).room!;
+    const room = (await gqlOk(app, RoomDocument, { roomName: name }, creator.token)).room!;
     expect(room).toMatchObject({
       banner: `banner ${winners[0]}`,
       creator: { login: winner.login },
@@ -61,13 +61,13 @@ describe('joins racing a deletion', () => {
       // Round r sends the deletion once r % 7 joins have answered, the other joins still in flight:
       // from "delete before anyone joins" to "delete a full room", through every overlap between.
       const head = round % 7;
-      const joinCalls = joiners.map((u) => gql(app, JoinRoomDocument, { name }, u.token));
+      const joinCalls = joiners.map((u) => gql(app, JoinRoomDocument, { roomName: name }, u.token));
       let answered = 0;
       const enough = new Promise<void>((resolve) => {
         if (head === 0) resolve();
         for (const call of joinCalls) void call.finally(() => ++answered >= head && resolve());
       });
-      const deletion = await enough.then(() => gql(app, DeleteRoomDocument, { name }, creator.token));
+      const deletion = await enough.then(() => gql(app, DeleteRoomDocument, { roomName: name }, creator.token));
       const joins = await Promise.all(joinCalls);
       for (const j of joins) {
         if (j.data?.joinRoom) outcomes.joinsApplied += 1;
@@ -123,10 +123,10 @@ describe('a join and a deletion, interleaved on purpose', () => {
     const joiner = users[7]!;
     const restore = aroundJoinLwt('after', async () => {
       // The whole deletion, cleanup included, runs before the joiner's request goes on.
-      expect((await gqlOk(app, DeleteRoomDocument, { name }, creator.token)).deleteRoom).toBe(true);
+      expect((await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token)).deleteRoom).toBe(true);
     });
     try {
-      await gql(app, JoinRoomDocument, { name }, joiner.token);
+      await gql(app, JoinRoomDocument, { roomName: name }, joiner.token);
     } finally {
       restore();
     }
@@ -138,11 +138,11 @@ describe('a join and a deletion, interleaved on purpose', () => {
     const name = await roomWith(app, creator);
     const joiner = users[8]!;
     const restore = aroundJoinLwt('before', async () => {
-      expect((await gqlOk(app, DeleteRoomDocument, { name }, creator.token)).deleteRoom).toBe(true);
+      expect((await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token)).deleteRoom).toBe(true);
     });
     let join;
     try {
-      join = await gql(app, JoinRoomDocument, { name }, joiner.token);
+      join = await gql(app, JoinRoomDocument, { roomName: name }, joiner.token);
     } finally {
       restore();
     }
@@ -176,10 +176,10 @@ describe('deletion retries', () => {
     const name = await roomWith(app, creator);
     const joiner = users[0]!;
     const hook = joinBeforeDeletes(1, async () => {
-      expect((await gqlOk(app, JoinRoomDocument, { name }, joiner.token)).joinRoom.participantCount).toBe(2);
+      expect((await gqlOk(app, JoinRoomDocument, { roomName: name }, joiner.token)).joinRoom.participantCount).toBe(2);
     });
     try {
-      expect((await gqlOk(app, DeleteRoomDocument, { name }, creator.token)).deleteRoom).toBe(true);
+      expect((await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token)).deleteRoom).toBe(true);
     } finally {
       hook.restore();
     }
@@ -191,17 +191,17 @@ describe('deletion retries', () => {
   it('gives CONFLICT after a bounded number of attempts when participants keep changing, leaving the room whole', async () => {
     const name = await roomWith(app, creator);
     const hook = joinBeforeDeletes(Number.POSITIVE_INFINITY, async (attempt) => {
-      await gqlOk(app, JoinRoomDocument, { name }, users[attempt]!.token);
+      await gqlOk(app, JoinRoomDocument, { roomName: name }, users[attempt]!.token);
     });
     let result;
     try {
-      result = await gql(app, DeleteRoomDocument, { name }, creator.token);
+      result = await gql(app, DeleteRoomDocument, { roomName: name }, creator.token);
     } finally {
       hook.restore();
     }
     expect(codes(result)).toEqual(['CONFLICT']);
     expect(hook.attempts()).toBe(5);
-    const room = (await gqlOk(app, RoomDocument, { name }, creator.token)).room!;
+    const room = (await gqlOk(app, RoomDocument, { roomName: name }, creator.token)).room!;
     expect(room).toMatchObject({ creator: { login: creator.login }, participantCount: 6 });
     for (let i = 1; i <= 5; i++) expect((await rawChatRooms(app, users[i]!.login)).has(name)).toBe(true);
   });
@@ -224,25 +224,25 @@ describe('a name re-created while the deleted room is being cleaned up', () => {
       if (/^UPDATE users\b.*chat_rooms = chat_rooms -/s.test(queries[0]?.stmt.cql ?? '')) {
         db.batch = batch; // once
         await gqlOk(other, CreateRoomDocument, { input: { name } }, newCreator.token);
-        await gqlOk(app, JoinRoomDocument, { name }, rejoiner.token);
+        await gqlOk(app, JoinRoomDocument, { roomName: name }, rejoiner.token);
         reused.push((await post(other, newCreator, name, 'new, on the other instance')).id);
         reused.push((await post(app, rejoiner, name, 'new, on the first instance')).id);
       }
       return batch.call(this, queries, opts);
     };
     try {
-      expect((await gqlOk(app, DeleteRoomDocument, { name }, creator.token)).deleteRoom).toBe(true);
+      expect((await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token)).deleteRoom).toBe(true);
     } finally {
       db.batch = batch;
     }
     expect(reused).toHaveLength(2);
 
     // The new room, whole: its creator, the member who joined it, and only its own messages.
-    const room = (await gqlOk(app, RoomDocument, { name }, newCreator.token)).room!;
+    const room = (await gqlOk(app, RoomDocument, { roomName: name }, newCreator.token)).room!;
     expect(room.creator.login).toBe(newCreator.login);
     expect(room.participants.map((p) => p.login).sort()).toEqual([newCreator.login, rejoiner.login].sort());
     const history = async (on: typeof app) =>
-      (await gqlOk(on, HistoryDocument, { name }, newCreator.token)).room!.messages.edges.map((e) => e.node.content);
+      (await gqlOk(on, HistoryDocument, { roomName: name }, newCreator.token)).room!.messages.edges.map((e) => e.node.content);
     const expected = ['new, on the first instance', 'new, on the other instance', `${rejoiner.firstname} ${rejoiner.lastname} joins the room`];
     expect(await history(app)).toEqual(expected);
     const buckets = await db.client.execute('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', [name], { prepare: true });
@@ -279,9 +279,9 @@ describe('deleting a big room', () => {
         expect(await rooms.addParticipantIfExists(room, { login, firstname: 'P', lastname: login })).toBe('joined');
       }),
     );
-    expect((await gqlOk(app, RoomDocument, { name }, creator.token)).room?.participantCount).toBe(151);
+    expect((await gqlOk(app, RoomDocument, { roomName: name }, creator.token)).room?.participantCount).toBe(151);
     const spy = recordCql(app);
-    await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token);
     spy.stop();
     const cleanups = spy.records.filter((r) => r.kind === 'batch' && /^UPDATE users\b.*chat_rooms = chat_rooms -/s.test(r.cql[0]!));
     expect(cleanups.map((b) => b.cql.length).sort((a, b) => b - a)).toEqual([100, 51]);
@@ -299,7 +299,7 @@ describe('idempotent posting', () => {
     );
     const ids = new Set(results.map((r) => r.postMessage.id));
     expect(ids.size).toBe(1);
-    const page = (await gqlOk(app, HistoryDocument, { name }, creator.token)).room!.messages;
+    const page = (await gqlOk(app, HistoryDocument, { roomName: name }, creator.token)).room!.messages;
     expect(page.edges).toHaveLength(1);
     expect(page.edges[0]!.node.id).toBe([...ids][0]);
     // Every attempt answered with the stored message, content included.
@@ -311,22 +311,22 @@ describe('idempotent posting', () => {
     const send = (content: string) =>
       gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'reused' }, creator.token);
     const old = (await send('in the deleted room')).postMessage;
-    await gqlOk(app, DeleteRoomDocument, { name }, creator.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: name }, creator.token);
     await roomWith(app, creator, [], name);
 
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`attempt ${i}`)));
     const ids = new Set(results.map((r) => r.postMessage.id));
     expect(ids.size).toBe(1);
     expect(ids.has(old.id)).toBe(false);
-    const page = (await gqlOk(app, HistoryDocument, { name }, creator.token)).room!.messages;
+    const page = (await gqlOk(app, HistoryDocument, { roomName: name }, creator.token)).room!.messages;
     expect(page.edges.map((e) => e.node.id)).toEqual([...ids]);
     for (const r of results) expect(r.postMessage.content).toBe(page.edges[0]!.node.content);
   });
 
   it('twenty users joining at once all become participants', async () => {
     const name = await roomWith(app, creator);
-    await Promise.all(users.map((u) => gqlOk(app, JoinRoomDocument, { name }, u.token)));
-    const room = (await gqlOk(app, RoomDocument, { name }, creator.token)).room!;
+    await Promise.all(users.map((u) => gqlOk(app, JoinRoomDocument, { roomName: name }, u.token)));
+    const room = (await gqlOk(app, RoomDocument, { roomName: name }, creator.token)).room!;
     expect(room.participantCount).toBe(21);
     for (const u of users) expect((await rawChatRooms(app, u.login)).has(name)).toBe(true);
   });

@@ -31,7 +31,7 @@ beforeAll(async () => {
 type Page = Awaited<ReturnType<typeof historyPage>>;
 async function historyPage(name: string, args: { first?: number; after?: string; last?: number; before?: string }) {
   const before = app.services.db.queryCount;
-  const data = await gqlOk(app, HistoryDocument, { name, ...args }, alice.token);
+  const data = await gqlOk(app, HistoryDocument, { roomName: name, ...args }, alice.token);
   return { ...data.room!.messages, queries: app.services.db.queryCount - before };
 }
 
@@ -105,7 +105,7 @@ describe('history over days with empty days between', () => {
     const name = await roomWith(app, alice);
     clock.set('2025-04-10T11:59:00Z'); // this server's clock is a minute behind the one that created the room
     const m = (await gqlOk(app, PostMessageDocument, { roomName: name, content: 'from the past' }, alice.token)).postMessage;
-    const room = (await gqlOk(app, RoomDocument, { name }, alice.token)).room!;
+    const room = (await gqlOk(app, RoomDocument, { roomName: name }, alice.token)).room!;
     expect(Date.parse(m.createdAt)).toBeGreaterThanOrEqual(Date.parse(room.createdAt));
     expect((await historyPage(name, {})).edges.map((e) => e.node.id)).toEqual([m.id]);
   });

@@ -67,10 +67,10 @@ describe('roomEvents over graphql-ws', () => {
     const name = await roomWith(appA, alice);
     const sub = await follow(appA, alice, name);
 
-    await gqlOk(appA, JoinRoomDocument, { name }, bob.token);
+    await gqlOk(appA, JoinRoomDocument, { roomName: name }, bob.token);
     const m = await post(appA, bob, name, 'hello all');
-    await gqlOk(appA, HideMessageDocument, { id: m.id }, alice.token);
-    await gqlOk(appA, LeaveRoomDocument, { name }, bob.token);
+    await gqlOk(appA, HideMessageDocument, { messageId: m.id }, alice.token);
+    await gqlOk(appA, LeaveRoomDocument, { roomName: name }, bob.token);
 
     const events = [];
     for (let i = 0; i < 6; i++) events.push(await nextEvent(sub));
@@ -105,7 +105,7 @@ describe('roomEvents over graphql-ws', () => {
     const name = await roomWith(appA, alice, [bob]);
     const bobs = await follow(appA, bob, name);
     const alices = await follow(appA, alice, name);
-    await gqlOk(appA, LeaveRoomDocument, { name }, bob.token);
+    await gqlOk(appA, LeaveRoomDocument, { roomName: name }, bob.token);
     expect(await nextEvent(bobs)).toMatchObject({ __typename: 'ParticipantLeft', user: { login: bob.login } });
     await bobs.completed;
     // Alice still follows the room; Bob's listener is gone.
@@ -121,7 +121,7 @@ describe('roomEvents over graphql-ws', () => {
     const name = await roomWith(appA, alice, [bob]);
     const onA = await follow(appA, alice, name);
     const onB = await follow(appB, bob, name);
-    await gqlOk(appA, DeleteRoomDocument, { name }, alice.token);
+    await gqlOk(appA, DeleteRoomDocument, { roomName: name }, alice.token);
     for (const sub of [onA, onB]) {
       expect(await nextEvent(sub)).toMatchObject({ __typename: 'RoomDeleted', roomName: name, deletedBy: { login: alice.login } });
       await sub.completed;
@@ -140,7 +140,7 @@ describe('roomEvents over graphql-ws', () => {
     pubsub.listen = (async (channel: string, listener: Listener<unknown>) => {
       if (channel === roomChannel(name)) {
         pubsub.listen = listen;
-        expect((await gqlOk(appA, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
+        expect((await gqlOk(appA, LeaveRoomDocument, { roomName: name }, bob.token)).leaveRoom).toBe(true);
       }
       return listen.call(pubsub, channel, listener);
     }) as typeof listen;
@@ -299,7 +299,7 @@ describe('sendTyping', () => {
     expect(await nextEvent(bobs)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'typed it' } });
     expect(await nextEvent(alices)).toMatchObject({ __typename: 'MessagePosted', message: { content: 'typed it' } });
     // Writes nothing: the history holds the message only.
-    const page = await gqlOk(appA, HistoryDocument, { name }, alice.token);
+    const page = await gqlOk(appA, HistoryDocument, { roomName: name }, alice.token);
     expect(page.room?.messages.edges.map((e) => e.node.content)).toEqual(['typed it', 'Bob Builder joins the room']);
     // Another user's typing has its own window.
     expect((await gqlOk(appA, SendTypingDocument, { roomName: name }, bob.token)).sendTyping).toBe(true);
@@ -333,7 +333,7 @@ describe('across instances', () => {
     const history: string[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = (await gqlOk(appB, HistoryDocument, { name, first: 200, after }, bob.token)).room!.messages;
+      const page = (await gqlOk(appB, HistoryDocument, { roomName: name, first: 200, after }, bob.token)).room!.messages;
       history.push(...page.edges.filter((e) => !e.node.systemMessage).map((e) => e.node.id));
       if (!page.pageInfo.hasNextPage) break;
       after = page.pageInfo.endCursor!;

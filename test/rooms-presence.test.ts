@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 const onlineIn = async (app: App, name: string, viewer: TestUser) =>
-  (await gqlOk(app, OnlineParticipantsDocument, { name }, viewer.token)).room!.onlineParticipants.map((u) => u.login).sort();
+  (await gqlOk(app, OnlineParticipantsDocument, { roomName: name }, viewer.token)).room!.onlineParticipants.map((u) => u.login).sort();
 
 /** Opens a roomEvents feed: what makes `user` online in the room. */
 async function follow(app: App, user: TestUser, name: string) {
@@ -74,9 +74,9 @@ describe('presence', () => {
     await bobOnA.client.dispose();
     expect(await nextPresence(alicesFeed)).toEqual({ login: bob.login, online: false });
     expect(await onlineIn(a, name, alice)).toEqual([alice.login]);
-    const seen = (await gqlOk(a, OnlineParticipantsDocument, { name }, alice.token)).room!.onlineParticipants[0]!.lastSeenAt;
+    const seen = (await gqlOk(a, OnlineParticipantsDocument, { roomName: name }, alice.token)).room!.onlineParticipants[0]!.lastSeenAt;
     expect(Date.parse(seen!)).toBeGreaterThan(Date.now() - 60_000);
-    expect(codes(await gql(a, OnlineParticipantsDocument, { name }, carol.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(a, OnlineParticipantsDocument, { roomName: name }, carol.token))).toEqual(['FORBIDDEN']);
   });
 
   it('takes the users of a server killed without shutdown offline within the bound (4/3 of PRESENCE_TTL_SECONDS)', async () => {
@@ -101,6 +101,22 @@ describe('presence', () => {
     });
     expect(stored.getTime()).toBeGreaterThan(killedAt - 2_000);
     expect(stored.getTime()).toBeLessThanOrEqual(killedAt);
+    void Promise.resolve(carolsClient.dispose()).catch(() => undefined);
+  });
+
+  it('tells a follower of roomPresence alone that the users of a killed server went offline', async () => {
+    const name = await roomWith(a, alice, [carol]);
+    // Alice follows presence on B and opens no roomEvents feed anywhere: no instance but the doomed one has one.
+    const alicesPresence = await presenceFeed(b, alice.token, PresenceEventsDocument, { roomName: name });
+    feeds.push(alicesPresence as Feed<unknown>);
+    const doomed = await startAppProcess({ redis: true, env: PRESENCE });
+    const carolsClient = wsClient(doomed.app, carol.token);
+    subscribe(carolsClient, RoomEventsDocument, { roomName: name });
+    expect(await nextPresence(alicesPresence)).toEqual({ login: carol.login, online: true });
+
+    await doomed.kill();
+    expect(await nextPresence(alicesPresence)).toEqual({ login: carol.login, online: false });
+    expect(await onlineIn(a, name, alice)).toEqual([]);
     void Promise.resolve(carolsClient.dispose()).catch(() => undefined);
   });
 });

@@ -20,6 +20,10 @@ import { post, roomWith } from './testkit/rooms.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { seedHistory } from './testkit/seed-history.js';
 import { chatUser } from '../src/resolvers/rooms/model.js';
+import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
+import { cqlRows } from './testkit/cql.js';
+
+const keyOf = (id: string) => decodeMessageId('messageId', id);
 
 let app: App;
 let alice: TestUser;
@@ -31,31 +35,31 @@ beforeAll(async () => {
   [alice, bob, carol] = await Promise.all([signUp(app), signUp(app), signUp(app)]);
 });
 
-const stateOf = async (user: TestUser, name: string) => (await gqlOk(app, RoomReadStateDocument, { name }, user.token)).room!.readState;
+const stateOf = async (user: TestUser, name: string) => (await gqlOk(app, RoomReadStateDocument, { roomName: name }, user.token)).room!.readState;
 
 describe('room read state', () => {
   it('counts what others posted after the marker, moves forward only, and back only on purpose', async () => {
     const room = await roomWith(app, alice, [bob]);
     // Bob joined: everything before his join is read for him.
-    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, unreadCapped: false, mentionCount: 0, firstUnreadMessageId: null });
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, unreadCapped: false, mentionCount: 0, firstUnreadMessage: null });
     const posts = [];
     for (let i = 0; i < 5; i++) posts.push(await post(app, alice, room, i % 2 ? `hey @${bob.login} ${i}` : `plain ${i}`));
     await post(app, bob, room, 'my own message does not count');
     const hidden = await post(app, alice, room, 'hidden later');
-    await gqlOk(app, HideMessageDocument, { id: hidden.id }, alice.token);
+    await gqlOk(app, HideMessageDocument, { messageId: hidden.id }, alice.token);
     const deleted = await post(app, alice, room, `deleted later @${bob.login}`);
-    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, alice.token);
+    await gqlOk(app, DeleteMessageDocument, { messageId: deleted.id }, alice.token);
 
-    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 5, mentionCount: 2, firstUnreadMessageId: posts[0]!.id });
-    const marked = (await gqlOk(app, MarkRoomReadDocument, { name: room, upTo: posts[2]!.id }, bob.token)).markRoomRead;
-    expect(marked).toMatchObject({ lastReadMessageId: posts[2]!.id, firstUnreadMessageId: posts[3]!.id, unreadCount: 2, mentionCount: 1 });
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 5, mentionCount: 2, firstUnreadMessage: { id: posts[0]!.id } });
+    const marked = (await gqlOk(app, MarkRoomReadDocument, { roomName: room, upTo: posts[2]!.id }, bob.token)).markRoomRead;
+    expect(marked).toMatchObject({ lastReadMessage: { id: posts[2]!.id }, firstUnreadMessage: { id: posts[3]!.id }, unreadCount: 2, mentionCount: 1 });
     // Never back: an older id changes nothing.
-    expect((await gqlOk(app, MarkRoomReadDocument, { name: room, upTo: posts[0]!.id }, bob.token)).markRoomRead.lastReadMessageId).toBe(posts[2]!.id);
+    expect((await gqlOk(app, MarkRoomReadDocument, { roomName: room, upTo: posts[0]!.id }, bob.token)).markRoomRead.lastReadMessage?.id).toBe(posts[2]!.id);
     // Unless on purpose: from posts[1] on is unread again.
-    const unread = (await gqlOk(app, MarkRoomUnreadDocument, { name: room, from: posts[1]!.id }, bob.token)).markRoomUnread;
-    expect(unread).toMatchObject({ lastReadMessageId: posts[0]!.id, firstUnreadMessageId: posts[1]!.id, unreadCount: 4, mentionCount: 2 });
+    const unread = (await gqlOk(app, MarkRoomUnreadDocument, { roomName: room, from: posts[1]!.id }, bob.token)).markRoomUnread;
+    expect(unread).toMatchObject({ lastReadMessage: { id: posts[0]!.id }, firstUnreadMessage: { id: posts[1]!.id }, unreadCount: 4, mentionCount: 2 });
     // Alice's own state is her own: of all that, only Bob's message is unread for her.
-    expect(await stateOf(alice, room)).toMatchObject({ unreadCount: 1, mentionCount: 0, lastReadMessageId: null });
+    expect(await stateOf(alice, room)).toMatchObject({ unreadCount: 1, mentionCount: 0, lastReadMessage: null });
   });
 
   it('shows every room of a room list with its counts, in one request', async () => {
@@ -67,6 +71,50 @@ describe('room read state', () => {
     const byName = new Map(list.map((r) => [r.name, r.readState]));
     expect(byName.get(rooms[0]!)).toMatchObject({ unreadCount: 1, mentionCount: 0 });
     expect(byName.get(rooms[1]!)).toMatchObject({ unreadCount: 2, mentionCount: 1 });
+  });
+
+  it('gives the room list its first unread and last read messages, read in one batch of message reads', async () => {
+    const rooms = [await roomWith(app, carol, [alice]), await roomWith(app, carol, [alice]), await roomWith(app, carol, [alice])];
+    const firsts = [];
+    for (const [i, room] of rooms.entries()) {
+      const read = await post(app, carol, room, `read ${i}`);
+      await gqlOk(app, MarkRoomReadDocument, { roomName: room, upTo: read.id }, alice.token);
+      firsts.push(await post(app, carol, room, `unread ${i}`));
+    }
+    const spy = recordCql(app);
+    let list;
+    try {
+      list = (await gqlOk(app, MyRoomListDocument, {}, alice.token)).me!.chatRooms!;
+    } finally {
+      spy.stop();
+    }
+    for (const [i, room] of rooms.entries()) {
+      expect(list.find((r) => r.name === room)!.readState).toMatchObject({
+        lastReadMessage: { content: `read ${i}` },
+        firstUnreadMessage: { id: firsts[i]!.id, content: `unread ${i}`, author: { login: carol.login } },
+        unreadCount: 1,
+      });
+    }
+    // The last-read messages: one read of the message table per room, by id, all from one loader batch (the first
+    // unread ones come from the walk that counts, with no read of their own).
+    const byId = spy.statements().filter((c) => c.startsWith('SELECT') && c.includes('FROM chat_room_messages') && c.includes('message_id IN'));
+    expect(byId).toHaveLength(list.filter((r) => r.readState?.lastReadMessage).length);
+    expect(byId.length).toBeGreaterThanOrEqual(rooms.length);
+  });
+
+  it('leaves a hidden message out of the mention count, as it is out of the unread count', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const mention = await post(app, alice, room, `look @${bob.login}`);
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 1, mentionCount: 1, firstUnreadMessage: { id: mention.id } });
+    await gqlOk(app, HideMessageDocument, { messageId: mention.id }, alice.token);
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, mentionCount: 0, firstUnreadMessage: null });
+    const rows = async () => (await cqlRows(app, 'SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ?', [bob.login, room])).length;
+    expect(await rows()).toBe(0);
+    // A mention row the hide failed to drop is not counted either: the count asks its message to count as unread.
+    const other = await post(app, alice, room, `again @${bob.login}`);
+    await app.services.stores.roomMessages.hide((await app.services.stores.roomMessages.byKey(room, keyOf(other.id).bucket, keyOf(other.id).messageId))!);
+    expect(await rows()).toBe(1);
+    expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, mentionCount: 0 });
   });
 
   it('caps unreadCount at 999 and says so', async () => {
@@ -82,11 +130,11 @@ describe('room read state', () => {
     const room = await roomWith(app, alice);
     const other = await roomWith(app, alice);
     const m = await post(app, alice, other, 'elsewhere');
-    const wrongRoom = await gql(app, MarkRoomReadDocument, { name: room, upTo: m.id }, alice.token);
+    const wrongRoom = await gql(app, MarkRoomReadDocument, { roomName: room, upTo: m.id }, alice.token);
     expect([codes(wrongRoom), wrongRoom.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'upTo']);
-    expect(codes(await gql(app, MarkRoomReadDocument, { name: room, upTo: 'nope' }, alice.token))).toEqual(['BAD_USER_INPUT']);
-    expect(codes(await gql(app, MarkRoomReadDocument, { name: other, upTo: m.id }, bob.token))).toEqual(['FORBIDDEN']);
-    expect(codes(await gql(app, RoomReadStateDocument, { name: other }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, MarkRoomReadDocument, { roomName: room, upTo: 'nope' }, alice.token))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await gql(app, MarkRoomReadDocument, { roomName: other, upTo: m.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, RoomReadStateDocument, { roomName: other }, bob.token))).toEqual(['FORBIDDEN']);
   });
 
   it('posting in a room of many writes no row per participant: only one per person mentioned', async () => {
@@ -113,11 +161,11 @@ describe('read state under concurrency', () => {
     for (let i = 0; i < 10; i++) first.push(await post(app, alice, room, `early ${i} @${bob.login}`));
     // Bob marks each of the ten at once while Alice posts ten more, also at once.
     const [, later] = await Promise.all([
-      Promise.all(first.map((m) => gqlOk(app, MarkRoomReadDocument, { name: room, upTo: m.id }, bob.token))),
+      Promise.all(first.map((m) => gqlOk(app, MarkRoomReadDocument, { roomName: room, upTo: m.id }, bob.token))),
       Promise.all(Array.from({ length: 10 }, (_, i) => post(app, alice, room, `late ${i}${i % 2 ? ` @${bob.login}` : ''}`))),
     ]);
     const state = await stateOf(bob, room);
-    expect(state.lastReadMessageId).toBe(first.at(-1)!.id);
+    expect(state.lastReadMessage?.id).toBe(first.at(-1)!.id);
     expect(state.unreadCount).toBe(later.length);
     expect(state.mentionCount).toBe(5);
   });

@@ -51,7 +51,7 @@ const distinct = (ids: string[]) => [...new Set(ids)];
 
 /** The room's messages so far (its joins): a resumed feed may repeat them too. */
 async function messagesIn(room: string): Promise<Set<string>> {
-  const page = (await gqlOk(a, HistoryDocument, { name: room, first: 50 }, alice.token)).room!.messages;
+  const page = (await gqlOk(a, HistoryDocument, { roomName: room, first: 50 }, alice.token)).room!.messages;
   return new Set(page.edges.map((e) => e.node.id));
 }
 

@@ -97,11 +97,11 @@ describe('npm run search:backfill', () => {
     const room = await roomWith(app, alice, [bob]); // a system message: "Bob joins the room"
     const plain = await post(app, bob, room, 'An apricot orchard');
     const edited = await post(app, bob, room, 'apricot jam');
-    await gqlOk(app, EditMessageDocument, { id: edited.id, content: 'fig jam' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: edited.id, content: 'fig jam' }, bob.token);
     const hidden = await post(app, bob, room, 'apricot secret');
-    await gqlOk(app, HideMessageDocument, { id: hidden.id }, bob.token);
+    await gqlOk(app, HideMessageDocument, { messageId: hidden.id }, bob.token);
     const deleted = await post(app, bob, room, 'apricot gone');
-    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, bob.token);
+    await gqlOk(app, DeleteMessageDocument, { messageId: deleted.id }, bob.token);
     await dropTermsOfRoom(room, [plain.id, edited.id, hidden.id, deleted.id]);
     expect(await found(room, 'apricot')).toEqual([]);
     expect(await found(room, 'fig')).toEqual([]);
@@ -141,7 +141,7 @@ describe('npm run search:backfill', () => {
     await dropTermsOfRoom(room, [m.id]);
     const store = backfillOf(room);
     const edit = onNextStatement(app, /SET terms = \? WHERE/, async () => {
-      await gqlOk(app, EditMessageDocument, { id: m.id, content: 'a chestnut tree' }, bob.token);
+      await gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'a chestnut tree' }, bob.token);
     });
 
     const done = await backfillSearchTerms(store);
@@ -159,7 +159,7 @@ describe('npm run search:backfill', () => {
     // Once the backfill has read them, before its first write: half the messages are edited (each write the
     // backfill holds for them is stale), and the other half are edited twice while its writes go out.
     let racing: Promise<unknown> | undefined;
-    const edit = (i: number, content: string) => gqlOk(app, EditMessageDocument, { id: posted[i]!.id, content }, bob.token);
+    const edit = (i: number, content: string) => gqlOk(app, EditMessageDocument, { messageId: posted[i]!.id, content }, bob.token);
     const indexes = posted.map((_, i) => i);
     const [even, odd] = [indexes.filter((i) => i % 2 === 0), indexes.filter((i) => i % 2 === 1)];
     const started = onNextStatement(app, /SET terms = \? WHERE/, async () => {
@@ -186,7 +186,7 @@ describe('npm run search:backfill', () => {
     onNextStatement(app, /INSERT INTO pending_room_cleanups/, async () => {
       failNextStatement(app, /INSERT INTO pending_room_cleanups/);
     });
-    expect(codes(await gql(app, DeleteRoomDocument, { name: room }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(codes(await gql(app, DeleteRoomDocument, { roomName: room }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
     expect(await storedMessage(room, m.id)).toEqual({ content: 'a hazel hedge', terms: null });
 
     const done = await backfillSearchTerms(backfillOf(room));

@@ -213,14 +213,14 @@ describe('what search finds as messages change', () => {
     expect(await found(room, 'kangaroo')).toEqual(['The kangaroo jumps']);
 
     clock.advance(1_000);
-    await gqlOk(app, EditMessageDocument, { id: m.id, content: 'The WALLABY jumps' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'The WALLABY jumps' }, bob.token);
     expect(await found(room, 'kangaroo')).toEqual([]);
     expect(await found(room, 'wallaby jumps')).toEqual(['The WALLABY jumps']);
     expect((await searchPage(alice, room, 'wallaby')).edges[0]!.node.version).toBe(1);
 
     // An edit down to no words at all leaves nothing to find the message by.
     clock.advance(1_000);
-    await gqlOk(app, EditMessageDocument, { id: m.id, content: '!!!' }, bob.token);
+    await gqlOk(app, EditMessageDocument, { messageId: m.id, content: '!!!' }, bob.token);
     expect(await found(room, 'wallaby')).toEqual([]);
     expect(await storedTerms(m.id)).toBeNull();
   });
@@ -235,8 +235,8 @@ describe('what search finds as messages change', () => {
     const hidden = await post(app, bob, room, 'secret emu sighting');
     expect(await found(room, 'emu')).toEqual(['secret emu sighting', 'emu eggs', 'an emu, plainly']);
 
-    await gqlOk(app, DeleteMessageDocument, { id: deleted.id }, bob.token);
-    await gqlOk(app, HideMessageDocument, { id: hidden.id }, bob.token);
+    await gqlOk(app, DeleteMessageDocument, { messageId: deleted.id }, bob.token);
+    await gqlOk(app, HideMessageDocument, { messageId: hidden.id }, bob.token);
     expect(await found(room, 'emu')).toEqual(['an emu, plainly']);
     expect(await storedTerms(deleted.id)).toBeNull();
     expect(await storedTerms(hidden.id)).toBeNull();

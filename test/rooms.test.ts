@@ -52,7 +52,7 @@ async function debrisRows(db: App['services']['db']['client']): Promise<number> 
 }
 
 async function history(user: TestUser, name: string, args: { first?: number; after?: string; last?: number; before?: string }) {
-  const data = await gqlOk(app, HistoryDocument, { name, ...args }, user.token);
+  const data = await gqlOk(app, HistoryDocument, { roomName: name, ...args }, user.token);
   return data.room!.messages;
 }
 
@@ -69,7 +69,7 @@ describe('createRoom', () => {
     });
     const mine = await gqlOk(app, MyChatRoomsDocument, {}, alice.token);
     expect(mine.me?.chatRooms?.map((r) => r.name)).toContain(name.toLowerCase());
-    const read = await gqlOk(app, RoomDocument, { name }, bob.token);
+    const read = await gqlOk(app, RoomDocument, { roomName: name }, bob.token);
     expect(read.room).toEqual(createRoom);
   });
 
@@ -78,7 +78,7 @@ describe('createRoom', () => {
     const taken = await gql(app, CreateRoomDocument, { input: { name: name.toUpperCase(), banner: 'mine now' } }, bob.token);
     expect(codes(taken)).toEqual(['ROOM_EXISTS']);
     expect(taken.errors?.[0]?.extensions?.field).toBe('input.name');
-    const room = await gqlOk(app, RoomDocument, { name }, bob.token);
+    const room = await gqlOk(app, RoomDocument, { roomName: name }, bob.token);
     expect(room.room).toMatchObject({ banner: null, creator: { login: alice.login }, participantCount: 1 });
     expect(await rawChatRooms(app, bob.login)).not.toContain(name);
   });
@@ -114,9 +114,9 @@ describe('createRoom', () => {
 describe('joinRoom and leaveRoom', () => {
   it('joins once, announcing it, and a second join changes nothing', async () => {
     const name = await roomWith(app, alice);
-    const joined = await gqlOk(app, JoinRoomDocument, { name }, bob.token);
+    const joined = await gqlOk(app, JoinRoomDocument, { roomName: name }, bob.token);
     expect(joined.joinRoom.participants.map((p) => p.login).sort()).toEqual([alice.login, bob.login].sort());
-    const again = await gqlOk(app, JoinRoomDocument, { name }, bob.token);
+    const again = await gqlOk(app, JoinRoomDocument, { roomName: name }, bob.token);
     expect(again.joinRoom.participantCount).toBe(2);
 
     const page = await history(alice, name, {});
@@ -128,15 +128,15 @@ describe('joinRoom and leaveRoom', () => {
 
   it('gives NOT_FOUND for a room that does not exist, and writes nothing for it', async () => {
     const name = uniqueRoomName('ghost');
-    expect(codes(await gql(app, JoinRoomDocument, { name }, bob.token))).toEqual(['NOT_FOUND']);
+    expect(codes(await gql(app, JoinRoomDocument, { roomName: name }, bob.token))).toEqual(['NOT_FOUND']);
     expect(await rawRoomRow(app, name)).toBeNull();
     expect(await rawChatRooms(app, bob.login)).not.toContain(name);
   });
 
   it('leaves: out of the participants and the chat rooms, announced, and no more posting or reading', async () => {
     const name = await roomWith(app, alice, [bob]);
-    expect((await gqlOk(app, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(true);
-    const room = await gqlOk(app, RoomDocument, { name }, alice.token);
+    expect((await gqlOk(app, LeaveRoomDocument, { roomName: name }, bob.token)).leaveRoom).toBe(true);
+    const room = await gqlOk(app, RoomDocument, { roomName: name }, alice.token);
     expect(room.room?.participants.map((p) => p.login)).toEqual([alice.login]);
     expect(await rawChatRooms(app, bob.login)).not.toContain(name);
     const page = await history(alice, name, {});
@@ -145,15 +145,15 @@ describe('joinRoom and leaveRoom', () => {
     expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'still here?' }, bob.token))).toEqual([
       'FORBIDDEN',
     ]);
-    expect(codes(await gql(app, HistoryDocument, { name }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, HistoryDocument, { roomName: name }, bob.token))).toEqual(['FORBIDDEN']);
     // Leaving again is harmless.
-    expect((await gqlOk(app, LeaveRoomDocument, { name }, bob.token)).leaveRoom).toBe(false);
-    expect(codes(await gql(app, LeaveRoomDocument, { name: uniqueRoomName('none') }, bob.token))).toEqual(['NOT_FOUND']);
+    expect((await gqlOk(app, LeaveRoomDocument, { roomName: name }, bob.token)).leaveRoom).toBe(false);
+    expect(codes(await gql(app, LeaveRoomDocument, { roomName: uniqueRoomName('none') }, bob.token))).toEqual(['NOT_FOUND']);
   });
 });
 
 describe('a full room', () => {
-  it(`refuses joins with ROOM_FULL at ${Limits.room.maxParticipants} participants, changing nothing; members still rejoin harmlessly`, async () => {
+  it(`refuses joins with LIMIT_REACHED at ${Limits.room.maxParticipants} participants, changing nothing; members still rejoin harmlessly`, async () => {
     const name = await roomWith(app, alice, [bob]);
     // Fill it up to the limit in one write (registering a thousand users would test registration).
     const extra = Array.from({ length: Limits.room.maxParticipants - 2 }, (_, i) => ({
@@ -162,19 +162,23 @@ describe('a full room', () => {
       lastname: String(i),
     }));
     await cqlRows(app, 'UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ?', [new Set(extra), name]);
-    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+    expect((await gqlOk(app, RoomDocument, { roomName: name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
 
-    const refused = await gql(app, JoinRoomDocument, { name }, carol.token);
-    expect(codes(refused)).toEqual(['ROOM_FULL']);
-    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
+    const refused = await gql(app, JoinRoomDocument, { roomName: name }, carol.token);
+    expect([codes(refused), refused.errors?.[0]?.extensions?.limit, refused.errors?.[0]?.extensions?.max]).toEqual([
+      ['LIMIT_REACHED'],
+      'PARTICIPANTS_PER_ROOM',
+      Limits.room.maxParticipants,
+    ]);
+    expect((await gqlOk(app, RoomDocument, { roomName: name }, alice.token)).room?.participantCount).toBe(Limits.room.maxParticipants);
     expect(await rawChatRooms(app, carol.login)).not.toContain(name);
     expect((await history(alice, name, {})).edges.map((e) => e.node.content)).not.toContain('Carol Danvers joins the room');
 
     // Someone already in it joins again: harmless, as ever.
-    expect((await gqlOk(app, JoinRoomDocument, { name }, bob.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+    expect((await gqlOk(app, JoinRoomDocument, { roomName: name }, bob.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
     // Once someone leaves, there is room again.
-    await gqlOk(app, LeaveRoomDocument, { name }, bob.token);
-    expect((await gqlOk(app, JoinRoomDocument, { name }, carol.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
+    await gqlOk(app, LeaveRoomDocument, { roomName: name }, bob.token);
+    expect((await gqlOk(app, JoinRoomDocument, { roomName: name }, carol.token)).joinRoom.participantCount).toBe(Limits.room.maxParticipants);
   });
 
   it('lets a participant post reading only their own entries of the participants, and finds mentions among all of them', async () => {
@@ -208,35 +212,35 @@ describe('a full room', () => {
     ]);
     expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'may I?' }, carol.token))).toEqual(['FORBIDDEN']);
     expect((await post(app, bob, name, 'I may')).content).toBe('I may');
-    await gqlOk(app, JoinRoomDocument, { name }, carol.token);
+    await gqlOk(app, JoinRoomDocument, { roomName: name }, carol.token);
     expect((await post(app, carol, name, 'now I may')).content).toBe('now I may');
     expect(codes(await gql(app, PostMessageDocument, { roomName: uniqueRoomName('nowhere'), content: 'hello?' }, carol.token))).toEqual(['NOT_FOUND']);
   });
 
   it('prices the participants list at its bound, so nested selections under it cannot hide their cost', async () => {
     const name = await roomWith(app, alice);
-    const query = `query ($name: String!) { room(name: $name) { participants { messages(first: 5) { edges { node { id } } } } } }`;
-    const res = await gql(app, query, { name }, alice.token);
+    const query = `query ($roomName: String!) { room(roomName: $roomName) { participants { messages(first: 5) { edges { node { id } } } } } }`;
+    const res = await gql(app, query, { roomName: name }, alice.token);
     expect(codes(res)).toEqual(['QUERY_TOO_COMPLEX']);
     // The participants themselves, from the room row, stay cheap.
-    expect((await gqlOk(app, RoomParticipantsFullDocument, { name }, alice.token)).room?.participants).toHaveLength(1);
+    expect((await gqlOk(app, RoomParticipantsFullDocument, { roomName: name }, alice.token)).room?.participants).toHaveLength(1);
   });
 });
 
 describe('deleteRoom', () => {
   it('is for the creator only', async () => {
     const name = await roomWith(app, alice, [bob]);
-    expect(codes(await gql(app, DeleteRoomDocument, { name }, bob.token))).toEqual(['FORBIDDEN']);
-    expect((await gqlOk(app, RoomDocument, { name }, bob.token)).room?.name).toBe(name);
-    expect(codes(await gql(app, DeleteRoomDocument, { name: uniqueRoomName('none') }, alice.token))).toEqual(['NOT_FOUND']);
+    expect(codes(await gql(app, DeleteRoomDocument, { roomName: name }, bob.token))).toEqual(['FORBIDDEN']);
+    expect((await gqlOk(app, RoomDocument, { roomName: name }, bob.token)).room?.name).toBe(name);
+    expect(codes(await gql(app, DeleteRoomDocument, { roomName: uniqueRoomName('none') }, alice.token))).toEqual(['NOT_FOUND']);
   });
 
   it("removes the room, its participants' entries, its history and the authors' copies", async () => {
     const name = await roomWith(app, alice, [bob, carol]);
     const posted = await post(app, bob, name, 'soon gone');
-    expect((await gqlOk(app, DeleteRoomDocument, { name }, alice.token)).deleteRoom).toBe(true);
+    expect((await gqlOk(app, DeleteRoomDocument, { roomName: name }, alice.token)).deleteRoom).toBe(true);
 
-    expect((await gqlOk(app, RoomDocument, { name }, alice.token)).room).toBeNull();
+    expect((await gqlOk(app, RoomDocument, { roomName: name }, alice.token)).room).toBeNull();
     expect(await rawRoomRow(app, name)).toBeNull();
     for (const u of [alice, bob, carol]) expect(await rawChatRooms(app, u.login)).not.toContain(name);
     const db = app.services.db.client;
@@ -246,7 +250,7 @@ describe('deleteRoom', () => {
       prepare: true,
     });
     expect(left.rowLength).toBe(0);
-    expect((await gqlOk(app, MessageDocument, { id: posted.id }, bob.token)).message).toBeNull();
+    expect((await gqlOk(app, MessageDocument, { messageId: posted.id }, bob.token)).message).toBeNull();
     const bobs = await gqlOk(app, MyMessagesDocument, {}, bob.token);
     expect(bobs.me?.messages?.edges.map((e) => e.node.id)).not.toContain(posted.id);
   });
@@ -254,7 +258,7 @@ describe('deleteRoom', () => {
   it('lets the name be used again, by a new room with an empty history', async () => {
     const name = await roomWith(app, alice, [bob]);
     await post(app, bob, name, 'from the first room');
-    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: name }, alice.token);
     await gqlOk(app, CreateRoomDocument, { input: { name } }, carol.token);
     const page = await history(carol, name, {});
     expect(page.edges).toEqual([]);
@@ -265,11 +269,11 @@ describe('room, rooms, participants', () => {
   it('resolves participants from the room row, loading the other user fields only when asked', async () => {
     const name = await roomWith(app, alice, [bob]);
     const before = app.services.db.queryCount;
-    await gqlOk(app, RoomDocument, { name }, carol.token);
+    await gqlOk(app, RoomDocument, { roomName: name }, carol.token);
     // The room row, nothing per participant (the session check reads no table).
     expect(app.services.db.queryCount - before).toBe(1);
 
-    const full = await gqlOk(app, RoomParticipantsFullDocument, { name }, bob.token);
+    const full = await gqlOk(app, RoomParticipantsFullDocument, { roomName: name }, bob.token);
     const byLogin = new Map(full.room!.participants.map((p) => [p.login, p]));
     expect(byLogin.get(bob.login)?.email).toBe(bob.email);
     expect(byLogin.get(alice.login)?.email).toBeNull();
@@ -378,7 +382,7 @@ describe('room, rooms, participants', () => {
     const name = await roomWith(app, alice, [bob]);
     const seen = await gqlOk(app, OtherUserRoomsDocument, { login: bob.login }, alice.token);
     expect(seen.user).toMatchObject({ login: bob.login, chatRooms: null, messages: null });
-    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: name }, alice.token);
     const mine = await gqlOk(app, MyChatRoomsDocument, {}, bob.token);
     expect(mine.me?.chatRooms?.map((r) => r.name)).not.toContain(name);
   });
@@ -390,7 +394,7 @@ describe('postMessage and message', () => {
     const m = await post(app, bob, name, '  hello there  ');
     expect(m).toMatchObject({ roomName: name, content: 'hello there', systemMessage: false, visible: true, author: { login: bob.login } });
     expect(Math.abs(new Date(m.createdAt).getTime() - clock.now().getTime())).toBeLessThan(60_000);
-    const read = await gqlOk(app, MessageDocument, { id: m.id }, alice.token);
+    const read = await gqlOk(app, MessageDocument, { messageId: m.id }, alice.token);
     expect(read.message).toEqual(m);
   });
 
@@ -398,7 +402,7 @@ describe('postMessage and message', () => {
     const name = await roomWith(app, alice);
     expect(codes(await gql(app, PostMessageDocument, { roomName: name, content: 'hi' }, bob.token))).toEqual(['FORBIDDEN']);
     const m = await post(app, alice, name, 'members only');
-    expect(codes(await gql(app, MessageDocument, { id: m.id }, bob.token))).toEqual(['FORBIDDEN']);
+    expect(codes(await gql(app, MessageDocument, { messageId: m.id }, bob.token))).toEqual(['FORBIDDEN']);
     expect(codes(await gql(app, PostMessageDocument, { roomName: uniqueRoomName('none'), content: 'hi' }, bob.token))).toEqual([
       'NOT_FOUND',
     ]);
@@ -427,9 +431,9 @@ describe('postMessage and message', () => {
 
   it('refuses ids it did not make', async () => {
     for (const id of ['nope', Buffer.from('m1|room|20261301|x').toString('base64url')]) {
-      const res = await gql(app, MessageDocument, { id }, alice.token);
+      const res = await gql(app, MessageDocument, { messageId: id }, alice.token);
       expect(codes(res)).toEqual(['BAD_USER_INPUT']);
-      expect(res.errors?.[0]?.extensions?.field).toBe('id');
+      expect(res.errors?.[0]?.extensions?.field).toBe('messageId');
     }
   });
 
@@ -461,7 +465,7 @@ describe('postMessage and message', () => {
     const send = async (content: string) =>
       (await gqlOk(app, PostMessageDocument, { roomName: name, content, clientMessageId: 'c-again' }, bob.token)).postMessage;
     const old = await send('in the first room');
-    await gqlOk(app, DeleteRoomDocument, { name }, alice.token);
+    await gqlOk(app, DeleteRoomDocument, { roomName: name }, alice.token);
     await roomWith(app, alice, [bob], name);
 
     const fresh = await send('in the second room');
@@ -534,7 +538,7 @@ describe('Room.messages', () => {
       ['before', { before: Buffer.from('{"v":1,"b":20261340,"t":"x"}').toString('base64url') }],
     ];
     for (const [field, args] of cases) {
-      const res = await gql(app, HistoryDocument, { name, ...args }, alice.token);
+      const res = await gql(app, HistoryDocument, { roomName: name, ...args }, alice.token);
       expect(codes(res), JSON.stringify(args)).toEqual(['BAD_USER_INPUT']);
       expect(res.errors?.[0]?.extensions?.field).toBe(field);
     }
@@ -547,20 +551,20 @@ describe('hideMessage', () => {
     const byBob = await post(app, bob, name, 'regrettable');
     const byCarol = await post(app, carol, name, 'off topic');
 
-    expect(codes(await gql(app, HideMessageDocument, { id: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
-    const hidden = (await gqlOk(app, HideMessageDocument, { id: byBob.id }, bob.token)).hideMessage;
+    expect(codes(await gql(app, HideMessageDocument, { messageId: byBob.id }, carol.token))).toEqual(['FORBIDDEN']);
+    const hidden = (await gqlOk(app, HideMessageDocument, { messageId: byBob.id }, bob.token)).hideMessage;
     expect(hidden).toMatchObject({ id: byBob.id, visible: false, content: null });
-    expect((await gqlOk(app, HideMessageDocument, { id: byCarol.id }, alice.token)).hideMessage.visible).toBe(false);
+    expect((await gqlOk(app, HideMessageDocument, { messageId: byCarol.id }, alice.token)).hideMessage.visible).toBe(false);
 
     const page = await history(carol, name, {});
     const shown = new Map(page.edges.map((e) => [e.node.id, e.node]));
     expect(shown.get(byBob.id)).toMatchObject({ content: null, visible: false });
     expect(shown.get(byCarol.id)).toMatchObject({ content: null, visible: false });
-    expect((await gqlOk(app, MessageDocument, { id: byBob.id }, carol.token)).message?.content).toBeNull();
+    expect((await gqlOk(app, MessageDocument, { messageId: byBob.id }, carol.token)).message?.content).toBeNull();
     const own = await gqlOk(app, MyMessagesDocument, { first: 1 }, bob.token);
     expect(own.me?.messages?.edges[0]?.node).toMatchObject({ id: byBob.id, content: null, visible: false });
     // Hiding again is harmless.
-    expect((await gqlOk(app, HideMessageDocument, { id: byBob.id }, bob.token)).hideMessage.visible).toBe(false);
+    expect((await gqlOk(app, HideMessageDocument, { messageId: byBob.id }, bob.token)).hideMessage.visible).toBe(false);
   });
 });
 
@@ -584,6 +588,6 @@ describe('User.messages', () => {
     expect(p2.me?.messages?.edges.map((e) => e.node.content)).toEqual(['b', 'a']);
     expect(p2.me?.messages?.pageInfo.hasNextPage).toBe(false);
     // Every id found through the author's list reads back through message(id).
-    for (const id of ids) expect((await gqlOk(app, MessageDocument, { id }, dave!.token)).message?.id).toBe(id);
+    for (const id of ids) expect((await gqlOk(app, MessageDocument, { messageId: id }, dave!.token)).message?.id).toBe(id);
   });
 });

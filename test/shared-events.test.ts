@@ -141,7 +141,7 @@ describe('results written straight to the socket', () => {
       await post(appA, bob, name, `post ${i}`);
       expected.push(`MessagePosted post ${i}`);
       const joiner = await signUp(appA);
-      await gqlOk(appA, JoinRoomDocument, { name }, joiner.token);
+      await gqlOk(appA, JoinRoomDocument, { roomName: name }, joiner.token);
       // A join is told as ParticipantJoined, then as its system message.
       expected.push(`ParticipantJoined ${joiner.login}`, `MessagePosted ${joiner.firstname} ${joiner.lastname} joins the room`);
     }

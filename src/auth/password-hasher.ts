@@ -8,14 +8,14 @@
  * keeps its cores; past the queue's bound a login is refused with RATE_LIMITED
  * and a retryAfter, not left waiting longer than a client would.
  */
-import { AppError, ErrorCode } from '../errors.js';
+import { AppError, ErrorCode, RateLimitReason } from '../errors.js';
 import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
 import type { ScryptThreads } from './scrypt-threads.js';
 
 /** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/load-shedding.ts). */
 export class PasswordsBusy extends AppError {
   constructor() {
-    super(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { retryAfter: 1 });
+    super(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { reason: RateLimitReason.SERVER_BUSY, retryAfter: 1 });
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, ErrorCode } from '../errors.js';
+import { AppError, RateLimitReason, rateLimited } from '../errors.js';
 import { clientAddress } from './client-address.js';
 
 /** What ends a connection: a WebSocket, or an SSE stream's response; each says 'close' once. */
@@ -35,8 +35,7 @@ export class LiveConnectionsPerAddress {
 
   /** What a refused SSE request is told (a WebSocket upgrade gets a bare 429). */
   refusal(): AppError {
-    return new AppError(ErrorCode.RATE_LIMITED, `At most ${this.max} live connections (WebSockets and event streams) per address: close one first`, {
-      retryAfter: 1,
+    return rateLimited(RateLimitReason.LIVE_CONNECTIONS, `At most ${this.max} live connections (WebSockets and event streams) per address: close one first`, 1, {
       http: { status: 429, headers: { 'retry-after': '1' } },
     });
   }

@@ -22,7 +22,7 @@ export function ticksOf(id: string): bigint {
 
 /** Every message of `viewer`'s conversation with `partner`, newest first, read page by page through the API. */
 export async function wholeHistory(app: App, viewer: TestUser, partner: TestUser, pageSize = 50) {
-  const messages: Array<{ id: string; content: string; createdAt: string; from: { login: string } }> = [];
+  const messages: Array<{ id: string; content: string | null; createdAt: string; from: { login: string } }> = [];
   let after: string | null = null;
   let pages = 0;
   for (;;) {

@@ -22,7 +22,7 @@ export function uniqueRoomName(prefix = 'room'): string {
 /** Creates a room as `creator` and joins each of `members` to it. */
 export async function roomWith(app: App, creator: TestUser, members: TestUser[] = [], name = uniqueRoomName()) {
   await gqlOk(app, CreateRoomDocument, { input: { name } }, creator.token);
-  for (const m of members) await gqlOk(app, JoinRoomDocument, { name }, m.token);
+  for (const m of members) await gqlOk(app, JoinRoomDocument, { roomName: name }, m.token);
   return name;
 }
 

@@ -3,7 +3,8 @@
  * room's creator, so none can leave a row of moderation data behind for a
  * room deleted meanwhile (nor touch a new room of the same name by someone
  * else). A ban also conditions on the participant set it read, so a join
- * racing it is ordered with it (see cql/009_room_moderation.cql).
+ * racing it is ordered with it (see cql/009_room_moderation.cql). A ban takes the
+ * user off the moderators too.
  */
 import { cql, type Database } from '../cassandra/client.js';
 import type { ChatUserValue } from './chat-user.js';
@@ -13,7 +14,7 @@ const IF_CREATOR = 'WHERE room_name = ? IF creator_login = ?';
 const ADD_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators + ? ${IF_CREATOR}`, { idempotent: false });
 const REMOVE_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators - ? ${IF_CREATOR}`, { idempotent: false });
 const BAN = cql(
-  'UPDATE chat_rooms SET banned[?] = ?, participants = participants - ? WHERE room_name = ? IF creator_login = ? AND participants = ?',
+  'UPDATE chat_rooms SET banned[?] = ?, participants = participants - ?, moderators = moderators - ? WHERE room_name = ? IF creator_login = ? AND participants = ?',
   { idempotent: false },
 );
 const UNBAN = cql(`UPDATE chat_rooms SET banned = banned - ? ${IF_CREATOR}`, { idempotent: false });
@@ -72,7 +73,7 @@ export class ModerationStore {
    */
   async ban(room: RoomRecord, login: string, entries: ChatUserValue[], at: Date): Promise<BanOutcome> {
     const read = room.participants.length > 0 ? new Set(room.participants) : null;
-    const params = [login, at, new Set(entries), room.name, room.creatorLogin, read];
+    const params = [login, at, new Set(entries), new Set([login]), room.name, room.creatorLogin, read];
     const outcome = await this.db.lwt(BAN, params, async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: Boolean((row?.banned as Map<string, Date> | null)?.get(login)?.getTime() === at.getTime()), row };

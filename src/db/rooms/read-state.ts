@@ -15,10 +15,10 @@ const SET_MARKER = cql('UPDATE room_read_markers SET read_up_to = ? WHERE login 
 });
 const ADD_MENTION = cql('INSERT INTO room_mentions (login, room_name, message_id) VALUES (?, ?, ?)', { idempotent: true });
 const REMOVE_MENTION = cql('DELETE FROM room_mentions WHERE login = ? AND room_name = ? AND message_id = ?', { idempotent: true });
-const MENTIONS_AFTER = cql('SELECT COUNT(*) AS n FROM room_mentions WHERE login = ? AND room_name = ? AND message_id > ?', {
+const MENTIONS_AFTER = cql('SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? AND message_id > ? LIMIT ?', {
   idempotent: true,
 });
-const MENTIONS_ALL = cql('SELECT COUNT(*) AS n FROM room_mentions WHERE login = ? AND room_name = ?', { idempotent: true });
+const MENTIONS_ALL = cql('SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? LIMIT ?', { idempotent: true });
 const DROP_MARKER = cql('DELETE FROM room_read_markers USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
 const DROP_MENTIONS = cql('DELETE FROM room_mentions USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
 
@@ -60,12 +60,12 @@ export class ReadStateStore {
     }
   }
 
-  /** How many messages of the room mention the user after `after` (all of them when null). */
-  async mentionsAfter(login: string, roomName: string, after: string | null): Promise<number> {
-    const row = after
-      ? await this.db.first(MENTIONS_AFTER, [login, roomName, after])
-      : await this.db.first(MENTIONS_ALL, [login, roomName]);
-    return row ? Number(row.n) : 0;
+  /** The ids of the room's messages that mention the user after `after` (all of them when null), at most `limit`. */
+  async mentionsAfter(login: string, roomName: string, after: string | null, limit: number): Promise<string[]> {
+    const rs = after
+      ? await this.db.execute(MENTIONS_AFTER, [login, roomName, after, limit])
+      : await this.db.execute(MENTIONS_ALL, [login, roomName, limit]);
+    return rs.rows.map((row) => row.message_id.toString());
   }
 
   /** Follows a message's mentions as an edit or a deletion changed them. */

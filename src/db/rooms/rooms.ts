@@ -19,8 +19,8 @@ export interface RoomRecord {
   participants: ChatUserValue[];
   /** Logins the creator named moderators. */
   moderators: string[];
-  /** Banned logins (they cannot join again). */
-  banned: string[];
+  /** Banned logins (they cannot join again) and when they were banned. */
+  banned: Map<string, Date>;
   /** Muted logins and until when. */
   mutedUntil: Map<string, Date>;
   /** One message per this many seconds per participant; null without slow mode. */
@@ -37,7 +37,12 @@ export interface RoomSeenBy {
 }
 
 /** A room as created: nobody moderates, is banned or muted, no slow mode. */
-export const unmoderated = { moderators: [], banned: [], mutedUntil: new Map<string, Date>(), slowModeSeconds: null };
+export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'mutedUntil' | 'slowModeSeconds'> => ({
+  moderators: [],
+  banned: new Map(),
+  mutedUntil: new Map(),
+  slowModeSeconds: null,
+});
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
 const MODERATION_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds';
@@ -62,13 +67,14 @@ const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM ch
   idempotent: true,
 });
 // IF the creator read: a join that loses the race with a deletion must not leave a row holding only
-// participants. IF not banned: a ban racing the join is ordered with it by Paxos.
+// participants. IF not banned: a ban racing the join is ordered with it by Paxos. A joiner moderates nothing
+// (a former moderator's name, left by a naming that raced their departure, goes).
 const JOIN_IF_EXISTS = cql(
-  'UPDATE chat_rooms SET participants = participants + ? WHERE room_name = ? IF creator_login = ? AND banned[?] = null',
+  'UPDATE chat_rooms SET participants = participants + ?, moderators = moderators - ? WHERE room_name = ? IF creator_login = ? AND banned[?] = null',
   { idempotent: false },
 );
-// No LWT: removing is a tombstone, harmless in any order with a deletion.
-const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ? WHERE room_name = ?', {
+// No LWT: removing is a tombstone, harmless in any order with a deletion. Whoever leaves stops moderating.
+const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ? WHERE room_name = ?', {
   idempotent: true,
 });
 // Only the creator deletes, and only the participants just read: a joiner in between makes it fail and re-read.
@@ -98,7 +104,7 @@ function toHead(row: Row): RoomHead {
     creator: fromUdt(row.creator),
     creatorLogin: row.creator_login,
     moderators: [...((row.moderators as Set<string> | null) ?? [])],
-    banned: [...((row.banned as Map<string, Date> | null) ?? new Map()).keys()],
+    banned: (row.banned as Map<string, Date> | null) ?? new Map(),
     mutedUntil: (row.muted_until as Map<string, Date> | null) ?? new Map(),
     slowModeSeconds: row.slow_mode_seconds ?? null,
   };
@@ -169,7 +175,7 @@ export class RoomStore {
 
   /** Adds a participant unless the room is gone (or is another room of that name now) or bans them. */
   async addParticipantIfExists(room: RoomRecord, user: ChatUserValue): Promise<'joined' | 'gone' | 'banned'> {
-    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), room.name, room.creatorLogin, user.login], async () => {
+    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), new Set([user.login]), room.name, room.creatorLogin, user.login], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
       return { applied: joined, row: row! };
@@ -184,7 +190,7 @@ export class RoomStore {
     const queries: Array<{ stmt: typeof REMOVE_USER_ROOM; params: unknown[] }> = [
       { stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] },
     ];
-    if (entries.length > 0) queries.push({ stmt: REMOVE_PARTICIPANTS, params: [new Set(entries), name] });
+    if (entries.length > 0) queries.push({ stmt: REMOVE_PARTICIPANTS, params: [new Set(entries), new Set([login]), name] });
     await this.db.batch(queries);
   }
 

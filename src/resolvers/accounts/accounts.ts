@@ -4,7 +4,7 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, badInput, conflict, ErrorCode, notFound, unavailable } from '../../errors.js';
+import { AppError, badInput, conflict, ErrorCode, notFound, unavailable, RateLimitReason, rateLimited } from '../../errors.js';
 import { isStorageUnavailable } from '../../db/cassandra/client.js';
 import type { RateLimitedAction } from '../../server/metrics.js';
 import { endSessions, startSession } from './sessions.js';
@@ -50,9 +50,7 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
   const attempts = await rateLimiter.increment(`register:${ctx.clientAddress}`, 3600);
   if (attempts.count > config.auth.registrationsPerAddressPerHour) {
     metrics.rateLimited('register');
-    throw new AppError(ErrorCode.RATE_LIMITED, `Too many sign-ups from this address; retry in ${attempts.retryAfter} s`, {
-      retryAfter: attempts.retryAfter,
-    });
+    throw rateLimited(RateLimitReason.SIGN_UPS, `Too many sign-ups from this address; retry in ${attempts.retryAfter} s`, attempts.retryAfter);
   }
   const user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt' | 'passwordChangedBy'> = {
     login,
@@ -102,7 +100,7 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
   );
   if (retryAfter > 0) {
     metrics.rateLimited(action);
-    throw new AppError(ErrorCode.RATE_LIMITED, `Too many failed password checks; retry in ${retryAfter} s`, { retryAfter });
+    throw rateLimited(RateLimitReason.FAILED_LOGINS, `Too many failed password checks; retry in ${retryAfter} s`, retryAfter);
   }
   // Nothing was checked (storage did not answer, the hasher refused): not a failure. Counting it would lock out
   // everyone who retried during an outage, and everyone behind one proxy, after it ended.

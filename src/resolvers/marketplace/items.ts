@@ -63,7 +63,7 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
 
 export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord | null> {
   requireViewer(ctx);
-  return ctx.loaders.item.load(parseId('id', rawId));
+  return ctx.loaders.item.load(parseId('itemId', rawId));
 }
 
 const itemConnection = (page: Page<ItemSummary>): Connection<ItemView> =>

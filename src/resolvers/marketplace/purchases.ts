@@ -15,7 +15,7 @@ import type { ItemView } from './items.js';
 
 export async function purchaseById(ctx: Context, rawId: string): Promise<PurchaseRecord | null> {
   const viewer = requireViewer(ctx);
-  const purchase = await ctx.loaders.purchase.load(parseId('id', rawId));
+  const purchase = await ctx.loaders.purchase.load(parseId('purchaseId', rawId));
   if (!purchase) return null;
   if (viewer.login !== purchase.buyer && viewer.login !== purchase.seller) {
     throw forbidden('Only the buyer and the seller see a purchase');

@@ -9,7 +9,7 @@
 import type { Context } from '../../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import type { Block } from '../../db/messenger/blocks.js';
-import { AppError, badInput, ErrorCode } from '../../errors.js';
+import { AppError, ErrorCode, LimitName, limitReached } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { isPossibleLogin } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
@@ -24,7 +24,7 @@ export async function blockUser(ctx: Context, login: string): Promise<UserRecord
   // Counted once written, so blocks made at once cannot all slip under the limit: this one is taken back if over it.
   if ((await stores.blocks.countOf(viewer.login)) > Limits.messenger.maxBlocked) {
     await stores.blocks.remove(viewer.login, partner.login);
-    throw badInput('login', `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);
+    throw limitReached(LimitName.BLOCKED_USERS, Limits.messenger.maxBlocked, `You may block at most ${Limits.messenger.maxBlocked} users; unblock someone first`);
   }
   return partner;
 }

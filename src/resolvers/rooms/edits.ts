@@ -11,7 +11,7 @@ import { commitHorizonMs, type MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { VersionRow } from '../../db/rooms/message-edits.js';
 import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
-import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
@@ -22,17 +22,18 @@ import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from './validation.js';
 import { requireNotMuted } from './moderation.js';
 import { messageTerms } from './search-terms.js';
+import { unpin } from './pins.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {
-  if (message.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
-  if (!message.visible) throw badInput('id', 'The message is hidden: it can no longer be edited');
-  if (message.systemMessage) throw badInput('id', 'System messages cannot be edited');
+  if (message.systemMessage) throw notEditable(NotEditableReason.SYSTEM_MESSAGE);
+  if (message.deleted) throw notEditable(NotEditableReason.DELETED);
+  if (!message.visible) throw notEditable(NotEditableReason.HIDDEN);
 }
 
 function requireVersionLeft(message: MessageRecord): void {
   if (message.version >= Limits.room.edits.maxVersion) {
-    throw badInput('id', `A message can be edited at most ${Limits.room.edits.maxVersion} times`);
+    throw limitReached(LimitName.EDITS_PER_MESSAGE, Limits.room.edits.maxVersion, `A message can be edited at most ${Limits.room.edits.maxVersion} times`);
   }
 }
 
@@ -65,7 +66,8 @@ export async function editMessage(
     throw badInput('expectedVersion', 'expectedVersion must be a version the message has had (0 or more)');
   }
   let { message, room } = await readMessage(ctx, id);
-  if (message.author.login !== viewer.login || message.systemMessage) throw forbidden('Only its author may edit a message');
+  requireEditable(message);
+  if (message.author.login !== viewer.login) throw forbidden('Only its author may edit a message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
   requireNotMuted(ctx, room, viewer.login);
   const { stores, clock, config, rooms } = ctx.services;
@@ -105,8 +107,8 @@ export async function editMessage(
       return edited;
     }
     turn.cancel();
-    if (outcome.deleted) throw badInput('id', 'The message was deleted: it can no longer be edited');
-    if (outcome.hidden) throw badInput('id', 'The message is hidden: it can no longer be edited');
+    if (outcome.deleted) throw notEditable(NotEditableReason.DELETED);
+    if (outcome.hidden) throw notEditable(NotEditableReason.HIDDEN);
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
     if (!current) throw notFound('Message');
     message = current;
@@ -134,6 +136,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {
     await stores.messageEdits.dropCopies(message, horizonMs);
+    await unpin(ctx, room, tombstone);
     return tombstone;
   }
   const turn = rooms.sequencer.take(room.name);
@@ -158,7 +161,9 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   } catch (err) {
     ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions or mentions were not dropped");
   }
+  // Like the copies, a pin that failed to go is the caller's: the retry takes it off.
   await stores.messageEdits.dropCopies(message, horizonMs);
+  await unpin(ctx, room, tombstone);
   return tombstone;
 }
 

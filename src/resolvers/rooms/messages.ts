@@ -67,7 +67,7 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
  * A message and its room, both read at once. No message when either is gone,
  * or when the message belongs to an earlier room of the same name.
  */
-export async function messageWithRoom(ctx: Context, id: string, field = 'id'): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
+export async function messageWithRoom(ctx: Context, id: string, field = 'messageId'): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
   const key = decodeMessageId(field, id);
   const { stores } = ctx.services;
   const [message, room] = await Promise.all([
@@ -109,6 +109,11 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   }
   // The event never carries the hidden text.
   await turn.publish([{ kind: 'MessageHidden', roomName: room.name, message: { ...hidden, content: null } }]);
+  // A hidden message is not unread, so its mentions go too. A failure is logged: the read state counts a mention
+  // only when its message counts as unread, so a row left behind is not counted either.
+  await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login)).catch((err) =>
+    ctx.services.logger.warn({ err, roomName: room.name }, "a hidden message's mentions were not dropped"),
+  );
   return hidden;
 }
 

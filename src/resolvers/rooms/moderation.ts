@@ -6,9 +6,10 @@
  */
 import type { Context } from '../../context.js';
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
-import { AppError, ErrorCode, badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { validLogin } from '../../validation.js';
+import { pageSize, validLogin } from '../../validation.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { chatUser, type ChatUser } from './model.js';
@@ -19,7 +20,17 @@ const { moderation: limits } = Limits.room;
 
 export const bannedFrom = (room: string) => new AppError(ErrorCode.BANNED, `You are banned from the room "${room}"`);
 
-export const isModerator = (room: RoomHead, login: string) => room.creatorLogin === login || room.moderators.includes(login);
+/**
+ * Whether `login` moderates the room: its creator, or a participant the creator named. Every way out of the room
+ * (leaving, removal, a ban, the room's deletion) takes the name off the list and a join starts without it; the
+ * participation asked here also covers a naming that raced a departure. Takes the participants read (a post reads
+ * only its author's entries, and its author takes part).
+ */
+export const isModerator = (room: RoomHead & Pick<RoomRecord, 'participants'>, login: string) =>
+  room.creatorLogin === login || (room.moderators.includes(login) && isParticipant(room, login));
+
+/** The moderators who still take part (the stored list may name someone whose departure raced their naming). */
+export const currentModerators = (room: RoomRecord) => room.moderators.filter((login) => isParticipant(room, login));
 
 /** A muted participant may neither post nor edit until the mute ends (MUTED, with when). */
 export function requireNotMuted(ctx: Context, room: RoomHead, login: string): void {
@@ -37,36 +48,32 @@ export function requireNotMuted(ctx: Context, room: RoomHead, login: string): vo
  * Whether `login` may post in `room` now: not muted, within slow mode (which
  * moderators skip) and within the per-user limit. Counts this post.
  */
-export async function requirePostAllowed(ctx: Context, room: RoomHead, login: string): Promise<void> {
+export async function requirePostAllowed(ctx: Context, room: RoomHead, participants: ChatUser[], login: string): Promise<void> {
   const { rateLimiter, config } = ctx.services;
   requireNotMuted(ctx, room, login);
-  if (room.slowModeSeconds && !isModerator(room, login)) {
+  if (room.slowModeSeconds && !isModerator({ ...room, participants }, login)) {
     const slot = await rateLimiter.increment(`slow:${room.name}:${login}`, room.slowModeSeconds);
     if (slot.count > 1) {
-      throw new AppError(ErrorCode.RATE_LIMITED, `Slow mode: one message per ${room.slowModeSeconds} s in "${room.name}"`, {
-        retryAfter: Math.max(1, slot.retryAfter),
-      });
+      throw rateLimited(RateLimitReason.SLOW_MODE, `Slow mode: one message per ${room.slowModeSeconds} s in "${room.name}"`, Math.max(1, slot.retryAfter));
     }
   }
   const { postsPerWindow, postWindowSeconds } = config.rooms;
   const window = await rateLimiter.increment(`posts:${login}`, postWindowSeconds);
   if (window.count > postsPerWindow) {
-    throw new AppError(ErrorCode.RATE_LIMITED, `At most ${postsPerWindow} messages per ${postWindowSeconds} s`, {
-      retryAfter: Math.max(1, window.retryAfter),
-    });
+    throw rateLimited(RateLimitReason.POST_RATE, `At most ${postsPerWindow} messages per ${postWindowSeconds} s`, Math.max(1, window.retryAfter));
   }
 }
 
 /** The room, the acting moderator and the participant acted on (who must not be the creator). */
 async function moderate(ctx: Context, rawName: string, rawLogin: string, { creatorOnly = false } = {}) {
   const viewer = requireViewer(ctx);
-  const room = await requireRoom(ctx, validRoomName('name', rawName));
+  const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   const login = validLogin('login', rawLogin.trim().toLowerCase());
   if (creatorOnly ? room.creatorLogin !== viewer.login : !isModerator(room, viewer.login)) {
     throw forbidden(creatorOnly ? "Only the room's creator may do this" : "Only the room's creator and moderators may do this");
   }
   if (login === room.creatorLogin) throw badInput('login', "The room's creator cannot be moderated");
-  if (!creatorOnly && room.moderators.includes(login) && room.creatorLogin !== viewer.login) {
+  if (!creatorOnly && isModerator(room, login) && room.creatorLogin !== viewer.login) {
     throw forbidden('Only the creator moderates a moderator');
   }
   return { room, login, by: await viewerPerson(ctx) };
@@ -85,16 +92,20 @@ export async function setModerator(ctx: Context, name: string, rawLogin: string,
   return { ...room, moderators };
 }
 
-/** Removes a participant (they may join again) or bans them (they may not, until unbanned). */
-export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean): Promise<boolean> {
+/**
+ * Removes a participant (they may join again) or bans them (they may not, until unbanned). Answers the room as it
+ * is after: unchanged when they were not a participant and no ban was asked.
+ */
+export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean): Promise<RoomRecord> {
   let { room, login, by } = await moderate(ctx, name, rawLogin);
   const { stores, clock } = ctx.services;
   const person = personIn(room, login);
+  const bannedAt = clock.now();
   if (ban) {
     let outcome = 'changed';
     for (let attempt = 0; attempt < limits.banAttempts && outcome === 'changed'; attempt++) {
       const entries = room.participants.filter((p) => p.login === login);
-      outcome = await stores.moderation.ban(room, login, entries, clock.now());
+      outcome = await stores.moderation.ban(room, login, entries, bannedAt);
       if (outcome === 'changed') room = await requireRoom(ctx, room.name);
     }
     if (outcome === 'gone') throw notFound('Room');
@@ -102,23 +113,31 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     await stores.rooms.removeFromUser(login, room.name);
   } else {
     const entries = room.participants.filter((p) => p.login === login);
-    if (entries.length === 0) return false;
+    if (entries.length === 0) return room;
     await stores.rooms.leave(room.name, login, entries);
   }
   const text = `${person.firstname} ${person.lastname} was ${ban ? 'banned from' : 'removed from'} the room`;
   await postSystemMessage(ctx, room, person, text, { kind: 'ParticipantRemoved', roomName: room.name, user: person, by, banned: ban });
-  return true;
+  return {
+    ...room,
+    participants: room.participants.filter((p) => p.login !== login),
+    moderators: room.moderators.filter((m) => m !== login),
+    banned: ban ? new Map([...room.banned, [login, bannedAt]]) : room.banned,
+  };
 }
 
-export async function unban(ctx: Context, name: string, rawLogin: string): Promise<boolean> {
+/** Lifts a ban (none: nothing changes). Answers the room as it is after. */
+export async function unban(ctx: Context, name: string, rawLogin: string): Promise<RoomRecord> {
   const { room, login } = await moderate(ctx, name, rawLogin);
-  if (!room.banned.includes(login)) return false;
+  if (!room.banned.has(login)) return room;
   if (!(await ctx.services.stores.moderation.unban(room, login))) throw notFound('Room');
-  return true;
+  const banned = new Map(room.banned);
+  banned.delete(login);
+  return { ...room, banned };
 }
 
-/** Mutes a participant for `minutes` (0 lifts it): their posts are refused with MUTED until then. */
-export async function muteParticipant(ctx: Context, name: string, rawLogin: string, minutes: number): Promise<boolean> {
+/** Mutes a participant for `minutes` (0 lifts it): their posts are refused with MUTED until then. Answers the room as it is after. */
+export async function muteParticipant(ctx: Context, name: string, rawLogin: string, minutes: number): Promise<RoomRecord> {
   if (!Number.isInteger(minutes) || minutes < 0 || minutes > limits.maxMuteMinutes) {
     throw badInput('minutes', `minutes must be a whole number from 0 (unmute) to ${limits.maxMuteMinutes}`);
   }
@@ -128,7 +147,51 @@ export async function muteParticipant(ctx: Context, name: string, rawLogin: stri
   const done = until ? await stores.moderation.mute(room, login, until, minutes * 60) : await stores.moderation.unmute(room, login);
   if (!done) throw notFound('Room');
   await rooms.sequencer.take(room.name).publish([{ kind: 'ParticipantMuted', roomName: room.name, user: personIn(room, login), until: until?.toISOString() ?? null, by }]);
-  return true;
+  const mutedUntil = new Map(room.mutedUntil);
+  if (until) mutedUntil.set(login, until);
+  else mutedUntil.delete(login);
+  return { ...room, mutedUntil };
+}
+
+/** A person banned from a room, and since when. */
+export interface RoomBan {
+  login: string;
+  bannedAt: Date;
+}
+
+/** A participant muted in a room, and until when. */
+export interface RoomMute {
+  login: string;
+  mutedUntil: Date;
+}
+
+/** The room's bans, by login, for its moderators (null for anyone else). */
+export function bannedParticipants(ctx: Context, room: RoomRecord, first: number | null | undefined, after: string | null | undefined): Connection<RoomBan> | null {
+  if (!isModerator(room, requireViewer(ctx).login)) return null;
+  const bans = [...room.banned].map(([login, bannedAt]) => ({ login, bannedAt }));
+  return pageByLogin(bans, first, after);
+}
+
+/** The room's mutes still running, by login, for its moderators (null for anyone else). */
+export function mutedParticipants(ctx: Context, room: RoomRecord, first: number | null | undefined, after: string | null | undefined): Connection<RoomMute> | null {
+  if (!isModerator(room, requireViewer(ctx).login)) return null;
+  const now = ctx.services.clock.now().getTime();
+  const mutes = [...room.mutedUntil].filter(([, until]) => until.getTime() > now).map(([login, mutedUntil]) => ({ login, mutedUntil }));
+  return pageByLogin(mutes, first, after);
+}
+
+/** Until when the viewer is muted in the room; null when they are not. */
+export function viewerMutedUntil(ctx: Context, room: RoomHead): Date | null {
+  const until = room.mutedUntil.get(requireViewer(ctx).login);
+  return until && until.getTime() > ctx.services.clock.now().getTime() ? until : null;
+}
+
+/** A page of a room's moderation entries (all in the room's row) in login order; the cursor is the last login. */
+function pageByLogin<T extends { login: string }>(entries: T[], first: number | null | undefined, after: string | null | undefined): Connection<T> {
+  const size = pageSize('first', first);
+  const from = after ? decodeCursor('after', after, (p): p is { l: string } => typeof p.l === 'string').l : null;
+  const sorted = entries.sort((a, b) => (a.login < b.login ? -1 : a.login > b.login ? 1 : 0)).filter((e) => from === null || e.login > from);
+  return connection(sorted.slice(0, size), (e) => encodeCursor({ l: e.login }), { hasNextPage: sorted.length > size });
 }
 
 /** Sets slow mode: one message per `seconds` per participant (0 turns it off). Moderators are exempt. */
@@ -137,7 +200,7 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
     throw badInput('seconds', `seconds must be a whole number from 0 (off) to ${limits.maxSlowModeSeconds}`);
   }
   const viewer = requireViewer(ctx);
-  const room = await requireRoom(ctx, validRoomName('name', rawName));
+  const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   if (!isModerator(room, viewer.login)) throw forbidden("Only the room's creator and moderators may do this");
   const value = seconds > 0 ? seconds : null;
   if (!(await ctx.services.stores.moderation.slowMode(room, value))) throw notFound('Room');

@@ -1,13 +1,14 @@
 /**
  * Pinned messages: the room's creator pins up to Limits.room.maxPins of its
  * messages; Room.pinnedMessages lists them in pin order (first pinned first).
+ * Deleting a message unpins it.
  */
 import type { Context } from '../../context.js';
 import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { PinChange } from '../../db/rooms/pins.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { badInput, conflict, forbidden, notFound } from '../../errors.js';
+import { badInput, conflict, forbidden, notFound, LimitName, limitReached } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
@@ -43,7 +44,7 @@ async function changePins(
   if (outcome.status !== 'changed') turn.cancel();
   if (outcome.status === 'gone') throw notFound('Room');
   if (outcome.status === 'contended') throw conflict('The pins kept changing; try again');
-  if (outcome.status === 'full') throw badInput('id', `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
+  if (outcome.status === 'full') throw limitReached(LimitName.PINS_PER_ROOM, Limits.room.maxPins, `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
   if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
   return message;
 }
@@ -51,7 +52,7 @@ async function changePins(
 /** Pins a message (pinning it again changes nothing). */
 export async function pinMessage(ctx: Context, id: string): Promise<MessageRecord> {
   const { message, room } = await creatorsMessage(ctx, id);
-  if (message.deleted) throw badInput('id', 'The message was deleted: it cannot be pinned');
+  if (message.deleted) throw badInput('messageId', 'The message was deleted: it cannot be pinned');
   return changePins(ctx, room, message, 'MessagePinned', (pins) => {
     if (pins.includes(message.messageId)) return 'unchanged';
     return pins.length >= Limits.room.maxPins ? 'full' : [...pins, message.messageId];
@@ -61,6 +62,11 @@ export async function pinMessage(ctx: Context, id: string): Promise<MessageRecor
 /** Unpins a message (unpinning one that is not pinned changes nothing). */
 export async function unpinMessage(ctx: Context, id: string): Promise<MessageRecord> {
   const { message, room } = await creatorsMessage(ctx, id);
+  return unpin(ctx, room, message);
+}
+
+/** Takes `message` off the room's pins, publishing MessageUnpinned when it was there (deleting a message does too). */
+export function unpin(ctx: Context, room: RoomRecord, message: MessageRecord): Promise<MessageRecord> {
   return changePins(ctx, room, message, 'MessageUnpinned', (pins) =>
     pins.includes(message.messageId) ? pins.filter((p) => p !== message.messageId) : 'unchanged',
   );
@@ -78,6 +84,8 @@ export async function pinnedMessagesOf(ctx: Context, room: RoomRecord): Promise<
   const found = await stores.roomMessages.byIds(room.name, ids);
   return ids.flatMap((id) => {
     const message = found.get(id);
-    return message && timeUuidDate(message.messageId) >= room.createdAt ? [message] : [];
+    // A deleted message leaves the pins as it is deleted; one whose unpinning failed (its deletion's retry finishes
+    // it) or that a pin racing the deletion put back is not shown either.
+    return message && !message.deleted && timeUuidDate(message.messageId) >= room.createdAt ? [message] : [];
   });
 }

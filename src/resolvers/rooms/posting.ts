@@ -62,9 +62,9 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const content = validContent('content', args.content);
   const clientId = validClientId('clientMessageId', args.clientMessageId);
   const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
-  if (room.banned.includes(author.login)) throw bannedFrom(name);
+  if (room.banned.has(author.login)) throw bannedFrom(name);
   if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
-  await requirePostAllowed(ctx, room, author.login);
+  await requirePostAllowed(ctx, room, participants, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
   const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(participants, content) };
   const { stores } = ctx.services;

@@ -32,11 +32,17 @@ export async function lastSeenAt(ctx: Context, login: string): Promise<Date | nu
   return live > stored ? live : stored;
 }
 
-/** A subscriber hears of others coming and going, not of themselves. */
+/** A subscriber hears of others coming and going, not of themselves; its end releases the room's sweep. */
 class OthersOnly implements StreamRules<PresenceChange, PresenceChange> {
-  constructor(private readonly login: string) {}
+  constructor(
+    private readonly login: string,
+    private readonly release: () => void,
+  ) {}
   step(change: PresenceChange): StreamStep<PresenceChange> {
     return change.user.login === this.login ? { skip: true } : { emit: change };
+  }
+  ended(): void {
+    this.release();
   }
 }
 
@@ -44,7 +50,13 @@ class OthersOnly implements StreamRules<PresenceChange, PresenceChange> {
 export async function subscribeRoomPresence(ctx: Context, rawName: string): Promise<AsyncIterableIterator<PresenceChange>> {
   const viewer = requireViewer(ctx);
   const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
-  return eventStream(ctx.services.pubsub, presenceChannel(room.name), new OthersOnly(viewer.login));
+  const release = ctx.services.rooms.presence.follow(room.name);
+  try {
+    return await eventStream(ctx.services.pubsub, presenceChannel(room.name), new OthersOnly(viewer.login, release));
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
 
 export function presenceEvent(ctx: Context, change: PresenceChange): PresenceChange {

@@ -4,8 +4,10 @@
  * entries, in Redis when it is configured). This instance counts its own
  * subscriptions per room and user, enters the user on the first and exits on
  * the last; a heartbeat pushes its entries' expiry forward and sweeps the
- * expired entries of the rooms it follows, so the users of an instance that
- * died without a word go offline within one expiry plus one heartbeat.
+ * expired entries of the rooms it follows (by a roomEvents feed or a
+ * roomPresence feed open here), so the users of an instance that died
+ * without a word go offline within one expiry plus one heartbeat, and every
+ * follower hears of it.
  * Each change is published, on the room's presence channel, by the one
  * instance whose call made it. That instance also stores, when a user goes
  * offline, when they were last seen (users.last_seen_at): presence's own
@@ -36,6 +38,8 @@ interface Local {
 
 export class RoomPresence {
   private readonly local = new Map<string, Local>();
+  /** Rooms whose roomPresence feeds are open here, and how many: this instance sweeps them too. */
+  private readonly followed = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> = Promise.resolve();
 
@@ -75,6 +79,23 @@ export class RoomPresence {
     }
   }
 
+  /**
+   * A roomPresence feed of `room` opened here. While any is open this instance sweeps the room, so that its
+   * followers hear of users going offline with a dead instance even when no roomEvents feed of it is open here.
+   * Returns the release (once is enough; more calls do nothing).
+   */
+  follow(room: string): () => void {
+    this.followed.set(room, (this.followed.get(room) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.followed.get(room) ?? 1) - 1;
+      if (left > 0) this.followed.set(room, left);
+      else this.followed.delete(room);
+    };
+  }
+
   online(room: string): Promise<string[]> {
     return this.store.online(room, this.deps.clock.now().getTime());
   }
@@ -96,12 +117,12 @@ export class RoomPresence {
     await this.beating;
   }
 
-  /** Refreshes this instance's entries, then sweeps the expired ones of every room it follows. */
+  /** Refreshes this instance's entries, then sweeps the expired ones of every room it follows (either way). */
   private async heartbeat(): Promise<void> {
     const now = this.deps.clock.now().getTime();
     const entries = [...this.local.values()];
     await this.store.refresh(entries.map((e) => ({ room: e.room, login: e.person.login })), now, now + this.ttlMs);
-    for (const room of new Set(entries.map((e) => e.room))) {
+    for (const room of new Set([...entries.map((e) => e.room), ...this.followed.keys()])) {
       const gone = await this.store.sweep(room, now);
       if (gone.length === 0) continue;
       const participants = (await this.deps.stores.rooms.byName(room))?.participants ?? [];

@@ -6,7 +6,7 @@
 import type { Context } from '../../context.js';
 import type { ChatUser, MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { badInput, forbidden, notFound } from '../../errors.js';
+import { badInput, forbidden, notFound, LimitName, limitReached } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, viewerPerson } from './access.js';
@@ -36,7 +36,7 @@ export interface ReactionSummary {
 
 async function reactableMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord; person: ChatUser }> {
   const viewer = requireViewer(ctx);
-  const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id, 'messageId'), viewerPerson(ctx)]);
+  const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id), viewerPerson(ctx)]);
   if (!message || !room) throw notFound('Message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may react');
   return { message, room, person };
@@ -65,7 +65,7 @@ export async function addReaction(ctx: Context, id: string, rawEmoji: string): P
   const { reactions } = ctx.services.stores;
   const kind = await reactions.allowKind(message, emoji, limits.maxKinds);
   if (kind === 'gone') throw notFound('Message');
-  if (kind === 'full') throw badInput('emoji', `A message holds at most ${limits.maxKinds} different reactions`);
+  if (kind === 'full') throw limitReached(LimitName.REACTION_KINDS_PER_MESSAGE, limits.maxKinds, `A message holds at most ${limits.maxKinds} different reactions`);
   await reactions.add(message, emoji, person);
   reactionsChanged(ctx, message);
   const kinds = message.reactionKinds.includes(emoji) ? message.reactionKinds : [...message.reactionKinds, emoji];

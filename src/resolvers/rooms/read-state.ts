@@ -7,9 +7,9 @@
  * person it mentions, in its own batch. A read costs one read of the viewer's
  * markers (all rooms at once, per request), then per room a walk of its
  * history from the marker (the bucket table, then each day partition, at most
- * Limits.room.readState.scanRows rows) and one count of mention rows.
+ * Limits.room.readState.scanRows rows) and one read of the mention rows after the marker.
  */
-import type { Context } from '../../context.js';
+import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
@@ -18,7 +18,7 @@ import { badInput, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireParticipation } from './access.js';
-import { decodeMessageId, encodeMessageId } from './ids.js';
+import { decodeMessageId } from './ids.js';
 import { validRoomName } from './validation.js';
 
 const { readState: limits } = Limits.room;
@@ -50,27 +50,36 @@ export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomR
   const readUpTo = markerIn(room, (await ctx.loaders.readMarkers.load(viewer.login)).get(room.name));
   const from = readUpTo ? { bucket: dayBucket(timeUuidDate(readUpTo)), id: readUpTo } : null;
   const readTo = new Date(clock.now().getTime() + Limits.room.clockSkewMs);
-  const [mentionCount, walk] = await Promise.all([
-    stores.readState.mentionsAfter(viewer.login, room.name, readUpTo),
+  const [mentions, walk] = await Promise.all([
+    stores.readState.mentionsAfter(viewer.login, room.name, readUpTo, limits.scanRows),
     (async () => {
       let cursor = from;
       let unread = 0;
       let first: MessageRecord | null = null;
+      // The unread messages walked, and the newest id walked (the walk covers everything up to it).
+      const counted = new Set<string>();
+      let reached: string | null = null;
       for (let scanned = 0; scanned < limits.scanRows; ) {
         const page = await stores.roomMessages.page(room, 'newer', cursor, limits.pageRows, readTo);
         for (const m of page.rows) {
+          reached = m.messageId;
           if (!counts(m, viewer.login)) continue;
           first ??= m;
           unread += 1;
+          counted.add(m.messageId);
         }
         scanned += page.rows.length;
         const last = page.rows.at(-1);
-        if (!page.more || !last || unread > limits.unreadCap) return { unread, first, more: page.more };
+        if (!page.more || !last || unread > limits.unreadCap) return { unread, first, more: page.more, counted, reached };
         cursor = { bucket: last.bucket, id: last.messageId };
       }
-      return { unread, first, more: true };
+      return { unread, first, more: true, counted, reached };
     })(),
   ]);
+  // A mention counts when its message counts as unread: one the walk passed must be among those it counted (a
+  // hidden or deleted message is not, whatever its mention row says); one past the walk's end counts as stored.
+  const reachedAt = walk.reached ? timeUuidDate(walk.reached).getTime() : -Infinity;
+  const mentionCount = mentions.filter((id) => walk.counted.has(id) || (walk.more && timeUuidDate(id).getTime() > reachedAt)).length;
   return {
     room,
     readUpTo,
@@ -82,8 +91,11 @@ export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomR
   };
 }
 
-export const lastReadId = (state: RoomReadState) =>
-  state.readUpTo ? encodeMessageId({ roomName: state.room.name, bucket: dayBucket(timeUuidDate(state.readUpTo)), messageId: state.readUpTo }) : null;
+/** The newest message read, through the request's message loader: one batch for every room of a room list. */
+export async function lastReadMessage(ctx: Context, state: RoomReadState): Promise<MessageRecord | null> {
+  if (!state.readUpTo) return null;
+  return ctx.loaders.message.load(roomMessageKey(state.room.name, state.readUpTo));
+}
 
 /** A message id of this room, as the viewer gave it. */
 function messageOfRoom(field: string, id: string, room: RoomRecord) {
@@ -95,7 +107,7 @@ function messageOfRoom(field: string, id: string, room: RoomRecord) {
 /** Moves the viewer's marker forward to `upTo`; never back (an older id changes nothing). */
 export async function markRoomRead(ctx: Context, rawName: string, upTo: string): Promise<RoomReadState> {
   const viewer = requireViewer(ctx);
-  const room = await requireParticipation(ctx, validRoomName('name', rawName));
+  const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
   const key = messageOfRoom('upTo', upTo, room);
   const at = timeUuidDate(key.messageId).getTime();
   await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
@@ -113,7 +125,7 @@ export async function markRoomRead(ctx: Context, rawName: string, upTo: string):
  */
 export async function markRoomUnread(ctx: Context, rawName: string, from: string): Promise<RoomReadState> {
   const viewer = requireViewer(ctx);
-  const room = await requireParticipation(ctx, validRoomName('name', rawName));
+  const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
   const key = messageOfRoom('from', from, room);
   const { stores, clock } = ctx.services;
   const before = await stores.roomMessages.page(room, 'older', { bucket: key.bucket, id: key.messageId }, 1, clock.now());

@@ -7,7 +7,7 @@ import type { Context } from '../../context.js';
 import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, conflict, forbidden, notFound } from '../../errors.js';
+import { AppError, ErrorCode, conflict, forbidden, notFound, LimitName, limitReached } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
@@ -39,7 +39,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     creator: person,
     creatorLogin: person.login,
     participants: [person],
-    ...unmoderated,
+    ...unmoderated(),
   };
   if (!(await stores.rooms.insertIfNotExists(room))) {
     throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
@@ -53,16 +53,14 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
 
 export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecord> {
   const viewer = requireViewer(ctx);
-  const name = validRoomName('name', rawName);
+  const name = validRoomName('roomName', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
-  if (room.banned.includes(viewer.login)) throw bannedFrom(name);
+  if (room.banned.has(viewer.login)) throw bannedFrom(name);
   // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
   // racing near the limit may pass it together; the row stays bounded all the same.
   if (room.participants.length >= Limits.room.maxParticipants) {
-    throw new AppError(ErrorCode.ROOM_FULL, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`, {
-      field: 'name',
-    });
+    throw limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`);
   }
   const person = await viewerPerson(ctx);
   const { stores, logger } = ctx.services;
@@ -88,7 +86,7 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
 
 export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
-  const name = validRoomName('name', rawName);
+  const name = validRoomName('roomName', rawName);
   const { stores, logger } = ctx.services;
   const room = await stores.rooms.byName(name);
   if (!room) {
@@ -114,7 +112,7 @@ const roomLogins = (room: RoomRecord): string[] => [...room.participants.map((p)
 
 export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
-  const name = validRoomName('name', rawName);
+  const name = validRoomName('roomName', rawName);
   const { stores } = ctx.services;
   let room = await requireRoom(ctx, name);
   // The creator is the authenticated user, never an argument.

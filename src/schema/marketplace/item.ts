@@ -47,8 +47,8 @@ builder.queryFields((t) => ({
   item: t.field({
     type: ItemRef,
     nullable: true,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => items.itemById(ctx, args.id),
+    args: { itemId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => items.itemById(ctx, args.itemId),
   }),
   itemsBySeller: t.field({
     type: ItemConnectionRef,

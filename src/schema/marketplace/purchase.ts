@@ -53,8 +53,8 @@ builder.queryFields((t) => ({
     type: PurchaseRef,
     nullable: true,
     description: 'A purchase: its buyer and its seller only',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => purchases.purchaseById(ctx, args.id),
+    args: { purchaseId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => purchases.purchaseById(ctx, args.purchaseId),
   }),
   myPurchases: t.field({
     type: PurchaseConnectionRef,

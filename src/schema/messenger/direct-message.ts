@@ -12,7 +12,10 @@ export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMe
     id: t.exposeID('id', { description: 'A time-based UUID; ids sort by send time' }),
     from: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.sender) }),
     to: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.recipient) }),
-    content: t.exposeString('content'),
+    content: t.exposeString('content', {
+      nullable: true,
+      description: 'The text; nullable, as Message.content is, so one selection of content serves both in InboxEvent (a direct message always has it today)',
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
   }),
 });

@@ -43,20 +43,20 @@ builder.mutationFields((t) => ({
       'newly mentioned get a Mentioned event. Publishes MessageEdited. An edit to the content the message already has ' +
       'makes no version and answers the message as it is: retrying an edit that answered SERVICE_UNAVAILABLE finishes it.',
     args: {
-      id: t.arg.id({ required: true }),
+      messageId: t.arg.id({ required: true }),
       content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
       expectedVersion: t.arg.int({ description: 'The version the edit is based on' }),
     },
-    resolve: (_root, args, ctx) => edits.editMessage(ctx, args.id, args.content, args.expectedVersion),
+    resolve: (_root, args, ctx) => edits.editMessage(ctx, args.messageId, args.content, args.expectedVersion),
   }),
   deleteMessage: t.field({
     type: MessageRef,
     description:
       "Its author, or the room's creator as moderation. The message stays in history as a tombstone (deleted: true, " +
-      'no content, no earlier versions, no reactions), so pages and cursors keep their places; an edit racing the ' +
+      'no content, no earlier versions, no reactions, no longer pinned), so pages and cursors keep their places; an edit racing the ' +
       'deletion never brings the content back. Deleting it again returns the tombstone (and finishes a deletion that ' +
-      'answered SERVICE_UNAVAILABLE). Publishes MessageDeleted.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => edits.deleteMessage(ctx, args.id),
+      'answered SERVICE_UNAVAILABLE). Publishes MessageDeleted, then MessageUnpinned when it was pinned.',
+    args: { messageId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => edits.deleteMessage(ctx, args.messageId),
   }),
 }));

@@ -12,7 +12,7 @@ export const MessageRef = builder.objectRef<MessageRecord>('Message').implement(
   description: 'A message in a chat room',
   fields: (t) => ({
     id: t.id({
-      description: 'Opaque; enough to read the message again with message(id:)',
+      description: 'Opaque; enough to read the message again with message(messageId:)',
       resolve: (m) => encodeMessageId(m),
     }),
     roomName: t.exposeString('roomName'),
@@ -65,7 +65,7 @@ builder.objectFields(UserRef, (t) => ({
     nullable: true,
     description:
       "The user's own messages across rooms, newest first, from the author's copy: content, version and deletion as " +
-      'they stand; reactions, thread and mentions show when the message is read through its room or message(id). ' +
+      'they stand; reactions, thread and mentions show when the message is read through its room or message(messageId). ' +
       'Visible to the user only; null for everyone else.',
     args: { first: t.arg.int(), after: t.arg.string() },
     extensions: readsViewer,
@@ -78,8 +78,8 @@ builder.queryFields((t) => ({
     type: MessageRef,
     nullable: true,
     description: "A message by id, for its room's participants and its author; null when it no longer exists",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => messages.messageById(ctx, args.id),
+    args: { messageId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => messages.messageById(ctx, args.messageId),
   }),
 }));
 
@@ -103,7 +103,7 @@ builder.mutationFields((t) => ({
   hideMessage: t.field({
     type: MessageRef,
     description: "The author or the room's creator hides a message; its content is then null for everyone",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.id),
+    args: { messageId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.messageId),
   }),
 }));

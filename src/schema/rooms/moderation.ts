@@ -1,12 +1,73 @@
+/** Moderation: moderators, bans, mutes and slow mode, on the Room type and as mutations. */
 import * as moderation from '../../resolvers/rooms/moderation.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
+import { UserRef } from '../accounts/user.js';
 import { RoomRef } from './room.js';
 
+type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
 const { moderation: limits } = Limits.room;
 
+/** Who a ban or a mute is about: their login, and their account when there is one. */
+const personFields = <T extends { login: string }>(t: PothosSchemaTypes.ObjectFieldBuilder<BuilderTypes, T>) => ({
+  login: t.string({ resolve: (entry) => entry.login }),
+  user: t.field({
+    type: UserRef,
+    nullable: true,
+    description: 'Null when no account has this login',
+    extensions: sameForEveryViewer,
+    resolve: (entry, _args, ctx) => ctx.loaders.user.load(entry.login),
+  }),
+});
+
+const RoomBanRef = builder.objectRef<moderation.RoomBan>('RoomBan').implement({
+  description: 'Someone banned from a room: they cannot join it again until unbanned',
+  fields: (t) => ({
+    ...personFields(t),
+    bannedAt: t.field({ type: 'DateTime', resolve: (ban) => ban.bannedAt }),
+  }),
+});
+
+const RoomMuteRef = builder.objectRef<moderation.RoomMute>('RoomMute').implement({
+  description: 'A participant muted in a room: their posts and edits are refused with MUTED until mutedUntil',
+  fields: (t) => ({
+    ...personFields(t),
+    mutedUntil: t.field({ type: 'DateTime', resolve: (mute) => mute.mutedUntil }),
+  }),
+});
+
+const RoomBanConnection = builder.connectionObject({ type: RoomBanRef, name: 'RoomBanConnection' });
+const RoomMuteConnection = builder.connectionObject({ type: RoomMuteRef, name: 'RoomMuteConnection' });
+
 builder.objectFields(RoomRef, (t) => ({
-  moderators: t.stringList({ description: 'Logins the creator named moderators', resolve: (room) => room.moderators }),
+  bannedParticipants: t.field({
+    type: RoomBanConnection,
+    nullable: true,
+    description: `For the creator and moderators (null for anyone else): who is banned, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+    args: { ...t.arg.connectionArgs() },
+    extensions: readsViewer,
+    resolve: (room, args, ctx) => moderation.bannedParticipants(ctx, room, args.first, args.after),
+  }),
+  mutedParticipants: t.field({
+    type: RoomMuteConnection,
+    nullable: true,
+    description: `For the creator and moderators (null for anyone else): who is muted now and until when, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+    args: { ...t.arg.connectionArgs() },
+    extensions: readsViewer,
+    resolve: (room, args, ctx) => moderation.mutedParticipants(ctx, room, args.first, args.after),
+  }),
+  viewerMutedUntil: t.field({
+    type: 'DateTime',
+    nullable: true,
+    description: 'Until when a moderator muted the viewer in this room; null when they are not muted',
+    extensions: readsViewer,
+    resolve: (room, _args, ctx) => moderation.viewerMutedUntil(ctx, room),
+  }),
+  moderators: t.stringList({
+    description: 'Logins of the participants the creator named moderators (leaving, removal, a ban or a new join ends it)',
+    resolve: (room) => moderation.currentModerators(room),
+  }),
   slowModeSeconds: t.int({
     nullable: true,
     description: 'One message per this many seconds per participant (moderators exempt); null when off',
@@ -18,31 +79,35 @@ builder.mutationFields((t) => ({
   setRoomModerator: t.field({
     type: RoomRef,
     description: "The creator names a participant moderator (or takes it back). Publishes ModeratorChanged.",
-    args: { name: t.arg.string({ required: true }), login: t.arg.string({ required: true }), moderator: t.arg.boolean({ required: true }) },
-    resolve: (_root, args, ctx) => moderation.setModerator(ctx, args.name, args.login, args.moderator),
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), moderator: t.arg.boolean({ required: true }) },
+    resolve: (_root, args, ctx) => moderation.setModerator(ctx, args.roomName, args.login, args.moderator),
   }),
-  removeParticipant: t.boolean({
+  removeParticipant: t.field({
+    type: RoomRef,
     description:
       'The creator or a moderator removes a participant; with ban, they cannot join again until unbanned (BANNED), ' +
-      'even by a join racing the ban. Only the creator acts on a moderator. Publishes ParticipantRemoved. False when ' +
-      'they were not a participant (and no ban was asked).',
-    args: { name: t.arg.string({ required: true }), login: t.arg.string({ required: true }), ban: t.arg.boolean({ defaultValue: false }) },
-    resolve: (_root, args, ctx) => moderation.removeParticipant(ctx, args.name, args.login, args.ban ?? false),
+      'even by a join racing the ban. Only the creator acts on a moderator; whoever is removed stops moderating. ' +
+      'Publishes ParticipantRemoved. Answers the room as it is after (unchanged when they were not a participant ' +
+      'and no ban was asked).',
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), ban: t.arg.boolean({ defaultValue: false }) },
+    resolve: (_root, args, ctx) => moderation.removeParticipant(ctx, args.roomName, args.login, args.ban ?? false),
   }),
-  unbanFromRoom: t.boolean({
-    description: 'Lifts a ban; false when the login was not banned',
-    args: { name: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => moderation.unban(ctx, args.name, args.login),
+  unbanFromRoom: t.field({
+    type: RoomRef,
+    description: 'Lifts a ban (none: nothing changes). Answers the room as it is after.',
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => moderation.unban(ctx, args.roomName, args.login),
   }),
-  muteParticipant: t.boolean({
-    description: `Mutes a participant for minutes (0 lifts it; at most ${limits.maxMuteMinutes}): their posts get MUTED. Publishes ParticipantMuted.`,
-    args: { name: t.arg.string({ required: true }), login: t.arg.string({ required: true }), minutes: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => moderation.muteParticipant(ctx, args.name, args.login, args.minutes),
+  muteParticipant: t.field({
+    type: RoomRef,
+    description: `Mutes a participant for minutes (0 lifts it; at most ${limits.maxMuteMinutes}): their posts get MUTED. Publishes ParticipantMuted. Answers the room as it is after.`,
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), minutes: t.arg.int({ required: true }) },
+    resolve: (_root, args, ctx) => moderation.muteParticipant(ctx, args.roomName, args.login, args.minutes),
   }),
   setSlowMode: t.field({
     type: RoomRef,
     description: `One message per seconds per participant, across instances (0 turns it off; at most ${limits.maxSlowModeSeconds}). Moderators are exempt. Publishes SlowModeChanged.`,
-    args: { name: t.arg.string({ required: true }), seconds: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => moderation.setSlowMode(ctx, args.name, args.seconds),
+    args: { roomName: t.arg.string({ required: true }), seconds: t.arg.int({ required: true }) },
+    resolve: (_root, args, ctx) => moderation.setSlowMode(ctx, args.roomName, args.seconds),
   }),
 }));

@@ -19,13 +19,13 @@ builder.mutationFields((t) => ({
   pinMessage: t.field({
     type: MessageRef,
     description: `The room's creator pins a message (again: no change); at most ${Limits.room.maxPins} per room. Publishes MessagePinned.`,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => pins.pinMessage(ctx, args.id),
+    args: { messageId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => pins.pinMessage(ctx, args.messageId),
   }),
   unpinMessage: t.field({
     type: MessageRef,
     description: "The room's creator unpins a message (not pinned: no change). Publishes MessageUnpinned.",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => pins.unpinMessage(ctx, args.id),
+    args: { messageId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => pins.unpinMessage(ctx, args.messageId),
   }),
 }));

@@ -1,9 +1,9 @@
 import type { RoomReadState } from '../../resolvers/rooms/read-state.js';
 import * as readState from '../../resolvers/rooms/read-state.js';
-import { encodeMessageId } from '../../resolvers/rooms/ids.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
-import { readsViewer } from '../shared/viewer-dependent.js';
+import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
+import { MessageRef } from './message.js';
 import { RoomRef } from './room.js';
 
 const { readState: limits } = Limits.room;
@@ -13,11 +13,18 @@ const RoomReadStateRef = builder.objectRef<RoomReadState>('RoomReadState').imple
     "The viewer's place in a room: what they have read, and what is unread after it (messages by others, not " +
     'hidden, deleted or system messages)',
   fields: (t) => ({
-    lastReadMessageId: t.id({ nullable: true, description: 'The newest message read; null when none', resolve: (s) => readState.lastReadId(s) }),
-    firstUnreadMessageId: t.id({
+    lastReadMessage: t.field({
+      type: MessageRef,
       nullable: true,
-      description: 'The oldest unread message; null when nothing is unread',
-      resolve: (s) => (s.firstUnread ? encodeMessageId(s.firstUnread) : null),
+      description: 'The newest message read; null when none. Loaded in one batch with those of every room on the page',
+      extensions: sameForEveryViewer,
+      resolve: (s, _args, ctx) => readState.lastReadMessage(ctx, s),
+    }),
+    firstUnreadMessage: t.field({
+      type: MessageRef,
+      nullable: true,
+      description: 'The oldest unread message; null when nothing is unread (read by the same walk that counts: no query of its own)',
+      resolve: (s) => s.firstUnread,
     }),
     unreadCount: t.exposeInt('unreadCount', { description: `Exact up to ${limits.unreadCap}; past that, ${limits.unreadCap} with unreadCapped true` }),
     unreadCapped: t.exposeBoolean('unreadCapped', { description: `More than ${limits.unreadCap} messages are unread (show "${limits.unreadCap}+")` }),
@@ -30,7 +37,7 @@ builder.objectFields(RoomRef, (t) => ({
     type: RoomReadStateRef,
     description:
       "The viewer's read state, for participants. It costs one read of the viewer's markers per request (all rooms), " +
-      `then per room a walk of the unread history (at most ${limits.scanRows} rows) and one count of mentions.`,
+      `then per room a walk of the unread history (at most ${limits.scanRows} rows) and one read of the mentions after the marker.`,
     // A walk of up to a few day partitions and a count: priced like a page.
     complexity: { field: 5, multiplier: 1 },
     extensions: readsViewer,
@@ -42,13 +49,13 @@ builder.mutationFields((t) => ({
   markRoomRead: t.field({
     type: RoomReadStateRef,
     description: 'Moves your read marker forward to upTo (a message of the room); an older id changes nothing.',
-    args: { name: t.arg.string({ required: true }), upTo: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => readState.markRoomRead(ctx, args.name, args.upTo),
+    args: { roomName: t.arg.string({ required: true }), upTo: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => readState.markRoomRead(ctx, args.roomName, args.upTo),
   }),
   markRoomUnread: t.field({
     type: RoomReadStateRef,
     description: 'Marks `from` and every later message unread again: the one way to move your marker back.',
-    args: { name: t.arg.string({ required: true }), from: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => readState.markRoomUnread(ctx, args.name, args.from),
+    args: { roomName: t.arg.string({ required: true }), from: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => readState.markRoomUnread(ctx, args.roomName, args.from),
   }),
 }));

@@ -136,7 +136,7 @@ const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorCha
 const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted').implement({
   description:
     'The event bus was interrupted and live events of this room may have been lost; the feed goes on live. ' +
-    `Fetch what you missed with room(name) { messages(last: ${Limits.page.max}, before: resumeCursor) } (continue with ` +
+    `Fetch what you missed with room(roomName) { messages(last: ${Limits.page.max}, before: resumeCursor) } (continue with ` +
     'before: pageInfo.endCursor while hasPreviousPage; it may repeat messages you have: key them by id), and ' +
     're-read the participants, whose join and leave events may be lost too.',
   fields: (t) => ({

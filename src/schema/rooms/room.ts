@@ -72,8 +72,8 @@ builder.queryFields((t) => ({
     type: RoomRef,
     nullable: true,
     description: 'Null when no room has that name (a name no room could have included)',
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.name),
+    args: { roomName: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.roomName),
   }),
   rooms: t.field({
     type: RoomConnection,
@@ -94,21 +94,21 @@ builder.mutationFields((t) => ({
     type: RoomRef,
     description:
       'Joining twice is harmless. NOT_FOUND when the room does not exist (or was just deleted); ' +
-      `ROOM_FULL when it has ${Limits.room.maxParticipants} participants.`,
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.name),
+      `LIMIT_REACHED (PARTICIPANTS_PER_ROOM) when it has ${Limits.room.maxParticipants} participants.`,
+    args: { roomName: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.joinRoom(ctx, args.roomName),
   }),
   leaveRoom: t.boolean({
     description: 'False when the user was not a participant',
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => rooms.leaveRoom(ctx, args.name),
+    args: { roomName: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.leaveRoom(ctx, args.roomName),
   }),
   deleteRoom: t.boolean({
     description:
       'Creator only. CONFLICT when participants kept changing during the deletion. Once it applies, the room is gone; ' +
       'its messages, their copies and the room lists that name it are removed after. Should that be cut short (a ' +
       'SERVICE_UNAVAILABLE answer, a server lost), a job on every server finishes it within a few minutes.',
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => rooms.deleteRoom(ctx, args.name),
+    args: { roomName: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.deleteRoom(ctx, args.roomName),
   }),
 }));
