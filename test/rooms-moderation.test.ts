@@ -3,7 +3,7 @@
  * racing join), mutes, slow mode and the per-user send limit, over HTTP and
  * graphql-ws against the real node and two instances sharing Redis.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import {
   DeleteRoomDocument,
@@ -24,8 +24,9 @@ import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith } from './testkit/rooms.js';
-import { roomFeed, type Feed } from './testkit/feeds.js';
+import { roomFeed } from './testkit/feeds.js';
 import { cqlRow } from './testkit/cql.js';
+import { onNextStatement } from './testkit/statement-faults.js';
 
 let a: App;
 let b: App;
@@ -34,7 +35,6 @@ let alice: TestUser; // creates the rooms
 let mod: TestUser;
 let bob: TestUser;
 let carol: TestUser;
-const feeds: Feed<unknown>[] = [];
 
 beforeAll(async () => {
   [a, b, limited] = await Promise.all([
@@ -45,9 +45,6 @@ beforeAll(async () => {
   [alice, mod, bob, carol] = await Promise.all([signUp(a), signUp(a), signUp(a), signUp(a)]);
 });
 
-afterAll(async () => {
-  await Promise.all(feeds.map((f) => f.client.dispose()));
-});
 
 const participantsOf = async (name: string) =>
   ((await gqlOk(a, RoomDocument, { roomName: name }, alice.token)).room?.participants ?? []).map((p) => p.login);
@@ -75,7 +72,6 @@ describe('moderators and their powers', () => {
   it('removes a participant (who may come back) and ends their feed', async () => {
     const name = await moderatedRoom();
     const bobsFeed = await roomFeed(b, bob.token, ModerationEventsDocument, { roomName: name });
-    feeds.push(bobsFeed as Feed<unknown>);
     const after = (await gqlOk(a, RemoveParticipantDocument, { roomName: name, login: bob.login }, mod.token)).removeParticipant;
     expect(after.participants.map((p) => p.login)).not.toContain(bob.login);
     expect((await bobsFeed.data()).roomEvents).toMatchObject({ __typename: 'ParticipantRemoved', user: { login: bob.login }, by: { login: mod.login }, banned: false });
@@ -102,7 +98,6 @@ describe('moderators and their powers', () => {
   it('mutes: posts refused with MUTED and when it ends, until lifted', async () => {
     const name = await moderatedRoom();
     const feed = await roomFeed(a, alice.token, ModerationEventsDocument, { roomName: name });
-    feeds.push(feed as Feed<unknown>);
     await gqlOk(a, MuteParticipantDocument, { roomName: name, login: bob.login, minutes: 10 }, mod.token);
     const event = (await feed.data()).roomEvents;
     expect(event).toMatchObject({ __typename: 'ParticipantMuted', user: { login: bob.login } });
@@ -122,7 +117,6 @@ describe('moderators and their powers', () => {
   it('slow mode: one message per window per participant across instances, moderators exempt', async () => {
     const name = await moderatedRoom();
     const feed = await roomFeed(a, alice.token, ModerationEventsDocument, { roomName: name });
-    feeds.push(feed as Feed<unknown>);
     expect((await gqlOk(a, SetSlowModeDocument, { roomName: name, seconds: 30 }, mod.token)).setSlowMode.slowModeSeconds).toBe(30);
     expect((await feed.data()).roomEvents).toMatchObject({ __typename: 'SlowModeChanged', seconds: 30 });
     await post(a, bob, name, 'first');
@@ -229,6 +223,20 @@ describe('a moderator who is no longer a participant', () => {
     await gqlOk(a, DeleteRoomDocument, { roomName: name }, alice.token);
     await roomWith(a, alice, [mod, bob, carol], name);
     await expectNoPowers(name, mod);
+  });
+
+  it('bans nobody when the banning moderator is removed while the ban runs', async () => {
+    const name = await moderatedRoom();
+    // The creator removes the moderator (on the other instance) just before the moderator's ban LWT is sent: the
+    // LWT finds the participants changed, and the ban's next try must find its moderator gone.
+    const staged = onNextStatement(a, /SET banned\[\?\]/, async () => {
+      await gqlOk(b, RemoveParticipantDocument, { roomName: name, login: mod.login }, alice.token);
+    });
+    const ban = await gql(a, RemoveParticipantDocument, { roomName: name, login: bob.login, ban: true }, mod.token);
+    expect(staged.fired()).toBe(true);
+    expect(codes(ban)).toEqual(['FORBIDDEN']);
+    expect(await participantsOf(name)).toContain(bob.login);
+    expect((await gqlOk(a, RoomModerationDocument, { roomName: name }, alice.token)).room!.bannedParticipants!.edges).toEqual([]);
   });
 
   it('moderates nothing while named but not taking part (a naming that raced their departure)', async () => {

@@ -1,8 +1,10 @@
 /**
  * Live feeds as a client opens them: a graphql-ws subscription that is known
  * to be live (the instance holds a listener for its channel) before the test
- * goes on, so no event is published before anyone listens.
+ * goes on, so no event is published before anyone listens. Every feed opened
+ * here is closed after its test file, so a test never has to keep a list.
  */
+import { afterAll } from 'vitest';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
 import { roomChannel } from '../../src/resolvers/rooms/feed.js';
@@ -17,8 +19,16 @@ export interface Feed<T> extends Subscription<T> {
   data(timeoutMs?: number): Promise<T>;
 }
 
+const open = new Set<WsClient>();
+
+afterAll(async () => {
+  await Promise.all([...open].map((client) => Promise.resolve(client.dispose()).catch(() => undefined)));
+  open.clear();
+});
+
 async function liveOn<T, V>(app: App, token: string, channel: string, document: TypedDocumentNode<T, V>, variables: V): Promise<Feed<T>> {
   const client = wsClient(app, token);
+  open.add(client);
   const before = app.services.pubsub.listeners(channel);
   const sub = subscribe(client, document, variables);
   await eventually(() => app.services.pubsub.listeners(channel) > before || sub.pending() > 0, { what: `a live feed on ${channel}` });

@@ -118,6 +118,11 @@ export function timeTicks(id: TimeUuid) {
   return Long.fromNumber(date.getTime()).multiply(TICKS_PER_MS).add(ticks);
 }
 
+/** Whether timeuuid `a` was made after `b`, to the tick (100 ns): finer than their dates' milliseconds. */
+export function madeAfter(a: string, b: string): boolean {
+  return timeTicks(TimeUuid.fromString(a)).greaterThan(timeTicks(TimeUuid.fromString(b)));
+}
+
 /** The id's time in microseconds since the epoch: the write timestamp of everything it stands for. */
 export function timeMicros(id: TimeUuid): number {
   const { date, ticks } = id.getDatePrecision();

@@ -10,7 +10,8 @@ import { cql, type Database } from '../cassandra/client.js';
 import type { ChatUserValue } from './chat-user.js';
 import type { RoomRecord } from './rooms.js';
 
-const IF_CREATOR = 'WHERE room_name = ? IF creator_login = ?';
+// The room read, not a room of the same name made since (by the same creator, perhaps).
+const IF_CREATOR = 'WHERE room_name = ? IF creator_login = ? AND creation_date = ?';
 const ADD_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators + ? ${IF_CREATOR}`, { idempotent: false });
 const REMOVE_MODERATOR = cql(`UPDATE chat_rooms SET moderators = moderators - ? ${IF_CREATOR}`, { idempotent: false });
 const BAN = cql(
@@ -21,11 +22,14 @@ const UNBAN = cql(`UPDATE chat_rooms SET banned = banned - ? ${IF_CREATOR}`, { i
 const MUTE = cql(`UPDATE chat_rooms USING TTL ? SET muted_until[?] = ? ${IF_CREATOR}`, { idempotent: false });
 const UNMUTE = cql(`DELETE muted_until[?] FROM chat_rooms ${IF_CREATOR}`, { idempotent: false });
 const SLOW_MODE = cql(`UPDATE chat_rooms SET slow_mode_seconds = ? ${IF_CREATOR}`, { idempotent: false });
-const SELECT_STATE = cql('SELECT creator_login, participants, moderators, banned, muted_until, slow_mode_seconds FROM chat_rooms WHERE room_name = ?', {
+const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, banned, muted_until, slow_mode_seconds FROM chat_rooms WHERE room_name = ?', {
   idempotent: true,
 });
 
 export type BanOutcome = 'banned' | 'changed' | 'gone';
+
+const isSameRoom = (row: Record<string, unknown>, room: RoomRecord) =>
+  row.creator_login === room.creatorLogin && (row.creation_date as Date | null)?.getTime() === room.createdAt.getTime();
 
 export class ModerationStore {
   constructor(private readonly db: Database) {}
@@ -36,9 +40,9 @@ export class ModerationStore {
    * whether the change is there. False when the room is gone.
    */
   private async onRoom(room: RoomRecord, stmt: ReturnType<typeof cql>, params: unknown[], landed: (row: Record<string, unknown>) => boolean): Promise<boolean> {
-    const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin], async () => {
+    const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin, room.createdAt], async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
-      return { applied: Boolean(row && row.creator_login === room.creatorLogin && landed(row)), row };
+      return { applied: Boolean(row && isSameRoom(row, room) && landed(row)), row };
     });
     return outcome.applied;
   }

@@ -15,10 +15,14 @@ const SET_MARKER = cql('UPDATE room_read_markers SET read_up_to = ? WHERE login 
 });
 const ADD_MENTION = cql('INSERT INTO room_mentions (login, room_name, message_id) VALUES (?, ?, ?)', { idempotent: true });
 const REMOVE_MENTION = cql('DELETE FROM room_mentions WHERE login = ? AND room_name = ? AND message_id = ?', { idempotent: true });
-const MENTIONS_AFTER = cql('SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? AND message_id > ? LIMIT ?', {
+// Oldest first: those a read state's walk covers (it starts at the marker) come before any cut.
+const MENTIONS_AFTER = cql(
+  'SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? AND message_id > ? ORDER BY message_id ASC LIMIT ?',
+  { idempotent: true },
+);
+const MENTIONS_ALL = cql('SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? ORDER BY message_id ASC LIMIT ?', {
   idempotent: true,
 });
-const MENTIONS_ALL = cql('SELECT message_id FROM room_mentions WHERE login = ? AND room_name = ? LIMIT ?', { idempotent: true });
 const DROP_MARKER = cql('DELETE FROM room_read_markers USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
 const DROP_MENTIONS = cql('DELETE FROM room_mentions USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
 
@@ -60,7 +64,7 @@ export class ReadStateStore {
     }
   }
 
-  /** The ids of the room's messages that mention the user after `after` (all of them when null), at most `limit`. */
+  /** The ids of the room's messages that mention the user after `after` (all of them when null), oldest first, at most `limit`. */
   async mentionsAfter(login: string, roomName: string, after: string | null, limit: number): Promise<string[]> {
     const rs = after
       ? await this.db.execute(MENTIONS_AFTER, [login, roomName, after, limit])

@@ -22,7 +22,7 @@ import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from './validation.js';
 import { requireNotMuted } from './moderation.js';
 import { messageTerms } from './search-terms.js';
-import { unpin } from './pins.js';
+import { unpinDeleted } from './pins.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {
@@ -66,7 +66,8 @@ export async function editMessage(
     throw badInput('expectedVersion', 'expectedVersion must be a version the message has had (0 or more)');
   }
   let { message, room } = await readMessage(ctx, id);
-  requireEditable(message);
+  // Whether it is deleted or hidden is for its author to learn: anyone else is refused first.
+  if (message.systemMessage) throw notEditable(NotEditableReason.SYSTEM_MESSAGE);
   if (message.author.login !== viewer.login) throw forbidden('Only its author may edit a message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
   requireNotMuted(ctx, room, viewer.login);
@@ -136,7 +137,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {
     await stores.messageEdits.dropCopies(message, horizonMs);
-    await unpin(ctx, room, tombstone);
+    await unpinDeleted(ctx, room, tombstone);
     return tombstone;
   }
   const turn = rooms.sequencer.take(room.name);
@@ -163,7 +164,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   }
   // Like the copies, a pin that failed to go is the caller's: the retry takes it off.
   await stores.messageEdits.dropCopies(message, horizonMs);
-  await unpin(ctx, room, tombstone);
+  await unpinDeleted(ctx, room, tombstone);
   return tombstone;
 }
 

@@ -69,14 +69,19 @@ async function moderate(ctx: Context, rawName: string, rawLogin: string, { creat
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   const login = validLogin('login', rawLogin.trim().toLowerCase());
-  if (creatorOnly ? room.creatorLogin !== viewer.login : !isModerator(room, viewer.login)) {
+  requireMayModerate(room, viewer.login, login, creatorOnly);
+  return { room, login, by: await viewerPerson(ctx) };
+}
+
+/** That `actor` may act on `login` in the room as read: asked again of every fresh read an action retries on. */
+function requireMayModerate(room: RoomRecord, actor: string, login: string, creatorOnly: boolean): void {
+  if (creatorOnly ? room.creatorLogin !== actor : !isModerator(room, actor)) {
     throw forbidden(creatorOnly ? "Only the room's creator may do this" : "Only the room's creator and moderators may do this");
   }
   if (login === room.creatorLogin) throw badInput('login', "The room's creator cannot be moderated");
-  if (!creatorOnly && isModerator(room, login) && room.creatorLogin !== viewer.login) {
+  if (!creatorOnly && isModerator(room, login) && room.creatorLogin !== actor) {
     throw forbidden('Only the creator moderates a moderator');
   }
-  return { room, login, by: await viewerPerson(ctx) };
 }
 
 const personIn = (room: RoomRecord, login: string): ChatUser =>
@@ -106,7 +111,11 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     for (let attempt = 0; attempt < limits.banAttempts && outcome === 'changed'; attempt++) {
       const entries = room.participants.filter((p) => p.login === login);
       outcome = await stores.moderation.ban(room, login, entries, bannedAt);
-      if (outcome === 'changed') room = await requireRoom(ctx, room.name);
+      if (outcome === 'changed') {
+        // Someone joined or left meanwhile, perhaps the acting moderator, or a room of that name was made again.
+        room = await requireRoom(ctx, room.name);
+        requireMayModerate(room, by.login, login, false);
+      }
     }
     if (outcome === 'gone') throw notFound('Room');
     if (outcome === 'changed') throw conflict('The participants kept changing while banning; try again');

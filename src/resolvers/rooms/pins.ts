@@ -8,7 +8,7 @@ import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { PinChange } from '../../db/rooms/pins.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { badInput, conflict, forbidden, notFound, LimitName, limitReached } from '../../errors.js';
+import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
@@ -65,11 +65,28 @@ export async function unpinMessage(ctx: Context, id: string): Promise<MessageRec
   return unpin(ctx, room, message);
 }
 
-/** Takes `message` off the room's pins, publishing MessageUnpinned when it was there (deleting a message does too). */
-export function unpin(ctx: Context, room: RoomRecord, message: MessageRecord): Promise<MessageRecord> {
+/** Takes `message` off the room's pins, publishing MessageUnpinned when it was there. */
+function unpin(ctx: Context, room: RoomRecord, message: MessageRecord): Promise<MessageRecord> {
   return changePins(ctx, room, message, 'MessageUnpinned', (pins) =>
     pins.includes(message.messageId) ? pins.filter((p) => p !== message.messageId) : 'unchanged',
   );
+}
+
+/**
+ * A deleted message leaves the pins. A plain read first, so that deleting a message never pinned costs no Paxos
+ * round. The deletion stands already: a failure here is SERVICE_UNAVAILABLE (never CONFLICT, which says nothing
+ * changed), and the deletion's retry takes the pin off; a room gone meanwhile has no pins to take it off.
+ */
+export async function unpinDeleted(ctx: Context, room: RoomRecord, tombstone: MessageRecord): Promise<void> {
+  try {
+    if (!(await ctx.services.stores.pins.pins(room.name)).includes(tombstone.messageId)) return;
+    await unpin(ctx, room, tombstone);
+  } catch (err) {
+    if (err instanceof AppError && err.code === ErrorCode.NOT_FOUND) return;
+    if (err instanceof AppError && err.code === ErrorCode.SERVICE_UNAVAILABLE) throw err;
+    ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's pin was not taken off");
+    throw unavailable('storage');
+  }
 }
 
 /**

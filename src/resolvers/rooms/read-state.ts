@@ -12,7 +12,7 @@
 import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { madeAfter, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { badInput, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -78,8 +78,9 @@ export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomR
   ]);
   // A mention counts when its message counts as unread: one the walk passed must be among those it counted (a
   // hidden or deleted message is not, whatever its mention row says); one past the walk's end counts as stored.
-  const reachedAt = walk.reached ? timeUuidDate(walk.reached).getTime() : -Infinity;
-  const mentionCount = mentions.filter((id) => walk.counted.has(id) || (walk.more && timeUuidDate(id).getTime() > reachedAt)).length;
+  // The mentions come oldest first from the marker, so those the walk covers (at most scanRows) are all read.
+  const pastWalk = (id: string) => walk.more && (walk.reached === null || madeAfter(id, walk.reached));
+  const mentionCount = mentions.filter((id) => walk.counted.has(id) || pastWalk(id)).length;
   return {
     room,
     readUpTo,
