@@ -3,16 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ScryptThreads } from '../src/auth/scrypt-threads.js';
 import { hashPassword, verifyPassword, type DeriveKey } from '../src/auth/passwords.js';
+import { withDeadline } from './testkit/poll.js';
 
 /** A cheap cost: these tests are about the threads, not the hash. */
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 
 /** `work`, or a failure after `ms`: a hash that never ends fails the test instead of stalling it. */
-function within<T>(work: Promise<T>, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)));
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
+const within = <T>(work: Promise<T>, ms = 10_000) => withDeadline(work, ms, 'answer');
 
 async function withThreads(test: (threads: ScryptThreads, derive: DeriveKey) => Promise<void>): Promise<void> {
   const threads = new ScryptThreads(1, 10, pino({ level: 'silent' }));

@@ -5,7 +5,7 @@
  * limits, a thread of 5,000 replies paged to its end, and every new kind of
  * event crossing instances in order.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import {
   AddReactionDocument,
@@ -25,10 +25,10 @@ import {
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, signUpMany, type TestUser } from './testkit/users.js';
-import { post, roomWith } from './testkit/rooms.js';
+import { messageKey, post, roomWith } from './testkit/rooms.js';
 import { cqlRow, cqlRows } from './testkit/cql.js';
 import { recordCql } from './testkit/cql-spy.js';
-import { inboxFeed, roomFeed, type Feed } from './testkit/feeds.js';
+import { inboxFeed, roomFeed } from './testkit/feeds.js';
 import { newMessage } from '../src/resolvers/rooms/model.js';
 import { chatUser } from '../src/resolvers/rooms/model.js';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';
@@ -37,7 +37,6 @@ let a: App;
 let b: App;
 let alice: TestUser;
 let people: TestUser[];
-const feeds: Feed<unknown>[] = [];
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
@@ -45,15 +44,7 @@ beforeAll(async () => {
   people = await signUpMany(a, 50, 'reactor');
 });
 
-afterAll(async () => {
-  await Promise.all(feeds.map((f) => f.client.dispose()));
-});
 
-/** Where a message id points: its room, day bucket and timeuuid. */
-function keyOf(id: string) {
-  const [, roomName, bucket, messageId] = Buffer.from(id, 'base64url').toString().split('|');
-  return { roomName: roomName!, bucket: Number(bucket), messageId: messageId! };
-}
 
 /** Alternates the two instances, so races also run across them. */
 const either = (i: number) => (i % 2 === 0 ? a : b);
@@ -119,7 +110,7 @@ describe('an edit racing a deletion', () => {
       }
       const read = (await gqlOk(b, MessageWithEditsDocument, { messageId: m.id }, alice.token)).message!;
       expect(read).toMatchObject({ deleted: true, content: null, edits: { edges: [] } });
-      const k = keyOf(m.id);
+      const k = messageKey(m.id);
       const row = await cqlRow(a, 'SELECT content FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [k.roomName, k.bucket, k.messageId]);
       expect(row?.content ?? null).toBeNull();
       const copy = await cqlRow(a, 'SELECT content FROM messages_by_author WHERE author_login = ? AND time_bucket = ? AND message_id = ?', [alice.login, Math.floor(k.bucket / 100), k.messageId]);
@@ -165,7 +156,7 @@ describe('reactions under concurrency', () => {
       '👍': expected.get('👍')!.size,
       '❤️': expected.get('❤️')!.size,
     });
-    const k = keyOf(m.id);
+    const k = messageKey(m.id);
     const rows = await cqlRows(a, 'SELECT emoji, login FROM message_reactions WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [k.roomName, k.bucket, k.messageId]);
     for (const [emoji, logins] of expected) {
       expect(new Set(rows.filter((r) => r.emoji === emoji).map((r) => r.login)), emoji).toEqual(logins);
@@ -189,7 +180,7 @@ describe('reactions under concurrency', () => {
     expect(results.filter((r) => r.data)).toHaveLength(2);
     expect(results.flatMap(codes).filter((c) => c === 'LIMIT_REACHED')).toHaveLength(8);
     expect((await gqlOk(a, MessageReactionsDocument, { messageId: m.id }, alice.token)).message!.reactions).toHaveLength(20);
-    const k = keyOf(m.id);
+    const k = messageKey(m.id);
     const row = await cqlRow(a, 'SELECT reaction_kinds FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [k.roomName, k.bucket, k.messageId]);
     expect((row!.reaction_kinds as Set<string>).size).toBe(20);
   });
@@ -214,7 +205,7 @@ describe('a thread of 5,000 replies', () => {
   it('pages to its end, in order, at one thread read plus one read per day spanned per page', async () => {
     const room = await roomWith(a, alice);
     const parent = await post(a, alice, room, 'a long thread');
-    const parentKey = keyOf(parent.id);
+    const parentKey = messageKey(parent.id);
     const incarnation = (await a.services.stores.rooms.byName(room))!;
     const author = chatUser({ login: alice.login, firstname: alice.firstname, lastname: alice.lastname });
     // Straight through the store (postMessage's own write path): one reply a minute, about three and a half days.
@@ -273,7 +264,6 @@ describe('events across instances', () => {
     const room = await roomWith(a, alice, [bob]);
     const feed = await roomFeed(b, bob.token, RoomActionEventsDocument, { roomName: room });
     const bobsInbox = await inboxFeed(b, bob, InboxEventsDocument);
-    feeds.push(feed as Feed<unknown>, bobsInbox as Feed<unknown>);
 
     const m = await post(a, alice, room, 'first');
     await gqlOk(a, EditMessageDocument, { messageId: m.id, content: `now with @${bob.login}` }, alice.token);

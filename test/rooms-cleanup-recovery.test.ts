@@ -25,7 +25,7 @@ import { dayBucket, monthOfDay } from '../src/buckets.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { startAppProcess } from './testkit/app-process.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
-import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
+import { messageKey, post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from './testkit/rooms.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { seedHistory } from './testkit/seed-history.js';
 import { cqlRows } from './testkit/cql.js';
@@ -103,11 +103,6 @@ async function partsOf(room: string, key: { bucket: number; messageId: string })
   return counts;
 }
 
-/** A message id's day bucket and timeuuid. */
-function keyOf(id: string): { bucket: number; messageId: string } {
-  const [, , bucket, messageId] = Buffer.from(id, 'base64url').toString().split('|');
-  return { bucket: Number(bucket), messageId: messageId! };
-}
 
 /**
  * Deletes `room` on a server process and kills it once the deletion applied and
@@ -172,7 +167,7 @@ describe('SIGKILL in the middle of a room deletion', () => {
     await reborn.intact();
 
     // Of the room's messages and Bob's copies, only the new room's are left; both lists still hold the new room.
-    const { bucket, messageId } = keyOf(reborn.id);
+    const { bucket, messageId } = messageKey(reborn.id);
     expect(await bobsCopiesIn(name, new Set([...months, monthOfDay(bucket)]))).toEqual([messageId]);
     const buckets = new Set([...seededBuckets, bucket]);
     const left = [];
@@ -202,7 +197,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
     expect(codes(await gql(survivor, DeleteRoomDocument, { roomName: name }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
     expect(await rawRoomRow(survivor, name)).toBeNull();
     expect(await pendingCleanupsOf(name)).toEqual([{ intent: true }]);
-    const oldKey = keyOf(old.id);
+    const oldKey = messageKey(old.id);
     const oldMonth = monthOfDay(oldKey.bucket);
     expect(await bobsCopiesIn(name, new Set([oldMonth]))).toEqual([oldKey.messageId]);
     expect(await partsOf(name, oldKey)).toEqual({ message_versions: 1, message_reactions: 1 });
@@ -216,7 +211,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
     await stopApp(eager);
     await reborn.intact();
 
-    const newKey = keyOf(reborn.id);
+    const newKey = messageKey(reborn.id);
     expect(await bobsCopiesIn(name, new Set([oldMonth, monthOfDay(newKey.bucket)]))).toEqual([newKey.messageId]);
     const stored = [];
     for (const b of new Set([oldKey.bucket, newKey.bucket])) {
@@ -242,7 +237,7 @@ describe('a room deletion whose request is lost around its LWT', () => {
 
     // Nothing of the room was erased: it was never deleted.
     expect(await rawRoomRow(survivor, name)).not.toBeNull();
-    const { bucket, messageId } = keyOf(kept.id);
+    const { bucket, messageId } = messageKey(kept.id);
     expect(await bobsCopiesIn(name, new Set([monthOfDay(bucket)]))).toEqual([messageId]);
     const history = (await gqlOk(survivor, HistoryDocument, { roomName: name, first: 10 }, alice.token)).room!.messages!;
     expect(history.edges.map((e) => e.node.content)).toContain('still here');

@@ -3,7 +3,7 @@
  * server, offline when the last one closes, and within a stated bound when
  * the server holding it dies without a word (SIGKILL).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { OnlineParticipantsDocument, PresenceEventsDocument, RoomEventsDocument, type PresenceEventsSubscription } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
@@ -23,16 +23,12 @@ let b: App;
 let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
-const feeds: Feed<unknown>[] = [];
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startApp({ redis: true, env: PRESENCE }), startApp({ redis: true, env: PRESENCE })]);
   [alice, bob, carol] = await Promise.all([signUp(a), signUp(a), signUp(a)]);
 });
 
-afterAll(async () => {
-  await Promise.all(feeds.map((f) => Promise.resolve(f.client.dispose()).catch(() => undefined)));
-});
 
 const onlineIn = async (app: App, name: string, viewer: TestUser) =>
   (await gqlOk(app, OnlineParticipantsDocument, { roomName: name }, viewer.token)).room!.onlineParticipants.map((u) => u.login).sort();
@@ -40,7 +36,6 @@ const onlineIn = async (app: App, name: string, viewer: TestUser) =>
 /** Opens a roomEvents feed: what makes `user` online in the room. */
 async function follow(app: App, user: TestUser, name: string) {
   const feed = await roomFeed(app, user.token, RoomEventsDocument, { roomName: name });
-  feeds.push(feed as Feed<unknown>);
   return feed;
 }
 
@@ -48,7 +43,6 @@ async function follow(app: App, user: TestUser, name: string) {
 async function watch(app: App, user: TestUser, name: string) {
   await follow(app, user, name);
   const feed = await presenceFeed(app, user.token, PresenceEventsDocument, { roomName: name });
-  feeds.push(feed as Feed<unknown>);
   return feed;
 }
 
@@ -108,7 +102,6 @@ describe('presence', () => {
     const name = await roomWith(a, alice, [carol]);
     // Alice follows presence on B and opens no roomEvents feed anywhere: no instance but the doomed one has one.
     const alicesPresence = await presenceFeed(b, alice.token, PresenceEventsDocument, { roomName: name });
-    feeds.push(alicesPresence as Feed<unknown>);
     const doomed = await startAppProcess({ redis: true, env: PRESENCE });
     const carolsClient = wsClient(doomed.app, carol.token);
     subscribe(carolsClient, RoomEventsDocument, { roomName: name });

@@ -16,14 +16,11 @@ import {
 import { startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, type TestUser } from './testkit/users.js';
-import { post, roomWith } from './testkit/rooms.js';
+import { messageKey, post, roomWith } from './testkit/rooms.js';
 import { recordCql } from './testkit/cql-spy.js';
 import { seedHistory } from './testkit/seed-history.js';
 import { chatUser } from '../src/resolvers/rooms/model.js';
-import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
 import { cqlRows } from './testkit/cql.js';
-
-const keyOf = (id: string) => decodeMessageId('messageId', id);
 
 let app: App;
 let alice: TestUser;
@@ -112,7 +109,7 @@ describe('room read state', () => {
     expect(await rows()).toBe(0);
     // A mention row the hide failed to drop is not counted either: the count asks its message to count as unread.
     const other = await post(app, alice, room, `again @${bob.login}`);
-    await app.services.stores.roomMessages.hide((await app.services.stores.roomMessages.byKey(room, keyOf(other.id).bucket, keyOf(other.id).messageId))!);
+    await app.services.stores.roomMessages.hide((await app.services.stores.roomMessages.byKey(room, messageKey(other.id).bucket, messageKey(other.id).messageId))!);
     expect(await rows()).toBe(1);
     expect(await stateOf(bob, room)).toMatchObject({ unreadCount: 0, mentionCount: 0 });
   });

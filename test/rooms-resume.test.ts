@@ -7,7 +7,7 @@
  * posted on the other instance may arrive after a newer one): the client
  * keys messages by id, and never misses one.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { HistoryDocument, PostMessageDocument, ResumableRoomEventsDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';
@@ -25,16 +25,12 @@ let a: App;
 let b: App;
 let alice: TestUser;
 let bob: TestUser;
-const feeds: Feed<unknown>[] = [];
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
   [alice, bob] = await Promise.all([signUp(a), signUp(a)]);
 });
 
-afterAll(async () => {
-  await Promise.all(feeds.map((f) => f.client.dispose()));
-});
 
 type Received = { id: string; cursor: string };
 
@@ -60,7 +56,6 @@ describe('roomEvents(after:)', () => {
     const room = await roomWith(a, alice, [bob]);
     const setup = await messagesIn(room);
     const first = await roomFeed(a, bob.token, ResumableRoomEventsDocument, { roomName: room });
-    feeds.push(first as Feed<unknown>);
 
     // The poster never stops while the subscriber dies and comes back.
     const posted: string[] = [];
@@ -76,7 +71,6 @@ describe('roomEvents(after:)', () => {
 
     const after: Received[] = [];
     const second = await roomFeed(b, bob.token, ResumableRoomEventsDocument, { roomName: room, after: resumeFrom });
-    feeds.push(second as Feed<unknown>);
     await posting;
     await readMessages(second as Feed<unknown>, after, () => after.at(-1)?.id === posted.at(-1));
 
@@ -96,7 +90,6 @@ describe('roomEvents(after:)', () => {
     const earlier = await messagesIn(room);
     let cursor = (await (async () => {
       const feed = await roomFeed(a, bob.token, ResumableRoomEventsDocument, { roomName: room });
-      feeds.push(feed as Feed<unknown>);
       const m = await post(a, alice, room, 'start');
       earlier.add(m.id);
       const got: Received[] = [];
@@ -134,7 +127,6 @@ describe('roomEvents(after:)', () => {
     const room = await roomWith(a, alice, [bob]);
     const setup = await messagesIn(room);
     const first = await roomFeed(a, bob.token, ResumableRoomEventsDocument, { roomName: room });
-    feeds.push(first as Feed<unknown>);
     // On b, the next message write waits until released: its id is made, the write not yet done.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -151,7 +143,6 @@ describe('roomEvents(after:)', () => {
     const older = await slow;
 
     const second = await roomFeed(a, bob.token, ResumableRoomEventsDocument, { roomName: room, after: got[0]!.cursor });
-    feeds.push(second as Feed<unknown>);
     const after: Received[] = [];
     await readMessages(second as Feed<unknown>, after, () => [older.id, newer.id].every((id) => after.some((r) => r.id === id)));
     // In history order: the older one, then (a repeat) the newer one; before them, repeats of the room's joins.

@@ -1,8 +1,11 @@
 /**
  * Records the CQL an app instance sends to the real node while a test runs a
  * few operations: what was written, in how many batches of what size. It
- * wraps the instance's Database methods and passes every call through.
+ * wraps the instance's Database methods and passes every call through. A spy
+ * still recording when its test ends is stopped then, so a failed assertion
+ * never leaves an instance wrapped for the next test.
  */
+import { afterEach } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { Statement } from '../../src/db/cassandra/client.js';
 
@@ -12,10 +15,23 @@ export interface CqlRecord {
   params: unknown[][];
 }
 
+const recording = new Set<() => void>();
+
+afterEach(() => {
+  for (const stop of [...recording]) stop();
+});
+
 export function recordCql(app: App) {
   const db = app.services.db;
   const records: CqlRecord[] = [];
   const { execute, batch, lwt } = db;
+  function stop() {
+    if (!recording.delete(stop)) return;
+    db.execute = execute;
+    db.batch = batch;
+    db.lwt = lwt;
+  }
+  recording.add(stop);
   db.execute = function (stmt: Statement, params?: unknown[], ...rest) {
     records.push({ kind: 'execute', cql: [stmt.cql], params: [params ?? []] });
     return execute.call(this, stmt, params, ...rest);
@@ -37,11 +53,7 @@ export function recordCql(app: App) {
     /** Statements that change data. */
     writes: () =>
       records.flatMap((r) => r.cql.map((c) => c.replace(/\s+/g, ' ').trim())).filter((c) => /^(INSERT|UPDATE|DELETE)\b/i.test(c)),
-    stop: () => {
-      db.execute = execute;
-      db.batch = batch;
-      db.lwt = lwt;
-    },
+    stop,
   };
 }
 

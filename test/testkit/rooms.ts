@@ -4,6 +4,7 @@ import type { Client } from 'graphql-ws';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
 import { roomChannel } from '../../src/resolvers/rooms/feed.js';
+import { decodeMessageId, type MessageKey } from '../../src/resolvers/rooms/ids.js';
 import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
 import { gqlOk } from './http.js';
 import { cqlRow } from './cql.js';
@@ -54,4 +55,9 @@ export async function rawRoomRow(app: App, name: string) {
 /** users.chat_rooms as stored (not filtered by the API). */
 export async function rawChatRooms(app: App, login: string): Promise<Set<string>> {
   return ((await cqlRow(app, 'SELECT chat_rooms FROM users WHERE login = ?', [login]))?.chat_rooms as Set<string> | null) ?? new Set();
+}
+
+/** Where a message id points in storage (room, day bucket, timeuuid), by the server's own decoder. */
+export function messageKey(id: string): MessageKey {
+  return decodeMessageId('messageId', id);
 }

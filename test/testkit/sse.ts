@@ -5,6 +5,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type FormattedExecutionResult } from 'graphql';
 import type { App } from '../../src/app.js';
+import { withDeadline } from './poll.js';
 
 export interface SseSubscription<T> {
   status: number;
@@ -41,27 +42,31 @@ export async function sseSubscribe<T, V>(
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let lastId: string | undefined;
+  const nextEvent = async (): Promise<FormattedExecutionResult<T>> => {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const lines = block.split('\n');
+        const data = lines.find((l) => l.startsWith('data:'));
+        if (block.includes('event: next') && data) {
+          lastId = lines.find((l) => l.startsWith('id:'))?.slice(3).trim() ?? lastId;
+          return JSON.parse(data.slice(5)) as FormattedExecutionResult<T>;
+        }
+        continue;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the SSE stream ended');
+      buffer += value;
+    }
+  };
   return {
     status: res.status,
     contentType: res.headers.get('content-type'),
-    async next() {
-      for (;;) {
-        const end = buffer.indexOf('\n\n');
-        if (end >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = block.split('\n');
-          const data = lines.find((l) => l.startsWith('data:'));
-          if (block.includes('event: next') && data) {
-            lastId = lines.find((l) => l.startsWith('id:'))?.slice(3).trim() ?? lastId;
-            return JSON.parse(data.slice(5)) as FormattedExecutionResult<T>;
-          }
-          continue;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error('the SSE stream ended');
-        buffer += value;
-      }
+    /** The next `next` event's payload; fails when the stream ends first, or after the deadline (closing the stream). */
+    next(timeoutMs = 10_000) {
+      return withDeadline(nextEvent(), timeoutMs, 'SSE event', () => abort.abort());
     },
     async rest() {
       for (;;) {

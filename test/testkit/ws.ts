@@ -7,6 +7,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type ExecutionResult } from 'graphql';
 import WebSocket from 'ws';
 import type { App } from '../../src/app.js';
+import { withDeadline } from './poll.js';
 
 export interface WsClient extends Client {
   /** Resolves with the close event once the server closes the socket. */
@@ -96,17 +97,11 @@ export function subscribe<TResult, TVariables>(
     next(timeoutMs = 10_000) {
       const queued = queue.shift();
       if (queued) return Promise.resolve(queued);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          const i = waiters.indexOf(waiter);
-          if (i >= 0) waiters.splice(i, 1);
-          reject(new Error(`no subscription event within ${timeoutMs} ms${failed ? ` (error: ${String(failed)})` : ''}`));
-        }, timeoutMs);
-        const waiter = (r: ExecutionResult<TResult>) => {
-          clearTimeout(timer);
-          resolve(r);
-        };
-        waiters.push(waiter);
+      let waiter!: (r: ExecutionResult<TResult>) => void;
+      const event = new Promise<ExecutionResult<TResult>>((resolve) => waiters.push((waiter = resolve)));
+      return withDeadline(event, timeoutMs, `subscription event${failed ? ` (error: ${String(failed)})` : ''}`, () => {
+        const i = waiters.indexOf(waiter);
+        if (i >= 0) waiters.splice(i, 1);
       });
     },
     completed,
