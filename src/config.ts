@@ -98,6 +98,8 @@ export interface RoomsConfig {
   cleanupRecoveryIntervalMs: number;
   /** The job leaves a deletion younger than this to the request that made it, which is most likely still cleaning up. */
   cleanupRecoveryGraceMs: number;
+  /** ReactionChanged events of one message are coalesced into one per this window, per instance. */
+  reactionEventWindowMs: number;
 }
 
 export interface TrustedDocumentsConfig {
@@ -305,6 +307,7 @@ export function loadConfig(env: Env = process.env): Config {
       presenceTtlMs: positive(env, 'PRESENCE_TTL_SECONDS', 30) * 1000,
       cleanupRecoveryIntervalMs: positive(env, 'ROOM_CLEANUP_INTERVAL_MS', 60_000),
       cleanupRecoveryGraceMs: int(env, 'ROOM_CLEANUP_GRACE_MS', 120_000),
+      reactionEventWindowMs: between(env, 'REACTION_EVENT_WINDOW_MS', 250, 1, 60_000),
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

@@ -77,8 +77,6 @@ export const Limits = {
      * firstReactors people shown per emoji.
      */
     reactions: { maxKinds: 20, firstReactors: 3, emojiMaxLength: 64 },
-    /** ReactionChanged events of one message are coalesced into one per this window, per instance. */
-    reactionEventWindowMs: 250,
     /** Pinned messages per room; a pin or unpin retries its LWT this many times while others get in first. */
     maxPins: 50,
     pinAttempts: 100,

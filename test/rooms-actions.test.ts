@@ -187,10 +187,13 @@ describe('deleteMessage', () => {
     const before = await post(app, bob, room, 'before');
     const doomed = await post(app, bob, room, 'doomed');
     const after = await post(app, carol, room, 'after');
+    const feed = await roomEvents(alice, room);
     await gqlOk(app, EditMessageDocument, { messageId: doomed.id, content: 'doomed, edited' }, bob.token);
     await gqlOk(app, AddReactionDocument, { messageId: doomed.id, emoji: '👍' }, carol.token);
+    // The reaction's event comes once its coalescing window has passed: taken before the deletion's.
+    await nextOf(feed, 'MessageEdited');
+    await nextOf(feed, 'ReactionChanged');
     const pageBefore = (await gqlOk(app, HistoryDocument, { roomName: room, first: 3 }, alice.token)).room!.messages!;
-    const feed = await roomEvents(alice, room);
 
     const tombstone = (await gqlOk(app, DeleteMessageDocument, { messageId: doomed.id }, bob.token)).deleteMessage;
     expect(tombstone).toMatchObject({ id: doomed.id, deleted: true, content: null, mentions: [] });
@@ -254,13 +257,18 @@ describe('deleteMessage', () => {
     await gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'edited' }, bob.token);
     await gqlOk(app, AddReactionDocument, { messageId: m.id, emoji: '👋' }, alice.token);
     await gqlOk(app, PostReplyDocument, { roomName: room, content: 'reply', replyTo: m.id }, alice.token);
-    await gqlOk(app, DeleteRoomDocument, { roomName: room }, alice.token);
     const { bucket, messageId } = messageKey(m.id);
     const key = [room, bucket, messageId];
-    for (const [table, parent] of [['message_versions', 'time_bucket = ? AND message_id'], ['message_reactions', 'time_bucket = ? AND message_id'], ['message_replies', 'parent_bucket = ? AND parent_id']]) {
-      const left = await cqlRow(app, `SELECT COUNT(*) AS n FROM ${table} WHERE room_name = ? AND ${parent} = ?`, key);
-      expect(Number(left!.n), table).toBe(0);
-    }
+    const tables = [['message_versions', 'time_bucket = ? AND message_id'], ['message_reactions', 'time_bucket = ? AND message_id'], ['message_replies', 'parent_bucket = ? AND parent_id']];
+    const rows = async () => {
+      const counts: Record<string, number> = {};
+      for (const [table, parent] of tables) counts[table!] = Number((await cqlRow(app, `SELECT COUNT(*) AS n FROM ${table} WHERE room_name = ? AND ${parent} = ?`, key))!.n);
+      return counts;
+    };
+    // Each table holds the message's row before (the key reaches them), none after.
+    expect(await rows()).toEqual({ message_versions: 1, message_reactions: 1, message_replies: 1 });
+    await gqlOk(app, DeleteRoomDocument, { roomName: room }, alice.token);
+    expect(await rows()).toEqual({ message_versions: 0, message_reactions: 0, message_replies: 0 });
   });
 
   it("is for the author or the room's creator", async () => {
@@ -322,28 +330,24 @@ describe('reactions', () => {
   });
 
   it('publishes one ReactionChanged for a burst on one message, with the counts after it', async () => {
-    const room = await roomWith(app, alice, [bob, carol]);
-    const m = await post(app, alice, room, 'burst');
-    const feed = await roomEvents(alice, room);
+    // A window far longer than the burst takes: every change falls in the first one.
+    const coalescing = await startApp({ env: { REACTION_EVENT_WINDOW_MS: '2000' } });
+    const room = await roomWith(coalescing, alice, [bob, carol]);
+    const m = await post(coalescing, alice, room, 'burst');
+    const feed = await roomFeed(coalescing, alice.token, RoomActionEventsDocument, { roomName: room });
     await Promise.all(
-      [bob, carol, alice].flatMap((u) => ['🔥', '✅'].map((emoji) => gqlOk(app, AddReactionDocument, { messageId: m.id, emoji }, u.token))),
+      [bob, carol, alice].flatMap((u) => ['🔥', '✅'].map((emoji) => gqlOk(coalescing, AddReactionDocument, { messageId: m.id, emoji }, u.token))),
     );
-    const events: Array<Extract<RoomEvent, { __typename: 'ReactionChanged' }>> = [];
-    // A barrier: once this post's event arrives, every ReactionChanged sent before it has too.
-    for (;;) {
-      const event = await nextOf(feed, 'ReactionChanged');
-      events.push(event);
-      if (event.reactions.map((r) => r.count).join() === '3,3') break;
-    }
-    expect(events.length).toBeLessThan(6);
-    expect(events.at(-1)!.reactions).toEqual([
+    // One event for the six changes, with the counts after all of them and when it counted them; the next event
+    // is the next post's.
+    const event = await nextOf(feed, 'ReactionChanged');
+    expect(event.reactions).toEqual([
       { emoji: '✅', count: 3 },
       { emoji: '🔥', count: 3 },
     ]);
-    // Each event says when it counted; the one counted last holds the final counts.
-    const countedAt = events.map((e) => Date.parse(e.countedAt));
-    expect(countedAt.every((t) => Number.isFinite(t))).toBe(true);
-    expect(countedAt.indexOf(Math.max(...countedAt))).toBe(events.length - 1);
+    expect(Date.parse(event.countedAt)).toBeGreaterThanOrEqual(Date.parse(m.createdAt));
+    await post(coalescing, bob, room, 'after the burst');
+    expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('after the burst');
   });
 });
 
@@ -415,6 +419,9 @@ describe('pins', () => {
     await gqlOk(app, UnpinMessageDocument, { messageId: m3.id }, alice.token); // not pinned any more: no change, no event
     expect(await pinned()).toEqual(['two', 'one']);
     expect((await nextOf(feed, 'MessageUnpinned')).message.id).toBe(m3.id);
+    // The second unpin published nothing: the room's next event is the next post's (one instance keeps its order).
+    await post(app, bob, room, 'barrier');
+    expect((await nextOf(feed, 'MessagePosted')).message.content).toBe('barrier');
     expect(codes(await gql(app, PinMessageDocument, { messageId: m3.id }, bob.token))).toEqual(['FORBIDDEN']);
     expect(codes(await gql(app, PinnedMessagesDocument, { roomName: room }, dave.token))).toEqual(['FORBIDDEN']);
     expect((await gqlOk(app, RoomDocument, { roomName: room }, bob.token)).room?.name).toBe(room);
@@ -469,6 +476,10 @@ describe('mentions', () => {
     expect(m.mentions.map((u) => u.login)).toEqual([bob.login]);
     const toBob = (await bobFeed.data()).inboxEvents;
     expect(toBob).toMatchObject({ __typename: 'Mentioned', mentionedIn: { id: m.id, roomName: room, author: { login: alice.login } } });
+
+    // The post did not mention carol (mail@carol is an address): her next event is a direct message sent now.
+    await gqlOk(app, SendDirectMessageDocument, { to: carol.login, content: 'barrier' }, alice.token);
+    expect((await carolFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
 
     // An edit that adds carol tells carol, and not bob again.
     const edited = (await gqlOk(app, EditMessageDocument, { messageId: m.id, content: `@${bob.login} @${carol.login}.` }, alice.token)).editMessage;

@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LogoutDocument, RoomEventsDocument } from './generated/graphql.js';
-import { runAppProcessToExit, startAppProcess } from './testkit/app-process.js';
+import { pidServing, runAppProcessToExit, startAppProcess } from './testkit/app-process.js';
 import { gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { signUp } from './testkit/users.js';
-import { subscribe, wsClient } from './testkit/ws.js';
+import { subscribe, wsClient, type WsClient } from './testkit/ws.js';
 import { WS_CLOSE } from '../src/server/websocket.js';
 
 describe('WEB_CONCURRENCY', () => {
@@ -28,9 +28,21 @@ describe('WEB_CONCURRENCY', () => {
       expect(new Set(server.pids).size).toBe(2);
       const alice = await signUp(app);
       const room = await roomWith(app, alice);
-      // Each WebSocket is a new connection, and the cluster hands connections to its workers in turn.
-      const clients = [0, 1, 2, 3].map(() => wsClient(app, alice.token));
-      const subs = clients.map((c) => subscribe(c, RoomEventsDocument, { roomName: room }));
+      const port = Number(new URL(app.url).port);
+      // Sockets until both workers hold some (the cluster hands connections to its workers in turn), each tied to
+      // the worker holding its server side.
+      const held: Array<{ client: WsClient; pid: number }> = [];
+      await eventually(
+        async () => {
+          const client = wsClient(app, alice.token);
+          const pid = await pidServing(await client.localPort, port, server.pids);
+          if (pid === undefined) throw new Error('no worker holds the socket');
+          held.push({ client, pid });
+          return new Set(held.map((h) => h.pid)).size === 2 && held.length >= 4;
+        },
+        { what: 'sockets on both workers' },
+      );
+      const subs = held.map((h) => subscribe(h.client, RoomEventsDocument, { roomName: room }));
       // Posts (each served by one worker) go on until every subscriber, on either worker, has seen one.
       await eventually(
         async () => {
@@ -40,12 +52,13 @@ describe('WEB_CONCURRENCY', () => {
         { what: 'a post to reach the subscribers of both workers', timeoutMs: 20_000, intervalMs: 250 },
       );
       for (const s of subs) expect((await s.next()).data?.roomEvents.__typename).toBe('MessagePosted');
-      await Promise.all(clients.map((c) => c.dispose()));
 
-      // A logout served by one worker is known to both: every new connection with the token is refused.
+      // A logout served by one worker closes the open sockets of the token on both: the worker that did not serve
+      // it hears of it through Redis (an open socket is not checked against storage again).
       await gqlOk(app, LogoutDocument, {}, alice.token);
-      const retries = [0, 1, 2, 3].map(() => wsClient(app, alice.token));
-      for (const r of retries) expect((await r.closed).code).toBe(WS_CLOSE.UNAUTHORIZED);
+      const closes = await Promise.all(held.map(async (h) => ({ pid: h.pid, code: (await h.client.closed).code })));
+      expect(closes.map((c) => c.code)).toEqual(held.map(() => WS_CLOSE.UNAUTHORIZED));
+      expect(new Set(closes.map((c) => c.pid))).toEqual(new Set(server.pids));
     } finally {
       expect(await server.stop()).toBe(0);
     }

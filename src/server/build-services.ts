@@ -21,7 +21,6 @@ import { RevocationList } from '../auth/revocation-list.js';
 import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
 import { RoomSequencer } from '../resolvers/rooms/feed.js';
 import { RecentRoomReads } from '../resolvers/rooms/feed-access.js';
-import { Limits } from '../limits.js';
 import { ReactionEvents } from '../resolvers/rooms/reaction-events.js';
 import { RoomPresence } from '../resolvers/rooms/presence.js';
 import { MemoryPresence, RedisPresence, type PresenceStore } from '../presence/presence-store.js';
@@ -86,7 +85,7 @@ export async function buildServices(
     rooms: {
       sequencer,
       recentReads: new RecentRoomReads({ stores, clock }),
-      reactionEvents: new ReactionEvents(Limits.room.reactionEventWindowMs, logger),
+      reactionEvents: new ReactionEvents(config.rooms.reactionEventWindowMs, logger),
       presence: new RoomPresence(presenceStore, { pubsub, clock, logger, stores }, config.rooms.presenceTtlMs),
     },
   };

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import type { App } from '../../src/app.js';
 import { testEnv, type StartOptions } from './app.js';
 
@@ -80,4 +81,29 @@ export async function runAppProcessToExit(env: Record<string, string>): Promise<
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   return { code, stderr };
+}
+
+/**
+ * Which of `pids` holds the server side of the loopback TCP connection whose client side is `clientPort` (Linux:
+ * the process's socket inodes in /proc/<pid>/fd, matched against /proc/net/tcp{,6}). Undefined when none does.
+ */
+export async function pidServing(clientPort: number, serverPort: number, pids: number[]): Promise<number | undefined> {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address rem_address ... inode: the server side is local :serverPort, remote :clientPort.
+      if (fields[1]?.endsWith(`:${hex(serverPort)}`) && fields[2]?.endsWith(`:${hex(clientPort)}`)) inodes.add(fields[9]!);
+    }
+  }
+  for (const pid of pids) {
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && inodes.has(inode)) return pid;
+    }
+  }
+  return undefined;
 }

@@ -12,11 +12,15 @@ import { withDeadline } from './poll.js';
 export interface WsClient extends Client {
   /** Resolves with the close event once the server closes the socket. */
   closed: Promise<{ code: number; reason: string }>;
+  /** The client side's port once connected: which server process holds the other end can be looked up by it. */
+  localPort: Promise<number>;
 }
 
 export function wsClient(app: App, token?: string): WsClient {
   let onClosed!: (e: { code: number; reason: string }) => void;
   const closed = new Promise<{ code: number; reason: string }>((resolve) => (onClosed = resolve));
+  let onConnected!: (port: number) => void;
+  const localPort = new Promise<number>((resolve) => (onConnected = resolve));
   const client = createClient({
     url: `${app.url.replace('http', 'ws')}/graphql`,
     webSocketImpl: WebSocket,
@@ -24,6 +28,7 @@ export function wsClient(app: App, token?: string): WsClient {
     retryAttempts: 0,
     lazy: false,
     on: {
+      connected: (socket) => onConnected((socket as WebSocket & { _socket: { localPort: number } })._socket.localPort),
       closed: (event) => {
         const e = event as { code: number; reason: string | Buffer };
         onClosed({ code: e.code, reason: String(e.reason) });
@@ -32,6 +37,7 @@ export function wsClient(app: App, token?: string): WsClient {
     onNonLazyError: () => {},
   }) as WsClient;
   client.closed = closed;
+  client.localPort = localPort;
   return client;
 }
 

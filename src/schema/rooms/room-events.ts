@@ -43,7 +43,7 @@ const MessagePinned = messageEvent('MessagePinned', "The room's creator pinned a
 const MessageUnpinned = messageEvent('MessageUnpinned', "The room's creator unpinned a message");
 
 const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChanged').implement({
-  description: `Reactions to a message changed: at most one event per message every ${Limits.room.reactionEventWindowMs} ms per server`,
+  description: 'Reactions to a message changed: at most one event per message and server every REACTION_EVENT_WINDOW_MS (250 ms by default)',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
     cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
