@@ -1,3 +1,8 @@
+/**
+ * itemUpdated across two instances sharing Redis: each purchase on one reaches
+ * the subscribers on the other with the newest stock, and a subscription ends
+ * with the sale (sold out or past its end date), releasing its listener.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { itemChannel, publishItem } from '../src/resolvers/marketplace/events.js';
@@ -53,7 +58,11 @@ describe('itemUpdated', () => {
 
     await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 4 }, buyer.token);
     const last = await sub.next(20_000);
-    expect(last.data?.itemUpdated).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    expect(last).toEqual({
+      data: { itemUpdated: { id: item.id, availableUnits: 0, auctionFinished: true, unitPrice: '19.99', seller: { login: seller.login } } },
+    });
+    // The sale is over: the stream completes, the stale snapshot was never delivered, nothing else follows.
+    await withDeadline(sub.completed, 'the subscription to complete');
     expect(sub.pending()).toBe(0);
     sub.unsubscribe();
     await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
@@ -74,7 +83,9 @@ describe('itemUpdated', () => {
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: item.id });
     await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 1, { what: 'subscription live on b' });
     await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 3 }, buyer.token);
-    expect((await sub.next(20_000)).data?.itemUpdated).toMatchObject({ availableUnits: 0, auctionFinished: true });
+    expect(await sub.next(20_000)).toEqual({
+      data: { itemUpdated: { id: item.id, availableUnits: 0, auctionFinished: true, unitPrice: '19.99', seller: { login: seller.login } } },
+    });
     await withDeadline(sub.completed, 'the subscription to complete');
     await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
   });

@@ -26,7 +26,7 @@ describe('two instances through Redis', () => {
     const client = wsClient(b, watcher.token);
     const sub = subscribe(client, ProfileUpdatedDocument, { login: alice.login });
     // The subscription is live on B once B holds a listener for the channel.
-    await eventually(() => b.services.pubsub.listeners(profileChannel(alice.login)) > 0, { what: 'subscription on B' });
+    await eventually(() => b.services.pubsub.listeners(profileChannel(alice.login)) === 1, { what: 'the one listener of the subscription on B' });
 
     await gqlOk(a, UpdateProfileDocument, { input: { firstname: 'Alicia' } }, alice.token);
     const event = await sub.next();

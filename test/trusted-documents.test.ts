@@ -6,9 +6,11 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { MeDocument } from './generated/graphql.js';
+import { MeDocument, RegisterDocument } from './generated/graphql.js';
 import { startApp, stopApp } from './testkit/app.js';
-import { signUp } from './testkit/users.js';
+import { cqlRow } from './testkit/cql.js';
+import { gql } from './testkit/http.js';
+import { signUp, uniqueLogin } from './testkit/users.js';
 import { wsClient } from './testkit/ws.js';
 
 const MANIFEST = fileURLToPath(new URL('./generated/persisted-documents.json', import.meta.url));
@@ -39,9 +41,14 @@ function overWs(app: App, payload: Record<string, unknown>, token?: string) {
 describe('TRUSTED_DOCUMENTS=only', () => {
   it('runs a known document by id over HTTP and graphql-ws, and refuses the rest with stable codes', async () => {
     const app = await startApp({ env: { NODE_ENV: 'production', TRUSTED_DOCUMENTS: 'only', TRUSTED_DOCUMENTS_FILE: MANIFEST } });
-    const user = await signUp(app).catch(() => null);
-    // Sign-up's document is in the manifest too, but signUp sends text: refused.
-    expect(user).toBeNull();
+    // Sign-up's document is in the manifest too, but sent as text it is refused before it runs: no user is made.
+    const login = uniqueLogin();
+    const input = { login, password: 'correct horse battery', firstname: 'Test', lastname: login, email: `${login}@example.test` };
+    expect(await gql(app, RegisterDocument, { input })).toEqual({
+      status: 400,
+      errors: [{ message: 'This server runs trusted documents only: send a documentId', extensions: { code: 'TRUSTED_DOCUMENTS_ONLY' } }],
+    });
+    expect(await cqlRow(app, 'SELECT login FROM users WHERE login = ?', [login])).toBeUndefined();
 
     const byId = await postBody(app, { documentId: ME_ID });
     expect(byId.body).toEqual({ data: { me: null } });
