@@ -1,6 +1,11 @@
+/**
+ * Accounts over the API: sign-up, login and profile, the errors and limits a
+ * client meets (taken logins, bad credentials, failed-attempt limits, the
+ * password-hashing gate, bad input) and the tokens a session rests on.
+ */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, it, beforeAll } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import type { App } from '../src/app.js';
 import {
@@ -16,6 +21,7 @@ import { codes, gql, gqlOk } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { recordCql } from './testkit/cql-spy.js';
+import { holdHashes } from './testkit/password-gate.js';
 
 /** Each thread of this process, by its id, and its niceness (field 19 of /proc/<pid>/task/<tid>/stat). */
 function threadNiceness(): Map<number, number> {
@@ -38,6 +44,14 @@ let app: App;
 beforeAll(async () => {
   app = await startApp();
 });
+
+/** A wait for a hashing slot no test reaches: a login queued behind a held slot stays queued until it is released. */
+const NO_WAIT_LIMIT = String(600_000);
+
+/** Waits until a held login has the slot and another the place in the queue (one of each: the gates here). */
+async function gateFull(app: App, hashes: { held: () => number }): Promise<void> {
+  await eventually(() => hashes.held() === 1 && !app.services.passwords.hasRoom(), { what: 'the hashing slot and queue place to be taken' });
+}
 
 describe('register, login, me, updateProfile', () => {
   it('registers, logs in and reads and updates the profile', async () => {
@@ -157,21 +171,24 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
   });
 
   it('queues password hashes for PASSWORD_HASH_CONCURRENCY slots, refuses past PASSWORD_HASH_QUEUE, and counts a refusal as no failure', async () => {
-    // One slot and one place in the queue; a hash slow enough (2^16) that all 8 logins reach the gate during the first.
+    // One slot and one place in the queue, and no wait long enough to end the queued login's.
     const gated = await startApp({
-      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', SCRYPT_N: String(2 ** 16), LOGIN_FAILURES_PER_ADDRESS: '8', LOGIN_FAILURES_PER_LOGIN: '100' },
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', PASSWORD_HASH_MAX_WAIT_MS: NO_WAIT_LIMIT, LOGIN_FAILURES_PER_ADDRESS: '8', LOGIN_FAILURES_PER_LOGIN: '100' },
     });
     const user = await signUp(gated);
-    const burst = await Promise.all(Array.from({ length: 8 }, () => gql(gated, LoginDocument, { login: user.login, password: user.password })));
-    const served = burst.filter((r) => !r.errors);
-    const refused = burst.filter((r) => r.errors);
-    // The hash that ran and the one that waited are served; the others never ran.
-    expect(served.length).toBeGreaterThanOrEqual(2);
-    expect(refused.length).toBeGreaterThan(0);
+    const login = () => gql(gated, LoginDocument, { login: user.login, password: user.password });
+    const hashes = holdHashes(gated);
+    const admitted = [login(), login()];
+    await gateFull(gated, hashes);
+    // Six more find the slot and the queue taken: each is refused, and never hashes.
+    const refused = await Promise.all(Array.from({ length: 6 }, () => login()));
     for (const r of refused) {
       expect(codes(r)).toEqual(['RATE_LIMITED']);
       expect(r.errors?.[0]?.extensions?.retryAfter).toBe(1);
     }
+    hashes.release();
+    // The hash that ran and the one that waited are served.
+    for (const r of await Promise.all(admitted)) expect(r.errors).toBeUndefined();
     // 7 failures leave this address one attempt under its limit of 8, unless the refusals were counted as failures too.
     for (let i = 0; i < 7; i++) {
       expect(codes(await gql(gated, LoginDocument, { login: user.login, password: `wrong-${i}-pass` }))).toEqual(['INVALID_CREDENTIALS']);
@@ -194,20 +211,25 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
   });
 
   it('refuses a login that waited PASSWORD_HASH_MAX_WAIT_MS for a hashing slot, serving the one that hashed', async () => {
-    // One slot, room to queue, and a hash (2^17, ~0.3-1 s here) far longer than the 100 ms a login may wait.
+    // One slot, room to queue, and the slot held by the first login for as long as the second may wait and longer.
     const gated = await startApp({
-      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '8', PASSWORD_HASH_MAX_WAIT_MS: '100', SCRYPT_N: String(2 ** 17), LOGIN_FAILURES_PER_LOGIN: '2' },
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '8', PASSWORD_HASH_MAX_WAIT_MS: '100', LOGIN_FAILURES_PER_LOGIN: '2' },
     });
     const user = await signUp(gated);
-    const both = await Promise.all([1, 2].map(() => gql(gated, LoginDocument, { login: user.login, password: user.password })));
-    const served = both.filter((r) => !r.errors);
-    const refused = both.filter((r) => r.errors);
-    expect(served).toHaveLength(1);
-    expect(refused).toHaveLength(1);
-    expect(codes(refused[0]!)).toEqual(['RATE_LIMITED']);
+    const login = () => gql(gated, LoginDocument, { login: user.login, password: user.password });
+    const hashes = holdHashes(gated);
+    const first = login();
+    await eventually(() => hashes.held() === 1, { what: 'the first login to hold the slot' });
+    // The second waits behind the held slot: only its wait's end can answer it.
+    let second: Awaited<ReturnType<typeof login>> | undefined;
+    void login().then((answer) => (second = answer));
+    const refused = await eventually(() => second, { what: 'the queued login to be refused' });
+    expect(codes(refused)).toEqual(['RATE_LIMITED']);
     // The hashing gate's refusal, not the failed-attempt limit's.
-    expect(refused[0]!.errors![0]!.message).toMatch(/at once/);
-    expect(refused[0]!.errors![0]!.extensions?.retryAfter).toBe(1);
+    expect(refused.errors![0]!.message).toMatch(/at once/);
+    expect(refused.errors![0]!.extensions?.retryAfter).toBe(1);
+    hashes.release();
+    expect((await first).errors).toBeUndefined();
     // Not counted as a failure: with one wrong password the login is still under its limit of 2.
     expect(codes(await gql(gated, LoginDocument, { login: user.login, password: 'wrong-password' }))).toEqual(['INVALID_CREDENTIALS']);
     // It left the queue: the next login has the slot to itself.
@@ -215,39 +237,29 @@ describe('INVALID_CREDENTIALS and RATE_LIMITED', () => {
   });
 
   it('refuses a login while every hashing slot and queue place is taken before reading the account', async () => {
-    // One slot, one place in the queue, and hashes slow enough (2^17) that two logins in flight keep both taken.
+    // One slot and one place in the queue, and no wait long enough to end the queued login's.
     const gated = await startApp({
-      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', SCRYPT_N: String(2 ** 17), LOGIN_FAILURES_PER_ADDRESS: '20', LOGIN_FAILURES_PER_LOGIN: '20' },
+      env: { PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '1', PASSWORD_HASH_MAX_WAIT_MS: NO_WAIT_LIMIT, LOGIN_FAILURES_PER_ADDRESS: '20', LOGIN_FAILURES_PER_LOGIN: '20' },
     });
     const user = await signUp(gated);
     const login = () => gql(gated, LoginDocument, { login: user.login, password: user.password });
+    const hashes = holdHashes(gated);
+    // Both read the account before they reached the gate, so whatever is read from now on is read by the third.
+    const admitted = [login(), login()];
+    await gateFull(gated, hashes);
     const spy = recordCql(gated);
-    const accountReads = () => spy.statements().filter((c) => /FROM users WHERE login = \?/.test(c)).length;
-    // Two clients keep the slot and the queue place taken, logging in again as soon as each is answered.
-    let done = false;
-    const keepBusy = async () => {
-      while (!done) await login();
-    };
-    // Settled, not awaited as they run: a failure of theirs is reported after the loop below, not as an unhandled one.
-    const busy = Promise.allSettled([keepBusy(), keepBusy()]);
     try {
-      // A third logs in until it is refused while no account is read: without the early refusal, every refused
-      // login reads the account first, so this never happens.
-      const deadline = Date.now() + 30_000;
-      let refusedWithoutRead = false;
-      while (!refusedWithoutRead && Date.now() < deadline) {
-        const readsBefore = accountReads();
-        const res = await login();
-        // The hashing gate's refusal (retryAfter 1), not the failed-attempt limit's.
-        refusedWithoutRead = codes(res)[0] === 'RATE_LIMITED' && /at once/.test(res.errors![0]!.message) && accountReads() === readsBefore;
-      }
-      expect(refusedWithoutRead).toBe(true);
+      const res = await login();
+      // The hashing gate's refusal (retryAfter 1), not the failed-attempt limit's.
+      expect(codes(res)).toEqual(['RATE_LIMITED']);
+      expect(res.errors![0]!.message).toMatch(/at once/);
+      expect(res.errors![0]!.extensions?.retryAfter).toBe(1);
+      expect(spy.statements().filter((c) => /FROM users WHERE login = \?/.test(c))).toEqual([]);
     } finally {
-      done = true;
       spy.stop();
     }
-    for (const loop of await busy) expect(loop.status).toBe('fulfilled');
-    // None of the many refusals was counted as a failure (20 would lock the account): it still logs in.
+    hashes.release();
+    for (const r of await Promise.all(admitted)) expect(r.errors).toBeUndefined();
     expect((await gqlOk(gated, LoginDocument, { login: user.login, password: user.password })).login.token.split('.')).toHaveLength(3);
   });
 });

@@ -13,6 +13,7 @@ import { createItem } from './testkit/marketplace.js';
 import { eventually } from './testkit/poll.js';
 import { signUpMany, type TestUser } from './testkit/users.js';
 import { subscribe, wsClient, type WsClient } from './testkit/ws.js';
+import { withDeadline } from './testkit/poll.js';
 
 let a: App;
 let b: App;
@@ -62,7 +63,7 @@ describe('itemUpdated', () => {
       data: { itemUpdated: { id: item.id, availableUnits: 0, auctionFinished: true, unitPrice: '19.99', seller: { login: seller.login } } },
     });
     // The sale is over: the stream completes, the stale snapshot was never delivered, nothing else follows.
-    await withDeadline(sub.completed, 'the subscription to complete');
+    await withDeadline(sub.completed, 30_000, 'completion of the subscription');
     expect(sub.pending()).toBe(0);
     sub.unsubscribe();
     await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
@@ -86,7 +87,7 @@ describe('itemUpdated', () => {
     expect(await sub.next(20_000)).toEqual({
       data: { itemUpdated: { id: item.id, availableUnits: 0, auctionFinished: true, unitPrice: '19.99', seller: { login: seller.login } } },
     });
-    await withDeadline(sub.completed, 'the subscription to complete');
+    await withDeadline(sub.completed, 30_000, 'completion of the subscription');
     await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
   });
 
@@ -94,7 +95,7 @@ describe('itemUpdated', () => {
     const soon = await createItem(a, seller, { offeredUnits: 3, endDate: new Date(Date.now() + 8_000).toISOString() });
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: soon.id });
     await eventually(() => b.services.pubsub.listeners(itemChannel(soon.id)) === 1, { what: 'subscription live on b' });
-    await withDeadline(sub.completed, 'the subscription to complete at the end date');
+    await withDeadline(sub.completed, 30_000, 'completion of the subscription at the end date');
     expect(sub.pending()).toBe(0);
     expect(b.services.pubsub.listeners(itemChannel(soon.id))).toBe(0);
   });
@@ -115,14 +116,3 @@ describe('itemUpdated', () => {
     expect(later.services.pubsub.listeners(itemChannel(ended.id))).toBe(0);
   });
 });
-
-/** Waits for `promise`, failing (rather than hanging the file) after a generous deadline. */
-async function withDeadline(promise: Promise<void>, what: string, ms = 30_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
-  try {
-    await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

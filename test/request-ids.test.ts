@@ -4,7 +4,7 @@
  * mistake is one info line with its code, an unexpected error one error line
  * with its stack.
  */
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { print } from 'graphql';
 import { BuyItemDocument, MeDocument } from './generated/graphql.js';
@@ -12,7 +12,7 @@ import { createItem } from './testkit/marketplace.js';
 import { startApp } from './testkit/app.js';
 import { gql } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
-import { TcpProxy } from './testkit/tcp-proxy.js';
+import { startAppBehindCassandraProxy } from './testkit/tcp-proxy.js';
 import { wsClient, wsRequest } from './testkit/ws.js';
 import { eventually } from './testkit/poll.js';
 import { onceHook } from './testkit/fault-hooks.js';
@@ -148,11 +148,8 @@ describe('an unexpected error', () => {
 
 describe('storage that does not answer', () => {
   it('is SERVICE_UNAVAILABLE with retryAfter, logged once as a warning, not as a bug', async () => {
-    const [host, port] = inject('cassandraContactPoint').split(':');
-    const proxy = new TcpProxy(host!, Number(port));
-    await proxy.open();
     const ownLogs: string[] = [];
-    const fragile = await startApp({ logs: ownLogs, env: { CASSANDRA_CONTACT_POINTS: `127.0.0.1:${proxy.port}` } });
+    const { app: fragile, proxy } = await startAppBehindCassandraProxy({ logs: ownLogs });
     const user = await signUp(fragile);
     await proxy.close();
     const res = await fetch(`${fragile.url}/graphql`, {

@@ -21,7 +21,7 @@ import { post, roomWith } from './testkit/rooms.js';
 import { cqlRow } from './testkit/cql.js';
 import { failNextStatement, onNextStatement } from './testkit/statement-faults.js';
 import { freePort } from './testkit/free-port.js';
-import { TcpProxy } from './testkit/tcp-proxy.js';
+import { cassandraProxy } from './testkit/tcp-proxy.js';
 import { seedHistory, spreadOverDays } from './testkit/seed-history.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/search-backfill.ts', import.meta.url));
@@ -200,12 +200,10 @@ describe('npm run search:backfill', () => {
     const start = new Date();
     const room = await roomWith(app, alice, [bob]);
     await seedHistory(app, { name: room, createdAt: start }, { login: bob.login, firstname: 'Bob', lastname: '' }, spreadOverDays(start, 2, 3000));
-    const [host, port] = testEnv().CASSANDRA_CONTACT_POINTS!.split(':');
-    const proxy = new TcpProxy(host!, Number(port));
-    await proxy.open();
+    const { proxy, env } = await cassandraProxy();
     try {
       // Cut once the command has read about a page of messages (after connecting, which moves a few KB).
-      const cli = runCli({ CASSANDRA_CONTACT_POINTS: `127.0.0.1:${proxy.port}` });
+      const cli = runCli(env);
       proxy.onceRelayed(150_000, () => void proxy.close());
       const run = await cli;
       expect(run.code).toBe(1);

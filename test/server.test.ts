@@ -1,12 +1,14 @@
-import { describe, expect, it, beforeAll, inject } from 'vitest';
+/** The server as a process: its HTTP endpoints, readiness against storage, and a graceful shutdown. */
+import { describe, expect, it, beforeAll } from 'vitest';
 import type { App } from '../src/app.js';
 import { MeDocument } from './generated/graphql.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { codes, gql } from './testkit/http.js';
 import { signUp } from './testkit/users.js';
-import { TcpProxy } from './testkit/tcp-proxy.js';
+import { startAppBehindCassandraProxy } from './testkit/tcp-proxy.js';
 import { eventually } from './testkit/poll.js';
 import { wsClient } from './testkit/ws.js';
+import { metricValue } from './testkit/metrics.js';
 
 let app: App;
 beforeAll(async () => {
@@ -64,10 +66,7 @@ describe('production mode', () => {
 
 describe('readiness while Cassandra is unreachable', () => {
   it('fails /ready, masks query errors, and recovers when the node is back', async () => {
-    const [host, port] = inject('cassandraContactPoint').split(':');
-    const proxy = new TcpProxy(host!, Number(port));
-    await proxy.open();
-    const behindProxy = await startApp({ env: { CASSANDRA_CONTACT_POINTS: `127.0.0.1:${proxy.port}` } });
+    const { app: behindProxy, proxy } = await startAppBehindCassandraProxy();
     const user = await signUp(behindProxy);
     expect((await fetch(`${behindProxy.url}/ready`)).status).toBe(200);
 
@@ -95,12 +94,12 @@ describe('graceful shutdown', () => {
   it('closes WebSockets with 1001 and stops answering', async () => {
     const doomed = await startApp();
     const client = wsClient(doomed);
-    await eventually(() => doomed.services && true);
     const url = doomed.url;
-    // Make sure the socket is open before stopping.
+    // Stopped once the socket is open (acknowledged) and the server holds it: exactly this one.
     await new Promise<void>((resolve) => client.on('connected', () => resolve()));
+    expect(await metricValue(doomed, 'parley_websockets_open')).toBe(1);
     await stopApp(doomed);
     expect((await client.closed).code).toBe(1001);
-    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    await expect(fetch(`${url}/health`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
   });
 });

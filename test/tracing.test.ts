@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
-import { TcpProxy } from './testkit/tcp-proxy.js';
+import { startAppBehindCassandraProxy } from './testkit/tcp-proxy.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { send } from './testkit/messenger.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
@@ -176,15 +176,11 @@ describe('an operation over graphql-ws', () => {
 
 describe('when Cassandra is unreachable', () => {
   it('marks the CQL, resolver and operation spans with the error class, and the logged error carries the trace id', async () => {
-    const [host, port] = inject('cassandraContactPoint').split(':');
-    const proxy = new TcpProxy(host!, Number(port));
-    await proxy.open();
     const cutLogs: string[] = [];
     const cutSpans = new InMemorySpanExporter();
-    const cut = await startApp({
+    const { app: cut, proxy } = await startAppBehindCassandraProxy({
       logs: cutLogs,
       tracing: { spanProcessor: new SimpleSpanProcessor(cutSpans) },
-      env: { CASSANDRA_CONTACT_POINTS: `127.0.0.1:${proxy.port}` },
     });
     await proxy.close();
 
