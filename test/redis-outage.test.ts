@@ -398,6 +398,9 @@ describe('Redis pub/sub across a reconnect', () => {
       await proxy.close();
       await closed; // the handshake has ended: the held publishes are queued to be sent
       await proxy.open(proxy.port);
+      // Every held publish is sent once the connection is back (the 10,000 first, so the next publish does not
+      // queue behind them and outlast its command timeout on a slow machine), then one more goes through.
+      await eventually(() => heard.length === 10_001, { what: 'the held publishes to be heard', timeoutMs: 30_000 });
       await events.publish('room.r', { n: 'after' });
       await eventually(() => heard.at(-1) === 'after', { what: 'the publish after the handshake' });
       expect(heard.length).toBe(10_002);
