@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The cluster's own tests run with `npm run test:cluster` (vitest.cluster.config.ts).
+    exclude: ['test/cluster/**', 'node_modules/**'],
     globalSetup: ['test/global-setup.ts'],
     // One Cassandra node on a 2-core machine: files run one at a time so
     // concurrency tests measure the node, not the neighbouring test file.

@@ -1,20 +1,41 @@
 /** The files and JVM flags a local node runs with: cassandra.yaml, logback, Java 17's module openings. */
 import { type LocalNodeOptions } from './options.js';
 
-export const CLUSTER_NAME = { kept: 'parley-local', ephemeral: 'parley-ephemeral' } as const;
+export const CLUSTER_NAME = { kept: 'parley-local', ephemeral: 'parley-ephemeral', cluster: 'parley-cluster' } as const;
 
-export function cassandraYaml(opts: LocalNodeOptions): string {
-  const d = opts.dataDir;
-  return `cluster_name: ${opts.ephemeral ? CLUSTER_NAME.ephemeral : CLUSTER_NAME.kept}
+/**
+ * A single node owns 16 tokens and seeds itself. A member of the local cluster owns one token, the cluster's
+ * tokens spaced evenly, and joins without bootstrapping (the cluster starts empty), which is what lets three
+ * nodes come up in seconds each.
+ */
+function ringYaml(opts: LocalNodeOptions): string {
+  const member = opts.clusterMember;
+  if (!member) {
+    return `cluster_name: ${opts.ephemeral ? CLUSTER_NAME.ephemeral : CLUSTER_NAME.kept}
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 1
-partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-commitlog_sync: periodic
-commitlog_sync_period: 10000ms
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
       - seeds: "${opts.host}:${opts.storagePort}"
+`;
+  }
+  return `cluster_name: ${member.clusterName}
+num_tokens: 1
+initial_token: ${member.initialToken}
+auto_bootstrap: false
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "${member.seeds}"
+`;
+}
+
+export function cassandraYaml(opts: LocalNodeOptions): string {
+  const d = opts.dataDir;
+  return `${ringYaml(opts)}partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
 listen_address: ${opts.host}
 rpc_address: ${opts.host}
 storage_port: ${opts.storagePort}

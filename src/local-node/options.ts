@@ -26,6 +26,8 @@ export interface LocalNodeOptions {
   ephemeral: boolean;
   startTimeoutMs: number;
   log: (line: string) => void;
+  /** A node of the local cluster (src/local-node/cluster.ts): its cluster's name, seeds and one token of its own. */
+  clusterMember?: { clusterName: string; seeds: string; initialToken: string };
 }
 
 export function defaultLocalNodeOptions(overrides: Partial<LocalNodeOptions> = {}): LocalNodeOptions {

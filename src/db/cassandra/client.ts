@@ -110,23 +110,47 @@ export class Database {
     return (await this.execute(stmt, params, { consistency: this.serialConsistency })).first() ?? undefined;
   }
 
-  /** A logged batch: all of its statements apply or, after a timeout, eventually all do. */
+  /**
+   * A logged batch: all of its statements apply or, after a timeout, eventually all do.
+   *
+   * A logged batch first writes its batchlog to two other nodes. When one of them is down but not yet known to be
+   * (a node killed, for the seconds before gossip convicts it), that write times out (writeType BATCH_LOG) and
+   * the batch has not run at all. A batch of idempotent statements then runs again as an unlogged batch, with the
+   * write timestamp the logged one had, so it writes exactly what the logged one would have: it needs no batchlog,
+   * only a quorum of each partition's replicas. What it gives up is the batchlog's replay should the coordinator
+   * die midway; the caller then gets an error (a timeout), and retrying the same idempotent statements completes it.
+   */
   async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
     if (queries.length === 0) return;
     this.queryCount += 1;
-    await this.aroundRequest(
-      queries.map((q) => q.stmt.cql),
-      () =>
-        this.client.batch(
-          queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
-          {
-            prepare: true,
-            logged: opts.logged ?? true,
-            isIdempotent: queries.every((q) => q.stmt.idempotent),
-            consistency: this.consistency,
-          },
-        ),
-    );
+    const logged = opts.logged ?? true;
+    const isIdempotent = queries.every((q) => q.stmt.idempotent);
+    const timestamp = logged && isIdempotent ? this.nextTimestamp() : undefined;
+    const send = (asLogged: boolean) =>
+      this.aroundRequest(
+        queries.map((q) => q.stmt.cql),
+        () =>
+          this.client.batch(
+            queries.map((q) => ({ query: q.stmt.cql, params: q.params })),
+            { prepare: true, logged: asLogged, isIdempotent, consistency: this.consistency, ...(timestamp ? { timestamp } : {}) },
+          ),
+      );
+    try {
+      await send(logged);
+    } catch (err) {
+      if (!timestamp || !isBatchlogTimeout(err)) throw err;
+      this.logger.warn({ err: describe(err) }, 'batchlog write timed out (a batchlog replica did not answer); the batch runs unlogged');
+      this.queryCount += 1;
+      await send(false);
+    }
+  }
+
+  /** The next write timestamp of the driver's generator (microseconds, monotonic for this instance). */
+  private nextTimestamp(): cassandra.types.Long {
+    // The client's options are public at run time but missing from the driver's typings.
+    const { options } = this.client as unknown as { options: cassandra.ClientOptions };
+    const next = options.policies?.timestampGeneration?.next(this.client) ?? Date.now() * 1000;
+    return typeof next === 'number' ? types.Long.fromNumber(next) : next;
   }
 
   /**
@@ -200,7 +224,11 @@ export function clientOptions(
     localDataCenter: config.localDataCenter,
     credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
     ...extra,
-    policies: { reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false), ...extra.policies },
+    policies: {
+      reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false),
+      retry: new RetryPolicy(),
+      ...extra.policies,
+    },
   };
 }
 
@@ -211,6 +239,26 @@ export function toConsistencyKey(name: string): keyof typeof types.consistencies
 }
 
 const CAS_WRITE_UNKNOWN = 0x1700; // protocol v5's explicit "LWT outcome unknown"
+
+/** A logged batch whose batchlog could not be written: the batch did not run. */
+export function isBatchlogTimeout(err: unknown): boolean {
+  return (
+    err instanceof errors.ResponseError &&
+    err.code === types.responseErrorCodes.writeTimeout &&
+    (err as { writeType?: string }).writeType === 'BATCH_LOG'
+  );
+}
+
+/**
+ * The driver's retry rules, but for a batchlog write that timed out: the default retries it on the same
+ * coordinator, which picks its batchlog nodes among the same few and waits a whole timeout again; Database.batch
+ * runs such a batch unlogged instead, at once.
+ */
+class RetryPolicy extends policies.retry.RetryPolicy {
+  override onWriteTimeout(): cassandra.policies.retry.DecisionInfo {
+    return this.rethrowResult();
+  }
+}
 
 /** Errors after which a write may or may not have been applied. */
 export function isUnknownOutcome(err: unknown): boolean {

@@ -1,0 +1,86 @@
+/**
+ * A local three-node Apache Cassandra cluster on loopback (127.0.0.2, .3 and .4), from the same jars as the single
+ * node: each node has its own data and log folder and JMX port, one token of the ring spaced evenly, and the first
+ * node as seed. It is for what only a cluster shows: replication factor 3 with quorums, hints, coordinator
+ * failover and batchlog placement. Every address of 127.0.0.0/8 reaches loopback on Linux, so each node listens on
+ * the usual ports of an address of its own.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { cqlAnswers, ensureLocalNode, stopLocalNode } from './launcher.js';
+import { CLUSTER_NAME } from './node-config.js';
+import { defaultLocalNodeOptions, LocalNodeError, type LocalNodeOptions } from './options.js';
+
+export const CLUSTER_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
+export const CLUSTER_CQL_PORT = 9042;
+
+/** The contact points a server or test names to reach the cluster (CASSANDRA_CONTACT_POINTS). */
+export const clusterContactPoints = () => CLUSTER_HOSTS.map((host) => `${host}:${CLUSTER_CQL_PORT}`).join(',');
+
+/** Murmur3's ring split evenly: node i owns the token i/n of the way round from the lowest. */
+function initialToken(index: number): string {
+  const span = 2n ** 64n / BigInt(CLUSTER_HOSTS.length);
+  return String(-(2n ** 63n) + span * BigInt(index));
+}
+
+/** Node `index` (0, 1, 2) of the local cluster. */
+export function clusterNodeOptions(index: number, overrides: Partial<LocalNodeOptions> = {}): LocalNodeOptions {
+  const root = resolve(process.env.CASSANDRA_CLUSTER_DIR ?? '.cassandra/cluster');
+  return defaultLocalNodeOptions({
+    dataDir: join(root, `node${index + 1}`),
+    host: CLUSTER_HOSTS[index]!,
+    port: CLUSTER_CQL_PORT,
+    storagePort: 7000,
+    // JMX listens on 127.0.0.1 whatever the node's address: a port each.
+    jmxPort: 7201 + index,
+    heap: process.env.CASSANDRA_CLUSTER_HEAP ?? '512M',
+    ephemeral: false,
+    clusterMember: { clusterName: CLUSTER_NAME.cluster, seeds: `${CLUSTER_HOSTS[0]}:7000`, initialToken: initialToken(index) },
+    ...overrides,
+  });
+}
+
+/**
+ * Starts the three nodes, the seed first, then the other two side by side; resolves once each answers CQL.
+ * With `fresh`, every node's data is wiped first (a cluster for one test run).
+ */
+export async function startCluster({ fresh = false, log }: { fresh?: boolean; log?: (line: string) => void } = {}): Promise<void> {
+  const nodes = CLUSTER_HOSTS.map((_, i) => clusterNodeOptions(i, log ? { log } : {}));
+  if (fresh) {
+    await stopCluster({ log });
+    for (const node of nodes) rmSync(node.dataDir, { recursive: true, force: true });
+  }
+  await ensureLocalNode(nodes[0]);
+  await Promise.all(nodes.slice(1).map((node) => ensureLocalNode(node)));
+}
+
+export async function stopCluster({ log }: { log?: (line: string) => void } = {}): Promise<void> {
+  await Promise.all(CLUSTER_HOSTS.map((_, i) => stopLocalNode(clusterNodeOptions(i, log ? { log } : {}))));
+}
+
+/** The pid of node `index` as started by this project, if it runs. */
+export function clusterNodePid(index: number): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(clusterNodeOptions(index).dataDir, 'cassandra.pid'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether node `index` answers CQL now. */
+export const clusterNodeAnswers = (index: number) => cqlAnswers(CLUSTER_HOSTS[index]!, CLUSTER_CQL_PORT);
+
+/** Kills node `index` with SIGKILL, as a crash or an OOM killer would, and waits until its CQL port is closed. */
+export async function killClusterNode(index: number): Promise<void> {
+  const pid = clusterNodePid(index);
+  if (!pid) throw new LocalNodeError(`cluster node ${index + 1} is not running`);
+  process.kill(pid, 'SIGKILL');
+  while (await cqlAnswers(CLUSTER_HOSTS[index]!, CLUSTER_CQL_PORT, 200)) await delay(100);
+}
+
+/** Starts node `index` again on its data (after a kill or a stop). */
+export async function restartClusterNode(index: number, log?: (line: string) => void): Promise<void> {
+  await ensureLocalNode(clusterNodeOptions(index, log ? { log } : {}));
+}

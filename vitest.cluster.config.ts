@@ -1,0 +1,27 @@
+/**
+ * `npm run test:cluster`: what only a cluster shows, against the local three-node cluster at replication factor 3
+ * (test/cluster/global-setup.ts starts it when it does not answer): the invariant race tests, unchanged, and the
+ * tests of test/cluster/.
+ */
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: [
+      // The races each LWT or batch guards, with three replicas to agree: register, createRoom, join against
+      // delete, ban against join, buyers against stock, DMs and unread counts, edits, deletions and reactions.
+      'test/accounts.test.ts',
+      'test/rooms-concurrency.test.ts',
+      'test/rooms-actions-concurrency.test.ts',
+      'test/rooms-moderation.test.ts',
+      'test/marketplace-concurrency.test.ts',
+      'test/messenger-concurrency.test.ts',
+      'test/cluster/**/*.test.ts',
+    ],
+    exclude: [],
+    globalSetup: ['test/cluster/global-setup.ts'],
+  },
+});
