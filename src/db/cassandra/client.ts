@@ -114,18 +114,20 @@ export class Database {
    * A logged batch: all of its statements apply or, after a timeout, eventually all do.
    *
    * A logged batch first writes its batchlog to two other nodes. When one of them is down but not yet known to be
-   * (a node killed, for the seconds before gossip convicts it), that write times out (writeType BATCH_LOG) and
-   * the batch has not run at all. A batch of idempotent statements then runs again as an unlogged batch, with the
-   * write timestamp the logged one had, so it writes exactly what the logged one would have: it needs no batchlog,
-   * only a quorum of each partition's replicas. What it gives up is the batchlog's replay should the coordinator
-   * die midway; the caller then gets an error (a timeout), and retrying the same idempotent statements completes it.
+   * (a node killed, for the seconds before gossip convicts it), that write times out (writeType BATCH_LOG): the
+   * batch has not run yet, and the batchlog node that did answer replays it later, with its write timestamp. A
+   * batch whose second run writes exactly what its first did then runs again at once as an unlogged batch, with
+   * the timestamp the logged one had: it needs no batchlog, only a quorum of each partition's replicas, and the
+   * replay that follows changes nothing. Statements that are not idempotent, and a list value (bound as an array,
+   * whose elements get new cell keys at each run, so a second run would repeat them), keep the batch to its error.
    */
   async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
     if (queries.length === 0) return;
     this.queryCount += 1;
     const logged = opts.logged ?? true;
     const isIdempotent = queries.every((q) => q.stmt.idempotent);
-    const timestamp = logged && isIdempotent ? this.nextTimestamp() : undefined;
+    const rerunWritesTheSame = isIdempotent && queries.every((q) => !q.params.some((p) => Array.isArray(p) && p.length > 0));
+    const timestamp = logged && rerunWritesTheSame ? this.nextTimestamp() : undefined;
     const send = (asLogged: boolean) =>
       this.aroundRequest(
         queries.map((q) => q.stmt.cql),
