@@ -27,9 +27,18 @@ export interface Statement {
   readonly cql: string;
   /** Safe to run twice with the same values: the driver may then retry it on another node or after a timeout. */
   readonly idempotent: boolean;
+  /**
+   * Writes a list column (not frozen) from a bound array: each run gives the list's elements new cell keys, so a
+   * second run at the same write timestamp repeats them. Database.batch never runs such a batch twice itself.
+   */
+  readonly writesList?: boolean;
 }
 
-export const cql = (query: string, opts: { idempotent: boolean }): Statement => ({ cql: query, idempotent: opts.idempotent });
+export const cql = (query: string, opts: { idempotent: boolean; writesList?: boolean }): Statement => ({
+  cql: query,
+  idempotent: opts.idempotent,
+  ...(opts.writesList ? { writesList: true } : {}),
+});
 
 export interface LwtOutcome {
   applied: boolean;
@@ -118,15 +127,16 @@ export class Database {
    * batch has not run yet, and the batchlog node that did answer replays it later, with its write timestamp. A
    * batch whose second run writes exactly what its first did then runs again at once as an unlogged batch, with
    * the timestamp the logged one had: it needs no batchlog, only a quorum of each partition's replicas, and the
-   * replay that follows changes nothing. Statements that are not idempotent, and a list value (bound as an array,
-   * whose elements get new cell keys at each run, so a second run would repeat them), keep the batch to its error.
+   * replay that follows changes nothing. A statement that is not idempotent, or that writes a list's elements
+   * (Statement.writesList: they get new cell keys at each run, so a second run repeats them), keeps the batch to
+   * its error.
    */
   async batch(queries: Array<{ stmt: Statement; params: unknown[] }>, opts: { logged?: boolean } = {}): Promise<void> {
     if (queries.length === 0) return;
     this.queryCount += 1;
     const logged = opts.logged ?? true;
     const isIdempotent = queries.every((q) => q.stmt.idempotent);
-    const rerunWritesTheSame = isIdempotent && queries.every((q) => !q.params.some((p) => Array.isArray(p) && p.length > 0));
+    const rerunWritesTheSame = isIdempotent && queries.every((q) => !q.stmt.writesList || !q.params.some((p) => Array.isArray(p) && p.length > 0));
     const timestamp = logged && rerunWritesTheSame ? this.nextTimestamp() : undefined;
     const send = (asLogged: boolean) =>
       this.aroundRequest(

@@ -29,7 +29,7 @@ export interface RoomIncarnation {
 const INSERT_MESSAGE = cql(
   `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms)
    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  { idempotent: true },
+  { idempotent: true, writesList: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
 const INSERT_BY_AUTHOR = cql(
@@ -148,7 +148,8 @@ export class RoomMessageStore {
           message.systemMessage,
           message.replyTo ?? undefined,
           message.mentions.length > 0 ? message.mentions : undefined,
-          message.terms?.length ? message.terms : undefined,
+          // A set column: bound as a Set, so that the only array of the statement is the list of mentions.
+          message.terms?.length ? new Set(message.terms) : undefined,
         ],
       },
       ...threadWrites(message),
