@@ -9,6 +9,7 @@ import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { gqlOk } from './testkit/http.js';
+import { onNextStatement } from './testkit/statement-faults.js';
 import { seedUserRow, signUp, uniqueLogin, type TestUser } from './testkit/users.js';
 import { send, ticksOf, wholeHistory } from './testkit/messenger.js';
 
@@ -114,6 +115,20 @@ describe('unread counts stay exact', () => {
       expect(cleared).toMatchObject({ unreadCount: 0, readUpTo: later.id });
     },
   );
+  it('a read that finds nothing left unread, because another read just landed, answers that read point', async () => {
+    const [a, b] = [await signUp(app1), await signUp(app1)];
+    const last = (await Promise.all([1, 2, 3].map((i) => send(app1, a, b, `m${i}`)))).map((m) => m.id);
+    // B's second device reads on app2. Its row is read first; before its unread ids are read, the first device's
+    // read lands whole on app1: the ids are gone, and the row it already read has no read point yet.
+    let firstRead: { readUpTo?: string | null } | undefined;
+    const staged = onNextStatement(app2, /FROM inbox_unread WHERE owner = \? AND partner = \?/, async () => {
+      firstRead = (await gqlOk(app1, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    });
+    const second = (await gqlOk(app2, MarkConversationReadDocument, { with: a.login }, b.token)).markConversationRead;
+    expect(staged.fired()).toBe(true);
+    expect(firstRead).toMatchObject({ readUpTo: newest(last), unreadCount: 0 });
+    expect(second).toMatchObject({ readUpTo: newest(last), unreadCount: 0 });
+  });
 });
 
 describe('the last message follows message time', () => {

@@ -15,7 +15,13 @@ export async function markConversationRead(ctx: Context, withLogin: string): Pro
   const { stores, clock } = ctx.services;
   const current = await stores.inbox.one(viewer.login, partner.login);
   const readPoint = current.newestUnread;
-  if (!readPoint) return current; // nothing unread: the last read point stands
+  if (!readPoint) {
+    // Nothing unread: the last read point stands. one() reads the row and the
+    // unread ids side by side, so a concurrent read's batch may show in the
+    // ids (none left) before in the row (its read point not yet there). Read
+    // once more: this second row read starts after that batch was seen.
+    return stores.inbox.one(viewer.login, partner.login);
+  }
   const readAt = clock.now();
   await stores.inbox.markRead(viewer.login, partner.login, readPoint, readAt);
   const receipt = { type: 'ConversationRead', reader: viewer.login, readAt, readUpTo: readPoint.toString() } as const;
