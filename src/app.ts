@@ -4,7 +4,7 @@
  * everything down. src/main.ts and the tests both use it. What the server is
  * made of lives in src/server/, a file per concern.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -27,6 +27,7 @@ import type { MarketplaceHooks } from './resolvers/marketplace/runtime.js';
 import { withRequestId } from './server/request-id.js';
 import { TrustedDocuments } from './server/trusted-documents.js';
 import { startTracing, type Tracing } from './server/tracing.js';
+import { refuseUpgradeWhileStarting, StartupState, startingListener } from './server/starting.js';
 
 export interface AppOptions {
   config?: Config;
@@ -57,6 +58,20 @@ export function createApp(options: AppOptions = {}): App {
   let tracing: Tracing | undefined;
   const sockets = new Set<Socket>();
 
+  /** Stops listening, closes WebSockets with 1001, and lets in-flight requests finish for a moment. */
+  async function closeServer(): Promise<void> {
+    if (!server) return;
+    const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+    server.closeIdleConnections();
+    await webSockets?.dispose();
+    // Give in-flight requests a moment to finish, then cut long-lived ones (SSE streams).
+    const grace = setTimeout(() => server?.closeAllConnections(), 2000);
+    await closed;
+    clearTimeout(grace);
+    for (const socket of sockets) socket.destroy();
+    server = undefined;
+  }
+
   const app: App = {
     get services() {
       if (!services) throw new Error('app not started');
@@ -73,7 +88,26 @@ export function createApp(options: AppOptions = {}): App {
       // Read first: a missing or broken manifest stops the start before anything is connected.
       const trusted = TrustedDocuments.load(config.trustedDocuments);
       tracing = startTracing(config.tracing, config.cassandra.keyspace, options.tracing?.spanProcessor);
-      services = await buildServices(config, logger, options.clock, tracing?.aroundCql, options.hooks);
+      // Listening comes first: while storage cannot serve yet, probes and clients are told why (server/starting.ts).
+      const startup = new StartupState();
+      let serving: RequestListener = startingListener(startup);
+      server = createServer(withRequestId((req, res) => serving(req, res), config.trustProxy));
+      server.on('connection', (socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
+      server.on('upgrade', refuseUpgradeWhileStarting);
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      logger.info({ url: `${app.url}/graphql` }, 'Parley is starting');
+      try {
+        services = await buildServices(config, logger, options.clock, tracing?.aroundCql, options.hooks, (reason) => startup.waitingFor(reason));
+      } catch (err) {
+        await closeServer();
+        throw err;
+      }
       // One count of live connections per address for WebSockets and SSE streams alike.
       const live = new LiveConnectionsPerAddress(config.maxLiveConnectionsPerAddress);
       const compiled = config.graphqlJit ? new CompiledOperations(Limits.jit) : undefined;
@@ -89,34 +123,17 @@ export function createApp(options: AppOptions = {}): App {
       const listener = config.httpFastPath
         ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger, prepared })
         : yoga;
-      server = createServer(withRequestId(services.metrics.timeHttpRequests(listener), config.trustProxy));
-      server.on('connection', (socket) => {
-        sockets.add(socket);
-        socket.once('close', () => sockets.delete(socket));
-      });
+      serving = services.metrics.timeHttpRequests(listener);
+      server.off('upgrade', refuseUpgradeWhileStarting);
       webSockets = attachWebSockets(services, yoga, server, trusted, live);
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(config.port, config.host, () => resolve());
-      });
       logger.info({ url: `${app.url}/graphql` }, 'Parley is listening');
       // Purchase recovery: completes purchases bound by a request that died before completing them.
       stopBackgroundJobs = startBackgroundJobs(services);
     },
 
     async stop() {
-      if (server) {
-        logger.info('Parley stopping: refusing new connections, closing WebSockets with 1001, draining');
-        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        await webSockets?.dispose();
-        // Give in-flight requests a moment to finish, then cut long-lived ones (SSE streams).
-        const grace = setTimeout(() => server?.closeAllConnections(), 2000);
-        await closed;
-        clearTimeout(grace);
-        for (const socket of sockets) socket.destroy();
-        server = undefined;
-      }
+      if (server) logger.info('Parley stopping: refusing new connections, closing WebSockets with 1001, draining');
+      await closeServer();
       await stopBackgroundJobs?.();
       stopBackgroundJobs = undefined;
       if (services) {

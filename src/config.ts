@@ -19,6 +19,17 @@ export interface CassandraConfig {
   /** Apply cql/ migrations at start. */
   migrate: boolean;
   requestTimeoutMs: number;
+  /**
+   * How long a start keeps trying while Cassandra cannot serve (no node answers, gossip not settled, too few
+   * replicas up): see src/db/cassandra/startup-wait.ts. Past it, the start fails.
+   */
+  startupTimeoutMs: number;
+  /**
+   * A read (an idempotent SELECT) not answered after this many ms is sent to a second node as well, and the first
+   * answer wins: a node that stalls (a GC pause, a saturated disk) costs a read this much, not a whole timeout.
+   * 0 turns it off.
+   */
+  speculativeReadDelayMs: number;
 }
 
 export interface AuthConfig {
@@ -267,6 +278,8 @@ export function loadConfig(env: Env = process.env): Config {
       serialConsistency: (env.CASSANDRA_SERIAL_CONSISTENCY as CassandraConfig['serialConsistency']) ?? 'LOCAL_SERIAL',
       migrate: bool(env, 'CASSANDRA_MIGRATE', true),
       requestTimeoutMs: int(env, 'CASSANDRA_REQUEST_TIMEOUT_MS', 12_000),
+      startupTimeoutMs: int(env, 'CASSANDRA_STARTUP_TIMEOUT_MS', 120_000),
+      speculativeReadDelayMs: int(env, 'CASSANDRA_SPECULATIVE_READ_DELAY_MS', 250),
     },
     auth: {
       jwtSecret: env.JWT_SECRET || undefined,

@@ -7,6 +7,7 @@ import cluster from 'node:cluster';
 import { createApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { LocalNodeError } from './local-node/launcher.js';
+import { StorageNotReadyError } from './db/cassandra/startup-wait.js';
 import { createLogger } from './server/logging.js';
 import { runPrimary } from './server/workers.js';
 
@@ -31,7 +32,7 @@ async function runInstance(): Promise<void> {
   try {
     await app.start();
   } catch (err) {
-    console.error(err instanceof LocalNodeError ? err.message : err);
+    console.error(err instanceof LocalNodeError || err instanceof StorageNotReadyError ? `Parley cannot start: ${err.message}` : err);
     process.exit(1);
   }
 

@@ -37,7 +37,10 @@ const RECONNECT_ATTEMPTS = 14;
 describe('Cassandra unreachable, then back', () => {
   it('answers SERVICE_UNAVAILABLE during, becomes ready once CQL answers, and locks no one out', async () => {
     proxy.refuseConnections();
-    expect((await fetch(`${app.url}/ready`)).status).toBe(503);
+    const notReady = await fetch(`${app.url}/ready`);
+    expect(notReady.status).toBe(503);
+    // It says which service failed, and how.
+    expect(((await notReady.json()) as { reason: string }).reason).toMatch(/^Cassandra: .+/);
 
     // More attempts than either limit allows, all with the right password.
     for (let i = 0; i < 25; i++) {

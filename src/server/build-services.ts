@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { AroundRequest } from '../db/cassandra/client.js';
 import { connectStorage } from '../db/cassandra/connect.js';
+import type { StartupProgress } from '../db/cassandra/startup-wait.js';
 import { createStores } from '../db/stores.js';
 import { RevocationStore } from '../db/accounts/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
@@ -34,9 +35,11 @@ export async function buildServices(
   aroundCql?: AroundRequest,
   /** Fault hooks of a test (AppOptions.hooks); none in production. */
   hooks?: MarketplaceHooks,
+  /** Told why the start still waits for storage (the instance's /ready shows it meanwhile). */
+  progress?: StartupProgress,
 ): Promise<Services> {
   const metrics = new Metrics(config.metrics);
-  const db = await connectStorage(config.cassandra, logger, aroundCql, metrics.cassandraRequestTracker());
+  const db = await connectStorage(config.cassandra, logger, aroundCql, metrics.cassandraRequestTracker(), progress);
 
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;

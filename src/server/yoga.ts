@@ -7,6 +7,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { buildContext, type Context } from '../context.js';
 import { httpContext } from './http-context.js';
+import { Limits } from '../limits.js';
 import type { Services } from '../services.js';
 import { schema } from '../schema/index.js';
 import { corsFor, originPolicy } from './cors.js';
@@ -53,14 +54,19 @@ export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tra
     }) as YogaPlugin,
     useReadinessCheck({
       endpoint: '/ready',
-      check: async () => {
-        try {
-          await Promise.all([svc.db.ping(), svc.pubsub.ping()]);
-          return true;
-        } catch (err) {
-          logger.warn({ err: (err as Error).message }, 'readiness check failed');
-          return false;
-        }
+      // Not ready: 503 with the reason (which service, what it said), as while the instance starts (server/starting.ts).
+      check: async ({ fetchAPI }) => {
+        const failed = await Promise.all([
+          svc.db.ping().then(() => null, (err: Error) => `Cassandra: ${err.message}`),
+          svc.pubsub.ping().then(() => null, (err: Error) => `pub/sub: ${err.message}`),
+        ]);
+        const reason = failed.filter(Boolean).join('; ');
+        if (!reason) return true;
+        logger.warn({ reason }, 'readiness check failed');
+        return new fetchAPI.Response(JSON.stringify({ ready: false, reason }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': String(Limits.unavailableRetryAfterSeconds) },
+        });
       },
     }),
     useLimitErrorCodes(),

@@ -88,6 +88,7 @@ export class Database {
         queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
         // The driver refuses an undefined tracker (it wants an instance or nothing).
         ...(requestTracker ? { requestTracker } : {}),
+        ...(config.speculativeReadDelayMs > 0 ? { policies: { speculativeExecution: new SpeculativeReads(config.speculativeReadDelayMs) } } : {}),
       }),
     );
   }
@@ -213,6 +214,11 @@ export class Database {
     });
   }
 
+  /** Whether the keyspace answers a read at the configured consistency (a quorum of replicas is up, and agrees). */
+  async quorumAnswers(): Promise<void> {
+    await this.client.execute('SELECT version FROM schema_migrations LIMIT 1', [], { prepare: false, isIdempotent: true });
+  }
+
   async shutdown(): Promise<void> {
     await this.client.shutdown();
   }
@@ -269,6 +275,30 @@ export function isBatchlogTimeout(err: unknown): boolean {
 class RetryPolicy extends policies.retry.RetryPolicy {
   override onWriteTimeout(): cassandra.policies.retry.DecisionInfo {
     return this.rethrowResult();
+  }
+}
+
+/**
+ * One more execution of a read, on the next node of its query plan, when the first has not answered after
+ * `delayMs`; the first answer wins. Reads only: the driver already limits speculation to idempotent statements,
+ * and an idempotent write run twice at once is safe but doubles its replicas' work for no gain (a write waits for
+ * a quorum of replicas, not for one node, so one slow replica does not hold it back; a stalled coordinator is
+ * left after the request timeout, then the write is retried elsewhere).
+ */
+export class SpeculativeReads implements cassandra.policies.speculativeExecution.SpeculativeExecutionPolicy {
+  constructor(private readonly delayMs: number) {}
+
+  init(): void {}
+
+  shutdown(): void {}
+
+  newPlan(_keyspace: string, queryInfo: string | Array<object>): { nextExecution: () => number } {
+    let more = typeof queryInfo === 'string' && /^\s*SELECT\b/i.test(queryInfo) ? 1 : 0;
+    return { nextExecution: () => (more-- > 0 ? this.delayMs : -1) };
+  }
+
+  getOptions(): Map<string, object> {
+    return new Map<string, object>([['delay', Object(this.delayMs)], ['maxSpeculativeExecutions', Object(1)]]);
   }
 }
 

@@ -56,6 +56,11 @@ function replicationCql(config: CassandraConfig): string {
 
 const LEASE_SECONDS = 120;
 
+/** The nodes did not all report the same schema in time (a node slow or down): a migration may be tried again. */
+export class SchemaDisagreementError extends Error {
+  override name = 'SchemaDisagreementError';
+}
+
 /**
  * The driver already waits (up to 10 s) for agreement after a DDL statement;
  * check again, for up to 30 s more, so the next statement never races it on a
@@ -67,7 +72,7 @@ async function schemaAgreement(client: cassandra.Client): Promise<void> {
     if (await metadata.checkSchemaAgreement()) return;
     await delay(200);
   }
-  throw new Error('the cluster did not reach schema agreement within 30 s');
+  throw new SchemaDisagreementError('the nodes did not agree on the schema within 30 s');
 }
 
 export async function migrate(
@@ -75,6 +80,11 @@ export async function migrate(
   contactPoints: string[],
   logger: Logger,
   migrations: Migration[] = loadMigrations(),
+  /**
+   * Who takes the migration lease. A start that tries again after a failure passes the same owner each time: a
+   * lease its failed attempt could not give back is its own, not another instance's to wait out.
+   */
+  owner: string = randomUUID(),
 ): Promise<string[]> {
   const ks = config.keyspace;
   if (!/^[a-z][a-z0-9_]{0,47}$/.test(ks)) throw new Error(`invalid keyspace name "${ks}"`);
@@ -103,7 +113,6 @@ export async function migrate(
     await client.execute(query);
     await schemaAgreement(client);
   };
-  const owner = randomUUID();
   const applied: string[] = [];
   try {
     await client.connect();
@@ -135,7 +144,8 @@ export async function migrate(
         [owner],
         { prepare: true },
       );
-      if (rs.first()['[applied]']) break;
+      const lease = rs.first();
+      if (lease['[applied]'] || lease.owner === owner) break;
       if (Date.now() > deadline) throw new Error('timed out waiting for another instance to finish migrating');
       logger.info('another instance is migrating; waiting');
       await delay(500 + Math.random() * 500);
