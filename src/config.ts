@@ -105,7 +105,10 @@ export interface RoomsConfig {
   postWindowSeconds: number;
   /** How long a presence entry lives without a heartbeat: a user of a crashed instance goes offline within about 4/3 of it. */
   presenceTtlMs: number;
-  /** How often each instance finishes the cleanups of deleted rooms whose deleting request died midway. */
+  /**
+   * How often each instance finishes the cleanups of deleted rooms whose deleting request died midway, and the
+   * joins whose system message or read marker a request left unwritten (resolvers/rooms/join-completion.ts).
+   */
   cleanupRecoveryIntervalMs: number;
   /** The job leaves a deletion younger than this to the request that made it, which is most likely still cleaning up. */
   cleanupRecoveryGraceMs: number;

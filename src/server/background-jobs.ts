@@ -5,6 +5,7 @@
 import type { Services } from '../services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
 import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
+import { finishPendingJoins } from '../resolvers/rooms/join-completion.js';
 
 /** Stops the job and waits for a run in progress. */
 export type BackgroundJob = () => Promise<void>;
@@ -12,7 +13,12 @@ export type BackgroundJob = () => Promise<void>;
 /** Every background job of an instance, started together; the result stops them all. */
 export function startBackgroundJobs(services: Services): BackgroundJob {
   services.rooms.presence.start();
-  const jobs = [startPurchaseRecovery(services), startRoomCleanupRecovery(services), () => services.rooms.presence.stop()];
+  const jobs = [
+    startPurchaseRecovery(services),
+    startRoomCleanupRecovery(services),
+    startJoinCompletion(services),
+    () => services.rooms.presence.stop(),
+  ];
   return async () => {
     await Promise.all(jobs.map((stop) => stop()));
   };
@@ -31,6 +37,14 @@ function startRoomCleanupRecovery(services: Services): BackgroundJob {
   return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingCleanups(services), {
     done: 'finished the cleanups of deleted rooms',
     failed: 'room cleanup recovery failed',
+  }));
+}
+
+/** Completes the joins whose system message or read marker a request left unwritten: at start, then every interval. */
+function startJoinCompletion(services: Services): BackgroundJob {
+  return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingJoins(services), {
+    done: 'completed pending joins',
+    failed: 'join completion failed',
   }));
 }
 

@@ -211,6 +211,12 @@ export class RoomStore {
     return isComplete(current) ? { status: 'changed', room: toRoom(current) } : { status: 'gone' };
   }
 
+  /** The room now stored under `name`, read at SERIAL (an LWT in flight on it finishes first). */
+  async byNameSerial(name: string): Promise<RoomRecord | undefined> {
+    const row = await this.db.readSerial(SELECT_ONE, [name]);
+    return isComplete(row) ? toRoom(row) : undefined;
+  }
+
   /** When the room now stored under `name` was created, read at SERIAL (an LWT in flight on it finishes first). */
   async createdAtSerial(name: string): Promise<Date | undefined> {
     const row = await this.db.readSerial(SELECT_ONE, [name]);

@@ -126,7 +126,7 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     await stores.rooms.leave(room.name, login, entries);
   }
   const text = `${person.firstname} ${person.lastname} was ${ban ? 'banned from' : 'removed from'} the room`;
-  await postSystemMessage(ctx, room, person, text, { kind: 'ParticipantRemoved', roomName: room.name, user: person, by, banned: ban });
+  await postSystemMessage(ctx.services, room, person, text, { kind: 'ParticipantRemoved', roomName: room.name, user: person, by, banned: ban });
   return {
     ...room,
     participants: room.participants.filter((p) => p.login !== login),

@@ -68,7 +68,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
   const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(participants, content) };
   const { stores } = ctx.services;
-  const at = postTime(ctx, room);
+  const at = postTime(ctx.services, room);
 
   const turn = ctx.services.rooms.sequencer.take(name);
   const message = newMessage(room, at, author, content, false, thread);

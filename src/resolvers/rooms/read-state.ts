@@ -10,6 +10,7 @@
  * Limits.room.readState.scanRows rows) and one read of the mention rows after the marker.
  */
 import { roomMessageKey, type Context } from '../../context.js';
+import type { Services } from '../../services.js';
 import type { MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { madeAfter, timeUuidDate } from '../../db/cassandra/timeuuids.js';
@@ -137,8 +138,8 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
 }
 
 /** A new participant has read everything up to their join. */
-export async function readUpToJoin(ctx: Context, room: RoomRecord, login: string, joinMessageId: string): Promise<void> {
-  await ctx.services.stores.readState.change(login, room.name, (current) => {
+export async function readUpToJoin(services: Services, room: RoomRecord, login: string, joinMessageId: string): Promise<void> {
+  await services.stores.readState.change(login, room.name, (current) => {
     const mine = markerIn(room, current);
     return mine && timeUuidDate(mine) >= timeUuidDate(joinMessageId) ? 'unchanged' : joinMessageId;
   });

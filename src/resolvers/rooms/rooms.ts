@@ -15,8 +15,8 @@ import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { postSystemMessage } from './system-messages.js';
+import { completeJoin, dropJoin, listJoin } from './join-completion.js';
 import { bannedFrom } from './moderation.js';
-import { readUpToJoin } from './read-state.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
@@ -63,24 +63,23 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
     throw limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`);
   }
   const person = await viewerPerson(ctx);
-  const { stores, logger } = ctx.services;
+  const { services } = ctx;
+  const { stores, logger } = services;
   // The user's list first, the room second: a deletion that commits after the
   // join sees the new participant and removes this entry afterwards; a join
   // that loses to the deletion takes its entry back itself.
   await stores.rooms.addToUser(person.login, name);
+  // Listed before the LWT: whatever happens to this request after it, the join is completed (join-completion.ts).
+  const listed = await listJoin(services, name, person.login);
   const joined = await stores.rooms.addParticipantIfExists(room, person);
   if (joined !== 'joined') {
-    await stores.rooms.removeFromUser(person.login, name);
+    await Promise.all([stores.rooms.removeFromUser(person.login, name), dropJoin(services, listed)]);
     throw joined === 'banned' ? bannedFrom(name) : notFound('Room');
   }
-  // A newcomer has read everything up to their join: history before it is not "unread".
-  await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} joins the room`, {
-    kind: 'ParticipantJoined',
-    roomName: name,
-    user: person,
-  })
-    .then((joined) => readUpToJoin(ctx, room, person.login, joined.messageId))
-    .catch((err) => logger.error({ err, room: name }, 'joined, but the join message or read marker failed'));
+  // The join applied: the user is a participant whatever follows. What follows is completed later if it fails now.
+  await completeJoin(services, room, person, listed).catch((err) =>
+    logger.warn({ err, room: name }, 'joined; the join message or read marker is left to the pending-joins job'),
+  );
   return { ...room, participants: [...room.participants, person] };
 }
 
@@ -99,7 +98,7 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
   await stores.rooms.leave(name, viewer.login, entries);
   if (entries.length === 0) return false;
   const person = await viewerPerson(ctx);
-  await postSystemMessage(ctx, room, person, `${person.firstname} ${person.lastname} leaves the room`, {
+  await postSystemMessage(ctx.services, room, person, `${person.firstname} ${person.lastname} leaves the room`, {
     kind: 'ParticipantLeft',
     roomName: name,
     user: person,

@@ -2,7 +2,7 @@
  * The server's own messages in a room ("… joins the room", "… was removed"),
  * and when any message is posted.
  */
-import type { Context } from '../../context.js';
+import type { Services } from '../../services.js';
 import { newMessage, type ChatUser, type MessageRecord } from './model.js';
 import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
@@ -12,27 +12,27 @@ import type { RoomEvent } from './feed.js';
  * When a message is posted: now, but never before its room was created, so a
  * server whose clock lags cannot post below the room's history floor.
  */
-export function postTime(ctx: Context, room: RoomIncarnation): Date {
-  const now = ctx.services.clock.now();
+export function postTime(services: Services, room: RoomIncarnation): Date {
+  const now = services.clock.now();
   return now < room.createdAt ? room.createdAt : now;
 }
 
-/** Posts a system message ("... joins the room") and publishes `before` and the message, in that order. */
+/** Posts a system message ("... leaves the room") and publishes `before` and the message, in that order. */
 export async function postSystemMessage(
-  ctx: Context,
+  services: Services,
   room: RoomRecord,
   person: ChatUser,
   text: string,
   before: RoomEvent,
 ): Promise<MessageRecord> {
-  const at = postTime(ctx, room);
-  const turn = ctx.services.rooms.sequencer.take(room.name);
+  const at = postTime(services, room);
+  const turn = services.rooms.sequencer.take(room.name);
   const message = newMessage(room, at, person, text, true);
   try {
-    await ctx.services.stores.roomMessages.insert(room, message);
+    await services.stores.roomMessages.insert(room, message);
   } catch (err) {
     turn.cancel();
-    await ctx.services.rooms.sequencer.take(room.name).publish([before]);
+    await services.rooms.sequencer.take(room.name).publish([before]);
     throw err;
   }
   await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);

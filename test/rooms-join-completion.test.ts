@@ -1,0 +1,102 @@
+/**
+ * A join is whole only with its system message and the newcomer's read marker. Its request is stopped at each
+ * step after listing the join (the LWT never sent; the message's write lost; the marker's write lost): the job of
+ * another instance completes each join that applied, exactly once, and drops the one that did not. The requests
+ * run on an instance whose clock is an hour behind, so their listings are past the job's grace at once while no
+ * other test's fresh joins are.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { HistoryDocument, JoinRoomDocument, RoomReadStateDocument } from './generated/graphql.js';
+import { ManualClock, startApp } from './testkit/app.js';
+import { codes, gql, gqlOk } from './testkit/http.js';
+import { post, roomWith } from './testkit/rooms.js';
+import { signUp, type TestUser } from './testkit/users.js';
+import { cqlRows } from './testkit/cql.js';
+import { eventually } from './testkit/poll.js';
+import { onNextStatement } from './testkit/statement-faults.js';
+
+let behind: App;
+let creator: TestUser;
+beforeAll(async () => {
+  behind = await startApp({ clock: new ManualClock(new Date(Date.now() - 3_600_000)) });
+  creator = await signUp(behind);
+});
+
+/** The request stops here, as if its instance died: the statement is never sent. */
+const lostAt = (pattern: RegExp) =>
+  onNextStatement(behind, pattern, async () => {
+    throw new Error('the instance was lost here');
+  });
+
+async function pendingJoinsOf(room: string) {
+  const rows = [];
+  for (const offset of [-1, 0, 1]) {
+    const day = Number(new Date(Date.now() - 3_600_000 + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', ''));
+    rows.push(...(await cqlRows(behind, 'SELECT login, message_id FROM pending_room_joins WHERE day = ? AND room_name = ?', [day, room])));
+  }
+  return rows.map((r) => ({ login: r.login as string, messageId: (r.message_id?.toString() as string | undefined) ?? null }));
+}
+
+async function joinMessagesOf(room: string, user: TestUser) {
+  const edges = (await gqlOk(behind, HistoryDocument, { roomName: room, first: 50 }, creator.token)).room!.messages!.edges;
+  return edges.filter((e) => e.node.systemMessage && e.node.author?.login === user.login && /joins the room$/.test(e.node.content ?? '')).map((e) => e.node.id);
+}
+
+const readStateOf = async (room: string, user: TestUser) => (await gqlOk(behind, RoomReadStateDocument, { roomName: room }, user.token)).room!.readState!;
+
+describe('a join left half done is completed by the job', () => {
+  it('completes each join that applied exactly once, and drops the one that did not', async () => {
+    // A whole join leaves nothing listed.
+    const whole = await signUp(behind);
+    const wholeRoom = await roomWith(behind, creator);
+    await gqlOk(behind, JoinRoomDocument, { roomName: wholeRoom }, whole.token);
+    expect(await pendingJoinsOf(wholeRoom)).toEqual([]);
+    expect(await joinMessagesOf(wholeRoom, whole)).toHaveLength(1);
+
+    // 1. The system message's write is lost: the join is answered (it applied), without its message.
+    const [noMessage, noMarker, noJoin] = [await signUp(behind), await signUp(behind), await signUp(behind)];
+    const roomA = await roomWith(behind, creator);
+    await post(behind, creator, roomA, 'before the join');
+    const lostMessage = lostAt(/INSERT INTO chat_room_messages/);
+    expect((await gqlOk(behind, JoinRoomDocument, { roomName: roomA }, noMessage.token)).joinRoom.name).toBe(roomA);
+    expect(lostMessage.fired()).toBe(true);
+    expect(await joinMessagesOf(roomA, noMessage)).toEqual([]);
+    expect(await readStateOf(roomA, noMessage)).toMatchObject({ lastReadMessage: null, firstUnreadMessage: { content: 'before the join' } });
+    const [listedA] = await pendingJoinsOf(roomA);
+    expect(listedA).toMatchObject({ login: noMessage.login, messageId: expect.any(String) });
+
+    // 2. The message is written, the read marker's write is lost.
+    const roomB = await roomWith(behind, creator);
+    const lostMarker = lostAt(/UPDATE room_read_markers SET read_up_to/);
+    await gqlOk(behind, JoinRoomDocument, { roomName: roomB }, noMarker.token);
+    expect(lostMarker.fired()).toBe(true);
+    const [writtenB] = await joinMessagesOf(roomB, noMarker);
+    expect(writtenB).toBeDefined();
+    expect(await pendingJoinsOf(roomB)).toEqual([{ login: noMarker.login, messageId: expect.any(String) }]);
+    expect((await readStateOf(roomB, noMarker)).lastReadMessage).toBeNull();
+
+    // 3. The join's LWT is never sent: the request fails, the join never applied.
+    const roomC = await roomWith(behind, creator);
+    const lostJoin = lostAt(/participants = participants \+ \?/);
+    expect(codes(await gql(behind, JoinRoomDocument, { roomName: roomC }, noJoin.token))).toEqual(['INTERNAL_SERVER_ERROR']);
+    expect(lostJoin.fired()).toBe(true);
+    expect(await pendingJoinsOf(roomC)).toEqual([{ login: noJoin.login, messageId: null }]);
+
+    // Two instances with the job, started at once, settle the three listings.
+    await Promise.all([startApp(), startApp()]);
+    await eventually(async () => (await Promise.all([roomA, roomB, roomC].map(pendingJoinsOf))).every((rows) => rows.length === 0), {
+      what: 'the job to settle the three listings',
+      timeoutMs: 20_000,
+    });
+
+    const [messageA, ...moreA] = await joinMessagesOf(roomA, noMessage);
+    expect(moreA).toEqual([]);
+    expect(await readStateOf(roomA, noMessage)).toMatchObject({ lastReadMessage: { id: messageA }, unreadCount: 0 });
+    expect(await joinMessagesOf(roomB, noMarker)).toEqual([writtenB]);
+    expect(await readStateOf(roomB, noMarker)).toMatchObject({ lastReadMessage: { id: writtenB }, unreadCount: 0 });
+    expect(await joinMessagesOf(roomC, noJoin)).toEqual([]);
+    const roomCHistory = (await gqlOk(behind, HistoryDocument, { roomName: roomC, first: 50 }, creator.token)).room!.messages!.edges;
+    expect(roomCHistory.filter((e) => e.node.systemMessage)).toEqual([]);
+  });
+});
