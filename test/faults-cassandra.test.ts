@@ -8,7 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { LoginDocument, MeDocument } from './generated/graphql.js';
+import { CreateRoomDocument, LoginDocument, MeDocument } from './generated/graphql.js';
+import { onNextStatement } from './testkit/statement-faults.js';
+import { uniqueRoomName } from './testkit/rooms.js';
 import { codes, gql } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';
 import { startAppBehindCassandraProxy, type TcpProxy } from './testkit/tcp-proxy.js';
@@ -63,5 +65,26 @@ describe('Cassandra unreachable, then back', () => {
     expect(login.errors).toBeUndefined();
     expect(login.data?.login.user.login).toBe(user.login);
     expect((await gql(app, MeDocument, {}, user.token)).data?.me?.login).toBe(user.login);
+  });
+
+  it('a connection lost once an LWT was sent: the outcome is read back, and the answer says it (never an internal error)', async () => {
+    const name = uniqueRoomName('lost');
+    // createRoom's LWT goes out and applies; its answer is dropped and its connection cut (a coordinator killed
+    // mid-request); the proxy relays again at once, as another node would answer.
+    const staged = onNextStatement(app, /INSERT INTO chat_rooms .* IF NOT EXISTS/s, async () => {
+      proxy.onceRequested(() => {
+        proxy.dropReplies();
+        proxy.onceRelayed(1, () => {
+          proxy.refuseConnections();
+          void proxy.open();
+        });
+      });
+    });
+    const created = await gql(app, CreateRoomDocument, { input: { name } }, user.token);
+    expect(staged.fired()).toBe(true);
+    expect(created.errors).toBeUndefined();
+    expect(created.data?.createRoom.name).toBe(name);
+    // It applied once: the name is taken.
+    expect(codes(await gql(app, CreateRoomDocument, { input: { name } }, user.token))).toEqual(['ROOM_EXISTS']);
   });
 });

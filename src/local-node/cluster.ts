@@ -1,7 +1,7 @@
 /**
  * A local three-node Apache Cassandra cluster on loopback (127.0.0.2, .3 and .4), from the same jars as the single
  * node: each node has its own data and log folder and JMX port, one token of the ring spaced evenly, and the first
- * node as seed. It is for what only a cluster shows: replication factor 3 with quorums, hints, coordinator
+ * two nodes as seeds. It is for what only a cluster shows: replication factor 3 with quorums, hints, coordinator
  * failover and batchlog placement. Every address of 127.0.0.0/8 reaches loopback on Linux, so each node listens on
  * the usual ports of an address of its own.
  */
@@ -14,6 +14,11 @@ import { defaultLocalNodeOptions, LocalNodeError, type LocalNodeOptions } from '
 
 export const CLUSTER_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
 export const CLUSTER_CQL_PORT = 9042;
+/**
+ * Two seeds: a seed that restarts (in a rolling restart) learns the ring from the other one. With one seed, a
+ * restarted seed had only non-seed peers to ask and could fail its start.
+ */
+const SEEDS = [CLUSTER_HOSTS[0], CLUSTER_HOSTS[1]];
 
 /** The contact points a server or test names to reach the cluster (CASSANDRA_CONTACT_POINTS). */
 export const clusterContactPoints = () => CLUSTER_HOSTS.map((host) => `${host}:${CLUSTER_CQL_PORT}`).join(',');
@@ -36,13 +41,13 @@ export function clusterNodeOptions(index: number, overrides: Partial<LocalNodeOp
     jmxPort: 7201 + index,
     heap: process.env.CASSANDRA_CLUSTER_HEAP ?? '512M',
     ephemeral: false,
-    clusterMember: { clusterName: CLUSTER_NAME.cluster, seeds: `${CLUSTER_HOSTS[0]}:7000`, initialToken: initialToken(index) },
+    clusterMember: { clusterName: CLUSTER_NAME.cluster, seeds: SEEDS.map((host) => `${host}:7000`).join(','), initialToken: initialToken(index) },
     ...overrides,
   });
 }
 
 /**
- * Starts the three nodes, the seed first, then the other two side by side; resolves once each answers CQL.
+ * Starts the three nodes, the first seed first, then the other two side by side; resolves once each answers CQL.
  * With `fresh`, every node's data is wiped first (a cluster for one test run).
  */
 export async function startCluster({ fresh = false, log }: { fresh?: boolean; log?: (line: string) => void } = {}): Promise<void> {

@@ -139,8 +139,11 @@ export async function ensureLocalNode(opts: LocalNodeOptions = defaultLocalNodeO
     `-Dcassandra.storagedir=${opts.dataDir}`,
     '-Dcassandra-foreground=yes',
     '-Dcassandra.skip_wait_for_gossip_to_settle=0',
-    // A fresh single node otherwise sleeps 30 s of ring delay before it serves.
-    '-Dcassandra.ring_delay_ms=100',
+    // A fresh single node otherwise sleeps 30 s of ring delay before it serves. A cluster member keeps a few
+    // seconds: on every start it first asks its seeds and known peers for the ring (a shadow round), and gives up
+    // with "Unable to gossip with any peers" when none answered within one ring delay, which 100 ms on a busy
+    // 2-core machine was not.
+    `-Dcassandra.ring_delay_ms=${opts.clusterMember ? 5000 : 100}`,
     '-XX:+ExitOnOutOfMemoryError',
     `-Dcassandra.jmx.local.port=${opts.jmxPort}`,
     ...(opts.ephemeral ? ['-Dcassandra.unsafesystem=true'] : []),

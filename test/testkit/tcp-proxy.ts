@@ -12,6 +12,7 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private relayed = 0;
   private afterRelayed?: { bytes: number; action: () => void };
+  private onRequest?: () => void;
   private repliesDropped = false;
   private requestsDropped = false;
   private refusing = false;
@@ -51,6 +52,9 @@ export class TcpProxy {
       });
       client.on('data', (chunk: Buffer) => {
         this.relay(() => !this.requestsDropped && upstream.write(chunk));
+        const action = this.onRequest;
+        this.onRequest = undefined;
+        action?.();
       });
       client.once('close', () => upstream.destroy());
       upstream.once('close', () => client.destroy());
@@ -79,6 +83,11 @@ export class TcpProxy {
     const held = this.held ?? [];
     this.held = undefined;
     for (const send of held) send();
+  }
+
+  /** Runs `action` once, right after the next bytes from a client were relayed (say, to cut a request's connection once it was sent). */
+  onceRequested(action: () => void): void {
+    this.onRequest = action;
   }
 
   /** Runs `action` once, when `bytes` more have come back from the node (say, to cut storage off midway through a read). */

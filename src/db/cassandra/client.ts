@@ -3,6 +3,7 @@
  * configured consistency, marked idempotent when it is safe to repeat, and, for
  * lightweight transactions, never retried blindly after an unknown outcome.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
@@ -39,6 +40,11 @@ export const cql = (query: string, opts: { idempotent: boolean; writesList?: boo
   idempotent: opts.idempotent,
   ...(opts.writesList ? { writesList: true } : {}),
 });
+
+/** Whether running `stmt` with `params` twice writes what once does (Statement.idempotent, and no list element bound). */
+function runsTwiceTheSame(stmt: Statement, params: unknown[]): boolean {
+  return stmt.idempotent && !(stmt.writesList && params.some((p) => Array.isArray(p) && p.length > 0));
+}
 
 export interface LwtOutcome {
   applied: boolean;
@@ -102,7 +108,7 @@ export class Database {
     return this.aroundRequest(stmt.cql, () =>
       this.client.execute(stmt.cql, params, {
         prepare: true,
-        isIdempotent: stmt.idempotent,
+        isIdempotent: runsTwiceTheSame(stmt, params),
         consistency: opts.consistency ?? this.consistency,
         fetchSize: opts.fetchSize,
         pageState: opts.pageState,
@@ -136,9 +142,10 @@ export class Database {
     if (queries.length === 0) return;
     this.queryCount += 1;
     const logged = opts.logged ?? true;
-    const isIdempotent = queries.every((q) => q.stmt.idempotent);
-    const rerunWritesTheSame = isIdempotent && queries.every((q) => !q.stmt.writesList || !q.params.some((p) => Array.isArray(p) && p.length > 0));
-    const timestamp = logged && rerunWritesTheSame ? this.nextTimestamp() : undefined;
+    // Idempotent for the driver too (which then retries it after a lost connection or a client timeout, and runs
+    // it on another node) only when a second run writes exactly what the first did.
+    const isIdempotent = queries.every((q) => runsTwiceTheSame(q.stmt, q.params));
+    const timestamp = logged && isIdempotent ? this.nextTimestamp() : undefined;
     const send = (asLogged: boolean) =>
       this.aroundRequest(
         queries.map((q) => q.stmt.cql),
@@ -175,34 +182,43 @@ export class Database {
   }
 
   /**
-   * Runs a lightweight transaction. When it times out its outcome is unknown:
-   * it may have applied. The one rule, kept here: never retry it blindly;
-   * ask `learnOutcome` (which reads back at SERIAL through readSerial) whether
-   * it applied, and return that.
+   * Runs a lightweight transaction. When it times out, or its connection is
+   * lost once it was sent, its outcome is unknown: it may have applied. The
+   * one rule, kept here: never retry it blindly; ask `learnOutcome` (which
+   * reads back at SERIAL through readSerial) whether it applied. Applied: that
+   * is the answer. Not applied: the SERIAL read has settled the partition, so
+   * this attempt never will apply; the statement runs once more as a new
+   * attempt, whose own answer (or read back) is the one returned. A request
+   * whose coordinator dies is then answered as if that node had not been
+   * there, instead of "not applied" for a write that simply never ran.
    */
   async lwt(
     stmt: Statement,
     params: unknown[],
     learnOutcome: () => Promise<LwtOutcome>,
   ): Promise<LwtOutcome> {
-    let result: ResultSet;
-    this.queryCount += 1;
-    try {
-      result = await this.aroundRequest(stmt.cql, () =>
-        this.client.execute(stmt.cql, params, {
-          prepare: true,
-          isIdempotent: false,
-          consistency: this.consistency,
-          serialConsistency: this.serialConsistency,
-        }),
-      );
-    } catch (err) {
-      if (!isUnknownOutcome(err)) throw err;
-      this.logger.warn({ err: describe(err), cql: stmt.cql }, 'LWT outcome unknown; reading back at SERIAL');
-      return learnOutcome();
+    for (let attempt = 1; ; attempt++) {
+      this.queryCount += 1;
+      let result: ResultSet;
+      try {
+        result = await this.aroundRequest(stmt.cql, () =>
+          this.client.execute(stmt.cql, params, {
+            prepare: true,
+            isIdempotent: false,
+            consistency: this.consistency,
+            serialConsistency: this.serialConsistency,
+          }),
+        );
+      } catch (err) {
+        if (!isUnknownOutcome(err)) throw err;
+        this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
+        const learned = await untilAnswered(learnOutcome);
+        if (learned.applied || attempt === LWT_ATTEMPTS) return learned;
+        continue;
+      }
+      const row = result.first();
+      return { applied: Boolean(row?.['[applied]']), row };
     }
-    const row = result.first();
-    return { applied: Boolean(row?.['[applied]']), row };
   }
 
   async ping(timeoutMs = 2000): Promise<void> {
@@ -222,6 +238,28 @@ export class Database {
   async shutdown(): Promise<void> {
     await this.client.shutdown();
   }
+}
+
+/** Runs of one LWT when the previous one's outcome was unknown and read back as not applied. */
+const LWT_ATTEMPTS = 2;
+
+/** Pauses between reads back of an LWT's outcome while storage cannot answer: under a second in all. */
+const READ_BACK_PAUSES_MS = [100, 250, 500];
+
+/**
+ * Runs a read back, again after a pause while storage cannot answer it: an LWT whose connection was lost leaves
+ * the driver reconnecting (its first attempt comes within 100 ms), and its outcome is worth that wait.
+ */
+async function untilAnswered<T>(read: () => Promise<T>): Promise<T> {
+  for (const pause of READ_BACK_PAUSES_MS) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!isStorageUnavailable(err)) throw err;
+      await delay(pause);
+    }
+  }
+  return read();
 }
 
 /**
@@ -302,9 +340,21 @@ export class SpeculativeReads implements cassandra.policies.speculativeExecution
   }
 }
 
+/**
+ * The connection the request went out on closed before its answer came (its node was killed, or the network cut):
+ * the driver retries an idempotent request elsewhere itself, and hands any other one back with this error.
+ */
+function isLostConnection(err: unknown): boolean {
+  const e = err as { isSocketError?: boolean; requestNotWritten?: boolean };
+  return err instanceof errors.DriverError && e.isSocketError === true;
+}
+
+/** Sent, then its connection lost: the node may have applied it. */
+const isLostAfterSending = (err: unknown) => isLostConnection(err) && (err as { requestNotWritten?: boolean }).requestNotWritten !== true;
+
 /** Errors after which a write may or may not have been applied. */
 export function isUnknownOutcome(err: unknown): boolean {
-  if (err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.OperationTimedOutError || isLostAfterSending(err)) return true;
   if (err instanceof errors.NoHostAvailableError) {
     return Object.values(err.innerErrors ?? {}).some((inner) => isUnknownOutcome(inner));
   }
@@ -332,7 +382,7 @@ const UNAVAILABLE_RESPONSES: ReadonlySet<number> = new Set([
 /** Errors that mean Cassandra could not be reached or could not answer in time: retry later, not a bug. */
 export function isStorageUnavailable(err: unknown): boolean {
   if (err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError) return true;
-  if (err instanceof errors.BusyConnectionError) return true;
+  if (err instanceof errors.BusyConnectionError || isLostConnection(err)) return true;
   if (err instanceof errors.ResponseError) return UNAVAILABLE_RESPONSES.has(err.code);
   return false;
 }
