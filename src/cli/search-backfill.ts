@@ -8,6 +8,7 @@
 import { loadConfig } from '../config.js';
 import { isStorageUnavailable, type Database } from '../db/cassandra/client.js';
 import { connectStorage } from '../db/cassandra/connect.js';
+import { StorageNotReadyError } from '../db/cassandra/startup-wait.js';
 import { createStores } from '../db/stores.js';
 import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
 import { createLogger } from '../server/logging.js';
@@ -19,7 +20,9 @@ let db: Database | undefined;
 try {
   const config = loadConfig();
   const logger = createLogger(config);
-  db = await connectStorage(config.cassandra, logger);
+  // An operator at a terminal: told at once that Cassandra does not serve, unless they set how long to wait.
+  const startupTimeoutMs = process.env.CASSANDRA_STARTUP_TIMEOUT_MS ? config.cassandra.startupTimeoutMs : 0;
+  db = await connectStorage({ ...config.cassandra, startupTimeoutMs }, logger);
   const where = `${db.client.getState().getConnectedHosts().map((h) => h.address).join(', ')}, keyspace ${config.cassandra.keyspace}`;
   const started = performance.now();
   let pages = 0;
@@ -34,7 +37,7 @@ try {
 } catch (err) {
   // An operator's command: say what failed in one line, without a stack (the driver's own messages embed
   // their inner errors' stacks); running it again is safe.
-  const reason = isStorageUnavailable(err)
+  const reason = isStorageUnavailable(err) || err instanceof StorageNotReadyError
     ? `Cassandra did not answer (${(err as Error).name}); check that it runs and CASSANDRA_CONTACT_POINTS`
     : String((err as Error).message ?? err).split('\n')[0];
   console.error(`search backfill failed: ${reason} (running it again is safe)`);

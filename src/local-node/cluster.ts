@@ -89,3 +89,14 @@ export async function killClusterNode(index: number): Promise<void> {
 export async function restartClusterNode(index: number, log?: (line: string) => void): Promise<void> {
   await ensureLocalNode(clusterNodeOptions(index, log ? { log } : {}));
 }
+
+/**
+ * Pauses node `index` with SIGSTOP, as a long GC pause or a stalled disk would: its sockets stay open, nothing
+ * answers. The result resumes it (SIGCONT); call it whatever happens.
+ */
+export function pauseClusterNode(index: number): () => void {
+  const pid = clusterNodePid(index);
+  if (!pid) throw new LocalNodeError(`cluster node ${index + 1} is not running`);
+  process.kill(pid, 'SIGSTOP');
+  return () => process.kill(pid, 'SIGCONT');
+}
