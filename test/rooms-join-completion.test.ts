@@ -1,7 +1,8 @@
 /**
  * A join is whole only with its system message and the newcomer's read marker. Its request is stopped at each
  * step after listing the join (the LWT never sent; the message's write lost; the marker's write lost): the job of
- * another instance completes each join that applied, exactly once, and drops the one that did not. The requests
+ * another instance completes each join that applied, exactly once, and drops the one that did not (taking the
+ * room back off that user's list). The requests
  * run on an instance whose clock is an hour behind, so their listings are past the job's grace at once while no
  * other test's fresh joins are.
  */
@@ -10,7 +11,7 @@ import type { App } from '../src/app.js';
 import { HistoryDocument, JoinRoomDocument, RoomReadStateDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
-import { post, roomWith } from './testkit/rooms.js';
+import { post, rawChatRooms, roomWith } from './testkit/rooms.js';
 import { signUp, type TestUser } from './testkit/users.js';
 import { cqlRows } from './testkit/cql.js';
 import { eventually } from './testkit/poll.js';
@@ -82,6 +83,8 @@ describe('a join left half done is completed by the job', () => {
     expect(codes(await gql(behind, JoinRoomDocument, { roomName: roomC }, noJoin.token))).toEqual(['INTERNAL_SERVER_ERROR']);
     expect(lostJoin.fired()).toBe(true);
     expect(await pendingJoinsOf(roomC)).toEqual([{ login: noJoin.login, messageId: null }]);
+    // The request had put the room on the user's list before its LWT.
+    expect(await rawChatRooms(behind, noJoin.login)).toContain(roomC);
 
     // Two instances with the job, started at once, settle the three listings.
     await Promise.all([startApp(), startApp()]);
@@ -98,5 +101,9 @@ describe('a join left half done is completed by the job', () => {
     expect(await joinMessagesOf(roomC, noJoin)).toEqual([]);
     const roomCHistory = (await gqlOk(behind, HistoryDocument, { roomName: roomC, first: 50 }, creator.token)).room!.messages!.edges;
     expect(roomCHistory.filter((e) => e.node.systemMessage)).toEqual([]);
+    // The job took the room back off the list of the user whose join never applied; the others keep theirs.
+    expect(await rawChatRooms(behind, noJoin.login)).not.toContain(roomC);
+    expect(await rawChatRooms(behind, noMessage.login)).toContain(roomA);
+    expect(await rawChatRooms(behind, noMarker.login)).toContain(roomB);
   });
 });

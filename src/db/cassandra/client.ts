@@ -190,7 +190,10 @@ export class Database {
    * this attempt never will apply; the statement runs once more as a new
    * attempt, whose own answer (or read back) is the one returned. A request
    * whose coordinator dies is then answered as if that node had not been
-   * there, instead of "not applied" for a write that simply never ran.
+   * there, instead of "not applied" for a write that simply never ran. Should
+   * that attempt's outcome be unknown too and read back as not applied, its
+   * error is thrown (the request answers SERVICE_UNAVAILABLE): nothing was
+   * written, and "not applied" would name a condition that never failed.
    */
   async lwt(
     stmt: Statement,
@@ -213,7 +216,10 @@ export class Database {
         if (!isUnknownOutcome(err)) throw err;
         this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
         const learned = await untilAnswered(learnOutcome);
-        if (learned.applied || attempt === LWT_ATTEMPTS) return learned;
+        if (learned.applied) return learned;
+        // Not applied, and it never will be; but not for its condition either: a caller would take "not applied"
+        // for "someone else changed it" (ROOM_EXISTS, already deleted). The request is told to retry instead.
+        if (attempt === LWT_ATTEMPTS) throw err;
         continue;
       }
       const row = result.first();

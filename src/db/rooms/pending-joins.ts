@@ -3,6 +3,7 @@
  * read marker may not be written yet, one partition per UTC day of listing.
  */
 import { cql, TimeUuid, type Database } from '../cassandra/client.js';
+import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { dayBucket } from '../../buckets.js';
 
 /** A join listed at `listedAt`; `messageId` once its system message's id was taken (before that message's write). */
@@ -11,9 +12,13 @@ export interface PendingJoin {
   login: string;
   listedAt: Date;
   messageId: string | null;
+  /** The write timestamp of the room's entry in the user's list, added before the join's LWT. */
+  listEntryAt: WriteTimestamp;
 }
 
-const INSERT = cql('INSERT INTO pending_room_joins (day, room_name, login, listed_at) VALUES (?, ?, ?, ?)', { idempotent: true });
+const INSERT = cql('INSERT INTO pending_room_joins (day, room_name, login, listed_at, list_entry_at) VALUES (?, ?, ?, ?, ?)', {
+  idempotent: true,
+});
 // Conditioned on the listing (a later join of that day replaces it) and on the id it replaces: of a request and
 // the job, or two jobs, the one whose condition holds writes the message.
 const CLAIM_MESSAGE = cql(
@@ -21,7 +26,9 @@ const CLAIM_MESSAGE = cql(
   { idempotent: false },
 );
 const SELECT_ONE = cql('SELECT listed_at, message_id FROM pending_room_joins WHERE day = ? AND room_name = ? AND login = ?', { idempotent: true });
-const SELECT_DAY = cql('SELECT room_name, login, listed_at, message_id FROM pending_room_joins WHERE day = ?', { idempotent: true });
+const SELECT_DAY = cql('SELECT room_name, login, listed_at, message_id, list_entry_at FROM pending_room_joins WHERE day = ?', {
+  idempotent: true,
+});
 const DELETE = cql('DELETE FROM pending_room_joins WHERE day = ? AND room_name = ? AND login = ?', { idempotent: true });
 
 const dayOf = (join: PendingJoin) => dayBucket(join.listedAt);
@@ -30,7 +37,7 @@ export class PendingJoinStore {
   constructor(private readonly db: Database) {}
 
   async add(join: PendingJoin): Promise<void> {
-    await this.db.execute(INSERT, [dayOf(join), join.roomName, join.login, join.listedAt]);
+    await this.db.execute(INSERT, [dayOf(join), join.roomName, join.login, join.listedAt, join.listEntryAt]);
   }
 
   /**
@@ -55,6 +62,7 @@ export class PendingJoinStore {
       login: row.login as string,
       listedAt: row.listed_at as Date,
       messageId: (row.message_id as TimeUuid | null)?.toString() ?? null,
+      listEntryAt: row.list_entry_at as WriteTimestamp,
     }));
   }
 

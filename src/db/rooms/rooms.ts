@@ -82,6 +82,9 @@ const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_log
   idempotent: false,
 });
 const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
+// A join's entry, at a timestamp it records (pending_room_joins): should the join never apply, the entry is removed
+// at that same timestamp (a delete wins a tie), and a later join, at a later one, keeps it.
+const ADD_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
 const REMOVE_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms - ? WHERE login = ?', { idempotent: true });
 // A deleted room's cleanup: stamped with the deletion's time, so a room of the same name joined since keeps its entry.
 const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms - ? WHERE login = ?', {
@@ -223,8 +226,9 @@ export class RoomStore {
     return isComplete(row) ? (row.creation_date as Date) : undefined;
   }
 
-  async addToUser(login: string, name: string): Promise<void> {
-    await this.db.execute(ADD_USER_ROOM, [new Set([name]), login]);
+  async addToUser(login: string, name: string, at?: WriteTimestamp): Promise<void> {
+    if (at) await this.db.execute(ADD_USER_ROOM_AT, [at, new Set([name]), login]);
+    else await this.db.execute(ADD_USER_ROOM, [new Set([name]), login]);
   }
 
   async removeFromUser(login: string, name: string): Promise<void> {

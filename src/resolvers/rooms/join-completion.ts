@@ -7,7 +7,8 @@
  * message is written, and the entry goes once both are written.
  * completeJoin does that last part, for the request and for the job alike;
  * the job (finishPendingJoins) takes the entries a request left, once no
- * request can still be working on them.
+ * request can still be working on them; one whose join never applied also
+ * takes the room back off the user's list, which the request added first.
  */
 import type { Services } from '../../services.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
@@ -15,13 +16,20 @@ import type { PendingJoin } from '../../db/rooms/pending-joins.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { nextWriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { chatUser, newMessage, type ChatUser } from './model.js';
 import { postTime } from './system-messages.js';
 import { readUpToJoin } from './read-state.js';
 
-/** Lists `login`'s join of `roomName` before its LWT. */
+/**
+ * Puts the room on the user's list and lists `login`'s join of `roomName`, both before its LWT: the list's entry
+ * first (a deletion that commits after the join sees the new participant and removes it; one lost to the
+ * deletion is taken back by the request, or by the job), at a timestamp the listing keeps.
+ */
 export async function listJoin(services: Services, roomName: string, login: string): Promise<PendingJoin> {
-  const listed: PendingJoin = { roomName, login, listedAt: services.clock.now(), messageId: null };
+  const listEntryAt = nextWriteTimestamp(services.db);
+  await services.stores.rooms.addToUser(login, roomName, listEntryAt);
+  const listed: PendingJoin = { roomName, login, listedAt: services.clock.now(), messageId: null, listEntryAt };
   await services.stores.pendingJoins.add(listed);
   return listed;
 }
@@ -66,6 +74,15 @@ export async function completeJoin(services: Services, room: RoomRecord, person:
 }
 
 /**
+ * A join that never applied (or whose user is gone from the room since): the room leaves the user's list at the
+ * timestamp its entry was added with, so a later join, which adds it again, keeps it.
+ */
+async function dropNeverApplied(services: Services, listed: PendingJoin): Promise<void> {
+  await services.stores.rooms.removeFromUsers([listed.login], listed.roomName, listed.listEntryAt);
+  await dropJoin(services, listed);
+}
+
+/**
  * Completes the joins that requests listed and left unfinished: each entry older than the grace (no request
  * still works on it), settled against the room as it is now, read at SERIAL. A participant gets what follows
  * the join; an entry whose join never applied, or whose user has left since, is dropped. Returns how many it
@@ -90,7 +107,7 @@ export async function finishPendingJoins(services: Services): Promise<number> {
         const room = await stores.rooms.byNameSerial(listed.roomName);
         const person = room?.participants.find((p) => p.login === listed.login);
         if (room && person) await completeJoin(services, room, chatUser(person), listed);
-        else await dropJoin(services, listed);
+        else await dropNeverApplied(services, listed);
         settled += 1;
       } catch (err) {
         logger.error({ err, roomName: listed.roomName }, 'a join could not be completed; tried again on the next run');

@@ -41,13 +41,14 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     participants: [person],
     ...unmoderated(),
   };
+  // The creator's list first: a request lost after the insert applied leaves the room listed. If the insert
+  // loses, the name belongs to a room the entry must not name, unless the creator is in that room already.
+  await stores.rooms.addToUser(person.login, name);
   if (!(await stores.rooms.insertIfNotExists(room))) {
+    const existing = await stores.rooms.byName(name);
+    if (!existing || !isParticipant(existing, person.login)) await stores.rooms.removeFromUser(person.login, name);
     throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
   }
-  // After the insert: if it lost, the name belongs to someone else's room and
-  // this user's list must not mention it. Only this creator can delete the
-  // room, so nothing can race this write into a dangling entry.
-  await stores.rooms.addToUser(person.login, name);
   return room;
 }
 
@@ -65,11 +66,8 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const person = await viewerPerson(ctx);
   const { services } = ctx;
   const { stores, logger } = services;
-  // The user's list first, the room second: a deletion that commits after the
-  // join sees the new participant and removes this entry afterwards; a join
-  // that loses to the deletion takes its entry back itself.
-  await stores.rooms.addToUser(person.login, name);
-  // Listed before the LWT: whatever happens to this request after it, the join is completed (join-completion.ts).
+  // The user's list and the listing before the LWT: whatever happens to this request after it, the join is
+  // completed, or its entry in the list taken back (join-completion.ts).
   const listed = await listJoin(services, name, person.login);
   const joined = await stores.rooms.addParticipantIfExists(room, person);
   if (joined !== 'joined') {
