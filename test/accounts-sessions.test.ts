@@ -154,6 +154,18 @@ describe('logoutEverywhere', () => {
     expect(await live(b, await loginOn(b, user))).toBe(true);
   });
 
+  it('fails midway leaving the caller a session to finish with: the caller’s own session ends last', async () => {
+    const user = await signUp(a);
+    const others = [await loginOn(a, user), await loginOn(a, user)];
+    // The first revocation written fails: the call answers SERVICE_UNAVAILABLE, and the caller can still call.
+    failNextStatement(a, /INSERT INTO revoked_tokens/);
+    expect(codes(await gql(a, LogoutEverywhereDocument, {}, user.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(await live(a, user.token)).toBe(true);
+    // The same call again finishes it: every session ends, the caller's too.
+    expect((await gqlOk(a, LogoutEverywhereDocument, {}, user.token)).logoutEverywhere).toBeGreaterThanOrEqual(2);
+    for (const token of [user.token, ...others]) await eventually(async () => !(await live(a, token)), { what: 'a session refused' });
+  });
+
   it('does not count a session already logged out', async () => {
     const user = await signUp(a);
     const second = await loginOn(a, user);

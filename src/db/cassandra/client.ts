@@ -127,7 +127,8 @@ export class Database {
   }
 
   /**
-   * A logged batch: all of its statements apply or, after a timeout, eventually all do.
+   * A logged batch: all of its statements apply or, after a timeout, eventually all do. A timeout once its
+   * batchlog was written (writeType BATCH) is a success: the batchlog replays it.
    *
    * A logged batch first writes its batchlog to two other nodes. When one of them is down but not yet known to be
    * (a node killed, for the seconds before gossip convicts it), that write times out (writeType BATCH_LOG): the
@@ -158,6 +159,12 @@ export class Database {
     try {
       await send(logged);
     } catch (err) {
+      if (logged && isTimeoutAfterBatchlog(err)) {
+        // The batchlog holds it: the batch is applied, by its coordinator or by the batchlog's replay. Answering
+        // an error would have the client send it again, as a second message.
+        this.logger.warn({ err: describe(err) }, 'logged batch timed out after its batchlog was written; it will be applied');
+        return;
+      }
       if (!timestamp || !isBatchlogTimeout(err)) throw err;
       this.logger.warn({ err: describe(err) }, 'batchlog write timed out (a batchlog replica did not answer); the batch runs unlogged');
       this.queryCount += 1;
@@ -308,6 +315,15 @@ export function isBatchlogTimeout(err: unknown): boolean {
     err instanceof errors.ResponseError &&
     err.code === types.responseErrorCodes.writeTimeout &&
     (err as { writeType?: string }).writeType === 'BATCH_LOG'
+  );
+}
+
+/** A logged batch whose batchlog was written and whose writes then timed out: it will be applied all the same. */
+export function isTimeoutAfterBatchlog(err: unknown): boolean {
+  return (
+    err instanceof errors.ResponseError &&
+    err.code === types.responseErrorCodes.writeTimeout &&
+    (err as { writeType?: string }).writeType === 'BATCH'
   );
 }
 

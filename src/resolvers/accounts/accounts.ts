@@ -203,9 +203,13 @@ export async function changePassword(ctx: Context, currentPassword: string, newP
 export async function logoutEverywhere(ctx: Context): Promise<number> {
   const viewer = requireViewer(ctx);
   const sessions = await ctx.services.stores.sessions.of(viewer.login);
-  // Listed too if it was recorded; a token issued before sessions were recorded (cql/013) is not, and is ended all the same.
-  if (!sessions.some((s) => s.jti === viewer.jti)) sessions.push({ jti: viewer.jti, expiresAt: viewer.expiresAt });
-  return endSessions(ctx.services, viewer.login, sessions);
+  // The caller's own session last, once every other one has ended: a call that fails midway leaves the caller
+  // a token to call again with, which finishes it. (A token issued before sessions were recorded, cql/013, is
+  // not listed, and is ended all the same.)
+  const others = sessions.filter((s) => s.jti !== viewer.jti);
+  const own = sessions.find((s) => s.jti === viewer.jti) ?? { jti: viewer.jti, expiresAt: viewer.expiresAt };
+  const ended = await endSessions(ctx.services, viewer.login, others);
+  return ended + (await endSessions(ctx.services, viewer.login, [own]));
 }
 
 /** Revokes the presented token on every instance until it would have expired. */
