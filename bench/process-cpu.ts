@@ -36,11 +36,13 @@ function commandLine(pid: number): string[] {
   }
 }
 
-/** The pid of a Cassandra node running on this machine (the bench's local node), if any. */
+/** The pid of a Cassandra node running on this machine (the bench's local node, not a cluster's), if any. */
 export function cassandraPid(): number | undefined {
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
-    if (Number.isInteger(pid) && commandLine(pid).some((a) => a.includes('CassandraDaemon'))) return pid;
+    if (!Number.isInteger(pid)) continue;
+    const args = commandLine(pid);
+    if (args.some((a) => a.includes('CassandraDaemon')) && !args.some((a) => a.startsWith('-Dcassandra.storagedir=') && a.includes('/cluster/'))) return pid;
   }
   return undefined;
 }

@@ -5,6 +5,11 @@
 import { availableParallelism } from 'node:os';
 import { between, bool, int, list, oneOf, positive, type Env } from './env-readers.js';
 
+/** A setting the server cannot start with: its message names the setting and what to set (main prints it in one line). */
+export class SettingError extends Error {
+  override name = 'SettingError';
+}
+
 export interface CassandraConfig {
   /** Empty: start or reuse the local node (see src/local-node/launcher.ts). */
   contactPoints: string[];

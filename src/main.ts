@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster';
 import { createApp } from './app.js';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, SettingError, type Config } from './config.js';
 import { LocalNodeError } from './local-node/launcher.js';
 import { StorageNotReadyError } from './db/cassandra/startup-wait.js';
 import { createLogger } from './server/logging.js';
@@ -32,7 +32,9 @@ async function runInstance(): Promise<void> {
   try {
     await app.start();
   } catch (err) {
-    console.error(err instanceof LocalNodeError || err instanceof StorageNotReadyError ? `Parley cannot start: ${err.message}` : err);
+    // What the operator must fix or wait for, in one line; anything else with its stack.
+    const said = err instanceof LocalNodeError || err instanceof StorageNotReadyError || err instanceof SettingError;
+    console.error(said ? `Parley cannot start: ${(err as Error).message}` : err);
     process.exit(1);
   }
 

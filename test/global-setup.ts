@@ -1,7 +1,8 @@
 /**
  * Once per test run: make sure a Cassandra node answers (starting a throwaway
  * one if needed), then create this run's own keyspace and apply cql/ to it, so
- * test files never pay for schema creation.
+ * test files never pay for schema creation; and a Redis (the one on 6379, or a
+ * throwaway redis-server).
  */
 import type { TestProject } from 'vitest/node';
 import { pino } from 'pino';
@@ -9,11 +10,13 @@ import cassandra from 'cassandra-driver';
 import { loadConfig } from '../src/config.js';
 import { nodeForThrowawayWork } from '../src/local-node/launcher.js';
 import { migrate } from '../src/db/cassandra/migrate.js';
+import { redisForTestRun } from './testkit/redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     keyspace: string;
     cassandraContactPoint: string;
+    redisUrl: string;
   }
 }
 
@@ -28,9 +31,12 @@ export default async function setup(project: TestProject) {
   process.stderr.write(`[test] keyspace ${keyspace} ready in ${Date.now() - started} ms\n`);
   project.provide('keyspace', keyspace);
   project.provide('cassandraContactPoint', contactPoint);
+  const redis = await redisForTestRun((line) => process.stderr.write(`${line}\n`));
+  project.provide('redisUrl', redis.url);
 
   // Drop this run's keyspace afterwards, so a reused node does not pile them up.
   return async () => {
+    await redis.stop();
     const client = new cassandra.Client({ contactPoints: [contactPoint], localDataCenter: config.cassandra.localDataCenter });
     try {
       await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);

@@ -12,6 +12,7 @@ import { cqlRow } from './testkit/cql.js';
 import { gql } from './testkit/http.js';
 import { signUp, uniqueLogin } from './testkit/users.js';
 import { wsClient } from './testkit/ws.js';
+import { runAppProcessToExit } from './testkit/app-process.js';
 
 const MANIFEST = fileURLToPath(new URL('./generated/persisted-documents.json', import.meta.url));
 /** The id the client preset embedded in the typed document: "sha256:<hex>". */
@@ -85,5 +86,18 @@ describe('by default', () => {
       'TRUSTED_DOCUMENT_NOT_FOUND',
     );
     await stopApp(app);
+  });
+});
+
+describe('a trusted-documents setting the server cannot start with', () => {
+  it('stops it with one line that names the setting, never a stack trace', async () => {
+    for (const [env, said] of [
+      [{ TRUSTED_DOCUMENTS: 'only' }, 'TRUSTED_DOCUMENTS=only needs TRUSTED_DOCUMENTS_FILE'],
+      [{ TRUSTED_DOCUMENTS_FILE: '/nonexistent/persisted-documents.json' }, 'TRUSTED_DOCUMENTS_FILE: /nonexistent/persisted-documents.json cannot be read as JSON'],
+    ] as const) {
+      const { code, stderr } = await runAppProcessToExit(env);
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n')).toEqual([expect.stringContaining(`Parley cannot start: ${said}`)]);
+    }
   });
 });

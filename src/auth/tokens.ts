@@ -2,6 +2,7 @@
  * JWT sessions with jose. The algorithm is pinned (HS256 with a shared secret,
  * or EdDSA with a key pair) and exp, iat, iss, aud and jti are all required.
  */
+import { SettingError } from '../config.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -41,9 +42,9 @@ export class TokenService {
       return new TokenService(config, 'EdDSA', privateKey, publicKey);
     }
     const secret = config.jwtSecret ?? (production ? undefined : devSecret(config.devSecretFile));
-    if (!secret) throw new Error('JWT_SECRET (at least 32 bytes) or JWT_PRIVATE_KEY/JWT_PUBLIC_KEY must be set in production');
+    if (!secret) throw new SettingError('JWT_SECRET (at least 32 bytes) or JWT_PRIVATE_KEY/JWT_PUBLIC_KEY must be set in production');
     const key = new TextEncoder().encode(secret);
-    if (key.length < 32) throw new Error('JWT_SECRET must be at least 256 bits (32 bytes)');
+    if (key.length < 32) throw new SettingError('JWT_SECRET must be at least 256 bits (32 bytes)');
     return new TokenService(config, 'HS256', key, key);
   }
 

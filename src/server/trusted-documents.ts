@@ -9,6 +9,7 @@
  * `extensions.persistedQuery.sha256Hash` (Apollo's convention, hex without
  * the "sha256:" prefix), over HTTP and graphql-ws alike.
  */
+import { SettingError } from '../config.js';
 import { readFileSync } from 'node:fs';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import type { TrustedDocumentsConfig } from '../config.js';
@@ -29,16 +30,21 @@ export class TrustedDocuments {
 
   static load(config: TrustedDocumentsConfig): TrustedDocuments {
     if (config.mode === 'only' && config.files.length === 0) {
-      throw new Error('TRUSTED_DOCUMENTS=only needs TRUSTED_DOCUMENTS_FILE (the client preset\'s persisted-documents.json)');
+      throw new SettingError('TRUSTED_DOCUMENTS=only needs TRUSTED_DOCUMENTS_FILE (the client preset\'s persisted-documents.json)');
     }
     const documents = new Map<string, string>();
     for (const file of config.files) {
-      const manifest = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      let manifest: unknown;
+      try {
+        manifest = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (err) {
+        throw new SettingError(`TRUSTED_DOCUMENTS_FILE: ${file} cannot be read as JSON (${(err as Error).message})`);
+      }
       if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) {
-        throw new Error(`TRUSTED_DOCUMENTS_FILE: ${file} is not a JSON object of id → document`);
+        throw new SettingError(`TRUSTED_DOCUMENTS_FILE: ${file} is not a JSON object of id → document`);
       }
       for (const [id, document] of Object.entries(manifest)) {
-        if (typeof document !== 'string') throw new Error(`TRUSTED_DOCUMENTS_FILE: ${file}: the document of ${id} is not a string`);
+        if (typeof document !== 'string') throw new SettingError(`TRUSTED_DOCUMENTS_FILE: ${file}: the document of ${id} is not a string`);
         documents.set(id, document);
       }
     }

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { cqlAnswers } from '../../src/local-node/launcher.js';
 import { CLUSTER_CQL_PORT, CLUSTER_HOSTS, clusterContactPoints, startCluster } from '../../src/local-node/cluster.js';
 import { migrate } from '../../src/db/cassandra/migrate.js';
+import { redisForTestRun } from '../testkit/redis-server.js';
 
 export default async function setup(project: TestProject) {
   const contactPoints = clusterContactPoints();
@@ -26,6 +27,9 @@ export default async function setup(project: TestProject) {
   process.stderr.write(`[test] keyspace ${keyspace} (RF 3) ready on the cluster in ${Date.now() - started} ms\n`);
   project.provide('keyspace', keyspace);
   project.provide('cassandraContactPoint', contactPoints);
+  const redis = await redisForTestRun((line) => process.stderr.write(`${line}\n`));
+  project.provide('redisUrl', redis.url);
+  return () => redis.stop();
 }
 
 /** Whether every node of the cluster has the same schema version. */

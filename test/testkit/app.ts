@@ -9,7 +9,8 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/server/logging.js';
 import type { Clock } from '../../src/services.js';
 
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The run's Redis (test/global-setup.ts): TEST_REDIS_URL, the one on 6379, or a throwaway redis-server. */
+export const REDIS_URL = inject('redisUrl');
 
 /** Shared by every instance so a token issued by one is valid on another. */
 export const TEST_JWT_SECRET = 'parley-test-secret-0123456789abcdef-0123456789abcdef';

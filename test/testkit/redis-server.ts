@@ -41,16 +41,36 @@ export class RedisServer {
     });
   }
 
-  private async ping(): Promise<boolean> {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      client.disconnect();
-    }
+  private ping(): Promise<boolean> {
+    return redisAnswers(this.url);
   }
+}
+
+/** Whether a Redis answers PING at `url` now. */
+export async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * The Redis a test run shares (its global setup): TEST_REDIS_URL when set, else the one answering on 6379, else
+ * a throwaway redis-server of the run's own, stopped by `stop` (as a throwaway Cassandra node is started when
+ * none answers).
+ */
+export async function redisForTestRun(log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
+  const given = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (process.env.TEST_REDIS_URL || (await redisAnswers(given))) return { url: given, stop: async () => {} };
+  const server = await RedisServer.start().catch((err: unknown) => {
+    throw new Error(`no Redis answers on 6379 and redis-server could not be started (${(err as Error).message}): install it (apt-get install redis-server)`);
+  });
+  log(`[test] no Redis on 6379: started a throwaway redis-server on ${server.port}`);
+  return { url: server.url, stop: () => server.stop() };
 }

@@ -1,0 +1,88 @@
+/**
+ * Starting on a cluster that cannot serve yet, and where requests go. An instance started while two of the three
+ * nodes are down (no quorum) keeps trying, says why on /ready, and serves once a node is back, without exiting.
+ * The driver sends each statement to a replica of its partition (token-aware routing), shown on a keyspace at
+ * replication factor 1, where each partition has one replica.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import cassandra from 'cassandra-driver';
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { clientOptions } from '../../src/db/cassandra/client.js';
+import { clusterContactPoints, killClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
+import { createLogger } from '../../src/server/logging.js';
+import { MeDocument } from '../generated/graphql.js';
+import { testEnv } from '../testkit/app.js';
+import { gql } from '../testkit/http.js';
+import { eventually } from '../testkit/poll.js';
+import { signUp } from '../testkit/users.js';
+
+const started: App[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((app) => app.stop()));
+  // Whatever the test did, the cluster is whole again for the next file.
+  for (const node of [0, 1, 2]) await restartClusterNode(node);
+}, 600_000);
+
+describe('routing', () => {
+  it('sends each statement to the replica of its partition', async () => {
+    const keyspace = `parley_routing_${Date.now().toString(36)}`;
+    const config = loadConfig({ CASSANDRA_CONTACT_POINTS: clusterContactPoints() });
+    const client = new cassandra.Client(clientOptions(config.cassandra, clusterContactPoints().split(',')));
+    try {
+      await client.connect();
+      await client.execute(`CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`);
+      await client.execute(`CREATE TABLE ${keyspace}.t (k text PRIMARY KEY, v int)`);
+      await eventually(async () => (client.metadata as unknown as { checkSchemaAgreement(): Promise<boolean> }).checkSchemaAgreement(), {
+        what: 'schema agreement',
+      });
+      await client.metadata.refreshKeyspace(keyspace);
+      const queried = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        const k = `key-${i}`;
+        const rs = await client.execute(`SELECT v FROM ${keyspace}.t WHERE k = ?`, [k], { prepare: true });
+        const replicas = client.getReplicas(keyspace, Buffer.from(k, 'utf8')).map((h) => h.address);
+        expect(replicas).toHaveLength(1);
+        expect(rs.info.queriedHost).toBe(replicas[0]);
+        queried.add(rs.info.queriedHost);
+      }
+      // Thirty keys spread over the three nodes' ranges: every node coordinated some. (The keyspace stays, as the
+      // run's does: see test/cluster/global-setup.ts.)
+      expect(queried.size).toBe(3);
+    } finally {
+      await client.shutdown();
+    }
+  });
+});
+
+describe('starting on a cluster', () => {
+  it('with two nodes of three down: keeps trying, says why on /ready, and serves once one is back', async () => {
+    await Promise.all([killClusterNode(1), killClusterNode(2)]);
+    const config = loadConfig(testEnv({ env: { CASSANDRA_STARTUP_TIMEOUT_MS: '300000' } }));
+    const app = createApp({ config, logger: createLogger(config), hooks: {} });
+    started.push(app);
+    const starting = app.start();
+    let failed: unknown;
+    starting.catch((err: unknown) => (failed = err));
+    await eventually(() => app.port !== 0, { what: 'the instance to listen' });
+
+    // Gossip first still counts the dead nodes as up (the quorum read times out), then as down (too few replicas).
+    const reason = await eventually(
+      async () => {
+        const res = await fetch(`${app.url}/ready`);
+        const body = (await res.json()) as { reason?: string };
+        return res.status === 503 && /^starting: connecting: /.test(body.reason ?? '') ? body.reason : undefined;
+      },
+      { what: '/ready to say why', timeoutMs: 60_000 },
+    );
+    expect(reason).toMatch(/LOCAL_QUORUM|timed out|Not enough replicas/i);
+
+    await restartClusterNode(1);
+    await starting;
+    await restartClusterNode(2);
+    expect(failed).toBeUndefined();
+    expect((await fetch(`${app.url}/ready`)).status).toBe(200);
+    const user = await signUp(app);
+    expect((await gql(app, MeDocument, {}, user.token)).data?.me?.login).toBe(user.login);
+  }, 600_000);
+});
