@@ -51,10 +51,9 @@ export interface AuthConfig {
   /**
    * scrypt cost: N=2^14, r=8, p=5 by default, one of the settings OWASP's
    * password storage cheat sheet lists as equal in strength to N=2^17, r=8,
-   * p=1. It needs 16 MiB a hash instead of 128. On these machines, timed the
-   * same hour, it hashed in 157-327 ms where 2^17 took 503-903 ms, and the
-   * larger hash slowed the requests beside it more (issue 12;
-   * bench/results/requests.md). Changing it: see SCRYPT_N in the README.
+   * p=1. It needs 16 MiB a hash instead of 128, hashes in about a third of
+   * the time, and slows the requests beside it less (bench/results/login.md).
+   * Changing it: see SCRYPT_N in the README.
    */
   scryptN: number;
   scryptR: number;

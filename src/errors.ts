@@ -115,7 +115,7 @@ export interface AppErrorExtensions {
  * wraps another (graphql-js gives it its original's stack anyway). V8 captures
  * the stack of every error made, and each wrapper of a refusal formats it
  * again by reading originalError.stack: that was most of the CPU of a refused
- * request (issue 12).
+ * request.
  */
 export function withoutStackTrace<T>(make: () => T): T {
   const limit = Error.stackTraceLimit;

@@ -21,7 +21,7 @@ export const Limits = {
    * first. Any other operation runs interpreted, with the same result.
    */
   jit: { compileOnRun: 2, maxSelections: 300, operationsKept: 500 },
-  /** Chat rooms (issue 4). Names: first character a letter or digit, then letters, digits, '_', '.', '-'. */
+  /** Chat rooms. Names: first character a letter or digit, then letters, digits, '_', '.', '-'. */
   room: {
     name: { min: 3, max: 31, pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]*$/ },
     banner: { max: 280 },
@@ -76,7 +76,7 @@ export const Limits = {
      */
     messageWriteWindowMs: 10_000,
     /**
-     * Edits (issue 14). A message reaches at most maxVersion versions (one per
+     * Edits. A message reaches at most maxVersion versions (one per
      * edit). An edit that loses its LWT to another edit of the same message
      * tries again from the new version, up to `attempts` times, then CONFLICT.
      */
@@ -106,7 +106,7 @@ export const Limits = {
     /** How far the clocks of two instances may disagree: a message id carries the time of the instance that posted it. */
     clockSkewMs: 5_000,
     /**
-     * Search within a room (issue 15, part 4). A term is at most maxTermLength
+     * Search within a room. A term is at most maxTermLength
      * characters (longer words are cut there, in the index and in queries
      * alike); a message's first maxTermsPerMessage distinct terms are indexed.
      * A query is at most queryMaxLength characters holding 1 to maxQueryTerms

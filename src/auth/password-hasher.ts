@@ -57,7 +57,7 @@ export class PasswordHasher {
   /**
    * Refuses now, as a hash would be refused, while every slot and place in
    * the queue is taken: a login storm's overflow is then refused before the
-   * account is read, not after (a read of Cassandra per refusal, issue 12).
+   * account is read, not after (a read of Cassandra per refusal).
    */
   requireRoom(): void {
     if (!this.hasRoom()) throw new PasswordsBusy();

@@ -67,8 +67,8 @@ export class TokenService {
   /**
    * Throws on any invalid token: bad signature, wrong algorithm, expired,
    * missing claims. A token verified before is served from memory until it
-   * expires (an HMAC or Ed25519 check per request was a measurable share of a
-   * small query's CPU, issue 12).
+   * expires (an HMAC or Ed25519 check per request is a measurable share of a
+   * small query's CPU).
    */
   async verify(token: string): Promise<Session> {
     const known = this.verified.get(token, Date.now());

@@ -105,8 +105,8 @@ export class Interruption {
 /**
  * Takes a stream's items synchronously, as they arrive, rather than through
  * next(): with a thousand subscribers of a room, a promise and a chain of
- * iterators per subscriber and event cost several times the socket write
- * (issue 12). A stream hands an item to its direct consumer only while its
+ * iterators per subscriber and event cost several times the socket write.
+ * A stream hands an item to its direct consumer only while its
  * reader waits in next() and nothing is queued, so items keep their order
  * whichever way each one goes.
  */

@@ -1,6 +1,6 @@
 /**
  * The request almost every client sends, a POST of a JSON query or mutation,
- * served without Yoga's fetch-API layer (issue 12: a whatwg-node Request per
+ * served without Yoga's fetch-API layer (a whatwg-node Request per
  * request, its onRequest, onRequestParse and onResultProcess hooks, a
  * Response and its copy onto the socket were the cost that set Parley apart
  * from the same schema in Mercurius).
@@ -18,8 +18,7 @@
  * keeps it by its text) needs none of that again: its later runs build the
  * context, run the compiled code and mask the errors as Yoga's masking does,
  * and count in the metrics as Yoga's plugins count them. Per request that is
- * what envelop's orchestration of every plugin's hooks cost (about 35 µs of
- * CPU, issue 12). Anything else the pipeline would do first (a refused token,
+ * what envelop's orchestration of every plugin's hooks costs. Anything else the pipeline would do first (a refused token,
  * variables that do not coerce) sends the request through the pipeline, which
  * answers it; with traces on, every operation goes through it, for its span.
  *

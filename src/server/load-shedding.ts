@@ -5,7 +5,7 @@
  * one login operation by an anonymous caller is then answered alike. So the
  * JSON fast path answers such a prepared operation, while the hasher is full,
  * with the answer its last refused run got, without building a context or
- * running it (issue 12: a login storm's overflow cost a context, the compiled
+ * running it (a login storm's overflow would cost a context, the compiled
  * code, an error built and located and its JSON per refusal, about a fifth
  * more than the floor's refusal).
  *

@@ -5,8 +5,7 @@
  * errors. Yoga serializes a copy of each error without its internal
  * extensions (`http`, `unexpected`): a new GraphQLError, with a copy of its
  * original error made the same way, so two errors built per error, each
- * computing its locations again (a refused request's answer cost about 25 µs
- * more than Mercurius's, issue 12). Here each error is written as its copy
+ * computing its locations again. Here each error is written as its copy
  * would serialize (GraphQLError's toJSON): message, locations, path, and the
  * extensions left, or, none left, those its original error's copy would have.
  * test/json-fast-path.test.ts compares the two on every kind of answer.

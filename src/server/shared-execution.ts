@@ -1,6 +1,6 @@
 /**
  * A subscription event is executed once per instance for all the subscribers
- * who would get the same result, not once per subscriber (issue 12: with a
+ * who would get the same result, not once per subscriber (with a
  * thousand subscribers of a room, executing each event's selection per
  * subscriber was a large share of the fan-out's CPU).
  *

@@ -36,7 +36,7 @@ export function fieldComplexity<C>(args: Record<string, unknown>, _ctx: C, field
  * number. The complexity plugin reads a field's arguments (graphql-js's
  * getArgumentValues) before it calls a cost function, for every field of
  * every operation, and only a page's cost depends on them: a refused login
- * spent more time there than in its own resolver (issue 12).
+ * spent more time there than in its own resolver.
  */
 export function fixedComplexities(schema: GraphQLSchema): GraphQLSchema {
   for (const type of Object.values(schema.getTypeMap())) {
