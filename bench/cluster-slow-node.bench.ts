@@ -1,8 +1,7 @@
 /**
  * Reads while one node of the local three-node cluster stalls (SIGSTOP, as a long GC pause would), with and
- * without speculative reads (CASSANDRA_SPECULATIVE_READ_DELAY_MS 250 against 0): two instances side by side on
- * one keyspace at replication factor 3, the same reads sent to each in turn, each node stalled for a while in
- * every round. Starts the cluster when it does not answer.
+ * without speculative reads (CASSANDRA_SPECULATIVE_READ_DELAY_MS 250 against 0): two instances on one keyspace
+ * at replication factor 3, the same reads sent to both side by side, a node stalled for a fixed time each round. Starts the cluster when it does not answer.
  */
 import { pauseClusterNode, clusterContactPoints, startCluster, CLUSTER_HOSTS, CLUSTER_CQL_PORT } from '../src/local-node/cluster.js';
 import { cqlAnswers } from '../src/local-node/launcher.js';
@@ -31,6 +30,7 @@ export default async function clusterSlowNode(): Promise<string> {
   const room = await roomWith(app, alice);
   for (let i = 0; i < 40; i++) await post(app, alice, room, `message ${i}`);
 
+  const names = Object.keys(CONTENDERS) as Contender[];
   const samples: Record<Contender, { stalled: number[]; healthy: number[]; failed: number }> = {
     speculative: { stalled: [], healthy: [], failed: 0 },
     'not speculative': { stalled: [], healthy: [], failed: 0 },
@@ -45,17 +45,19 @@ export default async function clusterSlowNode(): Promise<string> {
       if (res.errors) samples[name].failed += 1;
     }
   };
+  // Warm-up with every node answering: statements prepared (the driver prepares a statement on every node the
+  // first time, which a stalled node would hold up), pools full.
+  await Promise.all(names.map((name) => readFor(name, 2_000, [])));
   for (let round = 0; round < ROUNDS; round++) {
-    // Contenders alternate, first one then the other, both during the same stall and both after it.
-    const order: Contender[] = round % 2 ? ['not speculative', 'speculative'] : ['speculative', 'not speculative'];
+    // Both contenders read side by side through the same stall (one read at a time each: they hardly compete for
+    // the machine), then after it. The stall lasts STALL_MS whatever the reads do; a read still waiting when it
+    // ends is timed to its answer all the same.
     const node = round % CLUSTER_HOSTS.length;
     const resume = pauseClusterNode(node);
-    try {
-      for (const name of order) await readFor(name, STALL_MS / 2, samples[name].stalled);
-    } finally {
-      resume();
-    }
-    for (const name of order) await readFor(name, 1_000, samples[name].healthy);
+    const resumed = new Promise<void>((done) => setTimeout(() => done(resume()), STALL_MS));
+    await Promise.all(names.map((name) => readFor(name, STALL_MS, samples[name].stalled)));
+    await resumed;
+    await Promise.all(names.map((name) => readFor(name, 1_000, samples[name].healthy)));
   }
   await Promise.all(Object.values(apps).map((a) => a.stop()));
 
@@ -70,8 +72,8 @@ export default async function clusterSlowNode(): Promise<string> {
     return sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))]!;
   };
   return [
-    `Reads (a page of 20 messages, then \`me\`, one at a time) on one instance each, ${ROUNDS} rounds: each round stalls one node`,
-    `(SIGSTOP, nodes in turn) while both contenders read for ${STALL_MS / 2000} s each, then reads ${1} s each with every node answering.`,
+    `Reads (a page of 20 messages, then \`me\`, one at a time) on one instance each, side by side, ${ROUNDS} rounds: each round stalls`,
+    `one node (SIGSTOP, nodes in turn) for ${STALL_MS / 1000} s while both contenders read, then both read 1 s with every node answering.`,
     '',
     '| contender | phase | reads | p50 ms | p95 ms | p99 ms | max ms |',
     '|---|---|---|---|---|---|---|',

@@ -18,13 +18,14 @@ import {
   LoginDocument,
   PostMessageDocument,
   RoomEventsDocument,
+  type RoomEventsSubscription,
   SendDirectMessageDocument,
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { gql, gqlOk } from '../testkit/http.js';
 import { signUpMany, type TestUser } from '../testkit/users.js';
 import { roomWith, uniqueRoomName } from '../testkit/rooms.js';
-import { roomFeed } from '../testkit/feeds.js';
+import { roomFeed, type Feed } from '../testkit/feeds.js';
 import { createItem } from '../testkit/marketplace.js';
 import { eventually } from '../testkit/poll.js';
 
@@ -151,6 +152,16 @@ async function expectNothingLost(room: string, load: Load) {
   }
 }
 
+/** The room's feed on the other instance had every acknowledged post, in order. */
+async function expectFedInOrder(feed: Feed<RoomEventsSubscription>, load: Load) {
+  const seen: string[] = [];
+  while (seen.length < load.posted.length) {
+    const event = (await feed.data()).roomEvents;
+    if (event.__typename === 'MessagePosted') seen.push(event.message.id);
+  }
+  expect(seen).toEqual(load.posted);
+}
+
 describe('nodes lost under load', () => {
   it('one killed: fails no request, loses no acknowledged write, leaves nothing half written, misses no event', async () => {
     const room = await roomWith(a, people[0]!, people.slice(1));
@@ -167,15 +178,8 @@ describe('nodes lost under load', () => {
 
     expect(load.failures).toEqual([]);
     await expectNothingLost(room, load);
-    // The feed on the other instance had every post, in order.
-    const seen: string[] = [];
-    while (seen.length < load.posted.length) {
-      const event = (await feed.data()).roomEvents;
-      if (event.__typename === 'MessagePosted') seen.push(event.message.id);
-    }
-    expect(seen).toEqual(load.posted);
+    await expectFedInOrder(feed, load);
   }, 120_000);
-
 
   it('the node back: a quorum with it finds every write made while it was down; then a rolling restart fails nothing', async () => {
     const room = await roomWith(a, people[0]!, people.slice(1));
@@ -208,11 +212,6 @@ describe('nodes lost under load', () => {
     }
     expect(load.failures).toEqual([]);
     await expectNothingLost(room, load);
-    const seen: string[] = [];
-    while (seen.length < load.posted.length) {
-      const event = (await feed.data()).roomEvents;
-      if (event.__typename === 'MessagePosted') seen.push(event.message.id);
-    }
-    expect(seen).toEqual(load.posted);
+    await expectFedInOrder(feed, load);
   }, 900_000);
 });

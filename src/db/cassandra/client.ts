@@ -92,6 +92,10 @@ export class Database {
         encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
         socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
         queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
+        // A statement is prepared on the node it first runs on, and on another node when it first runs there (the
+        // driver re-prepares on its UNPREPARED answer). The default prepares on every node at once and waits for all:
+        // a stalled node would hold up the first request of each statement for a whole timeout.
+        prepareOnAllHosts: false,
         // The driver refuses an undefined tracker (it wants an instance or nothing).
         ...(requestTracker ? { requestTracker } : {}),
         ...(config.speculativeReadDelayMs > 0 ? { policies: { speculativeExecution: new SpeculativeReads(config.speculativeReadDelayMs) } } : {}),
