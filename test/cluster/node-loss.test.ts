@@ -46,6 +46,8 @@ afterAll(async () => {
 
 /** Requests that failed, and what the load had acknowledged: posts in order, joins, per-loop counts. */
 interface Load {
+  /** Requests answered, failed ones included. */
+  requests: () => number;
   failures: string[];
   posted: string[];
   joined: Array<{ room: string; login: string }>;
@@ -62,9 +64,11 @@ function startLoad(room: string, itemId: string): Load {
   const joined: Array<{ room: string; login: string }> = [];
   let stopping = false;
   const either = (i: number) => (i % 2 ? a : b);
+  let requests = 0;
   const step = async (what: string, run: () => Promise<{ errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }> }>) => {
     try {
       const res = await run();
+      requests += 1;
       if (res.errors?.length) failures.push(`${what}: ${res.errors[0]!.extensions?.code} ${res.errors[0]!.message}`);
       return res;
     } catch (err) {
@@ -113,6 +117,7 @@ function startLoad(room: string, itemId: string): Load {
   ];
   const running = Promise.all(loops.map((loop) => loop()));
   return {
+    requests: () => requests,
     failures,
     posted,
     joined,
@@ -175,7 +180,7 @@ describe('nodes lost under load', () => {
     } finally {
       await load.stop();
     }
-
+    console.log(`[cluster] a node killed for 30 s: ${load.requests()} requests, ${load.failures.length} failed, ${load.posted.length} posts, ${load.joined.length} joins`);
     expect(load.failures).toEqual([]);
     await expectNothingLost(room, load);
     await expectFedInOrder(feed, load);
@@ -210,6 +215,7 @@ describe('nodes lost under load', () => {
     } finally {
       await load.stop();
     }
+    console.log(`[cluster] the node back, then a rolling restart: ${load.requests()} requests, ${load.failures.length} failed, ${load.posted.length} posts, ${load.joined.length} joins`);
     expect(load.failures).toEqual([]);
     await expectNothingLost(room, load);
     await expectFedInOrder(feed, load);

@@ -82,6 +82,7 @@ describe('a stalled node', () => {
         (i) => gql(either(i), SendDirectMessageDocument, { to: bob.login, content: `dm ${i}` }, carol.token),
         (i) => gql(either(i), BuyItemDocument, { itemId: item.id, quantity: 1 }, carol.token),
       ], progress);
+      console.log(`[cluster] a node stalled for ${STALL_MS / 1000} s: ${progress.requests} requests, ${failures.length} failed`);
       expect(failures).toEqual([]);
       expect(progress.requests).toBeGreaterThan(50);
     } finally {
