@@ -111,7 +111,7 @@ export interface RoomsConfig {
   presenceTtlMs: number;
   /**
    * How often each instance finishes the cleanups of deleted rooms whose deleting request died midway, and the
-   * joins whose system message or read marker a request left unwritten (resolvers/rooms/join-completion.ts).
+   * joins, leaves and removals whose system message a request left unwritten (resolvers/rooms/room-notices.ts).
    */
   cleanupRecoveryIntervalMs: number;
   /** The job leaves a deletion younger than this to the request that made it, which is most likely still cleaning up. */

@@ -58,15 +58,15 @@ export const Limits = {
      */
     cleanupRecoveryDays: 7,
     /**
-     * The job that completes joins (resolvers/rooms/join-completion.ts) leaves
-     * a join listed less than this long ago to its request. A join request is
-     * some seven statements, each bounded by the request timeout (12 s by
-     * default): 2 minutes outlasts a slow one. The job could write a second
-     * join message for a join whose request was still at work, nothing worse.
-     * Not a setting: an instance that completed others' fresh joins would do
-     * exactly that.
+     * The job that completes changes of membership (resolvers/rooms/room-notices.ts)
+     * leaves a change listed less than this long ago to its request. A join
+     * request is some seven statements, each bounded by the request timeout
+     * (12 s by default): 2 minutes outlasts a slow one. The job could write a
+     * second system message for a change whose request was still at work,
+     * nothing worse. Not a setting: an instance that completed others' fresh
+     * changes would do exactly that.
      */
-    joinCompletionGraceMs: 120_000,
+    noticeCompletionGraceMs: 120_000,
     /**
      * A message's id (its place in history) is taken before its write, so
      * writes can commit out of id order. A post sends its message's write only

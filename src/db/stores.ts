@@ -20,7 +20,7 @@ import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
 import { MessageSearchStore } from './rooms/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
-import { PendingJoinStore } from './rooms/pending-joins.js';
+import { PendingNoticeStore } from './rooms/pending-notices.js';
 import { SearchBackfillStore } from './rooms/search-backfill.js';
 
 export function createStores(db: Database) {
@@ -46,7 +46,7 @@ export function createStores(db: Database) {
     moderation: new ModerationStore(db),
     messageSearch: new MessageSearchStore(db),
     roomCleanups: new RoomCleanupStore(db),
-    pendingJoins: new PendingJoinStore(db),
+    pendingNotices: new PendingNoticeStore(db),
     searchBackfill: new SearchBackfillStore(db),
   };
 }

@@ -5,7 +5,7 @@
 import type { Services } from '../services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
 import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
-import { finishPendingJoins } from '../resolvers/rooms/join-completion.js';
+import { finishPendingNotices } from '../resolvers/rooms/room-notices.js';
 
 /** Stops the job and waits for a run in progress. */
 export type BackgroundJob = () => Promise<void>;
@@ -16,7 +16,7 @@ export function startBackgroundJobs(services: Services): BackgroundJob {
   const jobs = [
     startPurchaseRecovery(services),
     startRoomCleanupRecovery(services),
-    startJoinCompletion(services),
+    startNoticeCompletion(services),
     () => services.rooms.presence.stop(),
   ];
   return async () => {
@@ -40,11 +40,11 @@ function startRoomCleanupRecovery(services: Services): BackgroundJob {
   }));
 }
 
-/** Completes the joins whose system message or read marker a request left unwritten: at start, then every interval. */
-function startJoinCompletion(services: Services): BackgroundJob {
-  return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingJoins(services), {
-    done: 'completed pending joins',
-    failed: 'join completion failed',
+/** Completes the joins, leaves and removals whose system message a request left unwritten: at start, then every interval. */
+function startNoticeCompletion(services: Services): BackgroundJob {
+  return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingNotices(services), {
+    done: 'completed pending room notices',
+    failed: 'room notice completion failed',
   }));
 }
 

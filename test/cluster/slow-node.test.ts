@@ -107,7 +107,7 @@ describe('a stalled node', () => {
     expect(applied.length).toBeGreaterThan(10);
     // Every node has every table of the keyspace.
     const tables = await cqlRows(a, 'SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [keyspace]);
-    expect(tables.map((t) => t.table_name)).toContain('pending_room_joins');
+    expect(tables.map((t) => t.table_name)).toContain('pending_room_notices');
     const versions = new Set<string>();
     for (const host of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) {
       const rs = await a.services.db.client.execute('SELECT schema_version FROM system.local', [], { host: a.services.db.client.hosts.get(`${host}:9042`) });

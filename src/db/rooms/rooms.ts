@@ -82,7 +82,7 @@ const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_log
   idempotent: false,
 });
 const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
-// A join's entry, at a timestamp it records (pending_room_joins): should the join never apply, the entry is removed
+// A join's entry, at a timestamp it records (pending_room_notices): should the join never apply, the entry is removed
 // at that same timestamp (a delete wins a tie), and a later join, at a later one, keeps it.
 const ADD_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
 const REMOVE_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms - ? WHERE login = ?', { idempotent: true });

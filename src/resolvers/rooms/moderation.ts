@@ -13,7 +13,7 @@ import { connection, decodeCursor, encodeCursor, type Connection } from '../../p
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { chatUser, type ChatUser } from './model.js';
-import { postSystemMessage } from './system-messages.js';
+import { completeNotice, dropNotice, listNotice } from './room-notices.js';
 import { validRoomName } from './validation.js';
 
 const { moderation: limits } = Limits.room;
@@ -106,6 +106,8 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
   const { stores, clock } = ctx.services;
   const person = personIn(room, login);
   const bannedAt = clock.now();
+  // Listed before the write: the message saying so is written whatever happens to this request after it.
+  const listed = await listNotice(ctx.services, { roomName: room.name, login, kind: ban ? 'ban' : 'removal', byLogin: by.login });
   if (ban) {
     let outcome = 'changed';
     for (let attempt = 0; attempt < limits.banAttempts && outcome === 'changed'; attempt++) {
@@ -117,16 +119,22 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
         requireMayModerate(room, by.login, login, false);
       }
     }
+    if (outcome !== 'banned') await dropNotice(ctx.services, listed);
     if (outcome === 'gone') throw notFound('Room');
     if (outcome === 'changed') throw conflict('The participants kept changing while banning; try again');
     await stores.rooms.removeFromUser(login, room.name);
   } else {
     const entries = room.participants.filter((p) => p.login === login);
-    if (entries.length === 0) return room;
+    if (entries.length === 0) {
+      await dropNotice(ctx.services, listed);
+      return room;
+    }
     await stores.rooms.leave(room.name, login, entries);
   }
-  const text = `${person.firstname} ${person.lastname} was ${ban ? 'banned from' : 'removed from'} the room`;
-  await postSystemMessage(ctx.services, room, person, text, { kind: 'ParticipantRemoved', roomName: room.name, user: person, by, banned: ban });
+  // The removal stands: its message follows, now or from the room notices job.
+  await completeNotice(ctx.services, room, person, listed, by).catch((err) =>
+    ctx.services.logger.warn({ err, room: room.name }, 'removed; the message saying so is left to the room notices job'),
+  );
   return {
     ...room,
     participants: room.participants.filter((p) => p.login !== login),

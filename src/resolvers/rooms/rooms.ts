@@ -14,8 +14,7 @@ import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { postSystemMessage } from './system-messages.js';
-import { completeJoin, dropJoin, listJoin } from './join-completion.js';
+import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
@@ -67,16 +66,16 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const { services } = ctx;
   const { stores, logger } = services;
   // The user's list and the listing before the LWT: whatever happens to this request after it, the join is
-  // completed, or its entry in the list taken back (join-completion.ts).
+  // completed, or its entry in the list taken back (room-notices.ts).
   const listed = await listJoin(services, name, person.login);
   const joined = await stores.rooms.addParticipantIfExists(room, person);
   if (joined !== 'joined') {
-    await Promise.all([stores.rooms.removeFromUser(person.login, name), dropJoin(services, listed)]);
+    await Promise.all([stores.rooms.removeFromUser(person.login, name), dropNotice(services, listed)]);
     throw joined === 'banned' ? bannedFrom(name) : notFound('Room');
   }
   // The join applied: the user is a participant whatever follows. What follows is completed later if it fails now.
-  await completeJoin(services, room, person, listed).catch((err) =>
-    logger.warn({ err, room: name }, 'joined; the join message or read marker is left to the pending-joins job'),
+  await completeNotice(services, room, person, listed).catch((err) =>
+    logger.warn({ err, room: name }, 'joined; the join message or read marker is left to the room notices job'),
   );
   return { ...room, participants: [...room.participants, person] };
 }
@@ -93,14 +92,17 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
   }
   // Remove the exact stored elements: names in them may predate a profile change.
   const entries = room.participants.filter((p) => p.login === viewer.login);
+  if (entries.length === 0) {
+    await stores.rooms.leave(name, viewer.login, entries);
+    return false;
+  }
+  // Listed before the write: the leave message is written whatever happens to this request after it.
+  const listed = await listNotice(ctx.services, { roomName: name, login: viewer.login, kind: 'leave' });
   await stores.rooms.leave(name, viewer.login, entries);
-  if (entries.length === 0) return false;
   const person = await viewerPerson(ctx);
-  await postSystemMessage(ctx.services, room, person, `${person.firstname} ${person.lastname} leaves the room`, {
-    kind: 'ParticipantLeft',
-    roomName: name,
-    user: person,
-  }).catch((err) => logger.error({ err, room: name }, 'left, but the leave message failed'));
+  await completeNotice(ctx.services, room, person, listed).catch((err) =>
+    logger.warn({ err, room: name }, 'left; the leave message is left to the room notices job'),
+  );
   return true;
 }
 

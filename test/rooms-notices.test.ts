@@ -1,14 +1,14 @@
 /**
- * A join is whole only with its system message and the newcomer's read marker. Its request is stopped at each
- * step after listing the join (the LWT never sent; the message's write lost; the marker's write lost): the job of
- * another instance completes each join that applied, exactly once, and drops the one that did not (taking the
- * room back off that user's list). The requests
- * run on an instance whose clock is an hour behind, so their listings are past the job's grace at once while no
- * other test's fresh joins are.
+ * A change of membership is whole only with its system message (and a join with the newcomer's read marker).
+ * Requests are stopped at each step after listing the change (a join's LWT never sent; its message's write
+ * lost; its marker's write lost; the message of a leave and of a removal lost): the job of another instance
+ * completes each change that applied, exactly once, and drops the one that did not (taking the room back off that
+ * user's list). The requests run on an instance whose clock is an hour behind, so their listings are past the
+ * job's grace at once while no other test's fresh ones are.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { HistoryDocument, JoinRoomDocument, RoomReadStateDocument } from './generated/graphql.js';
+import { HistoryDocument, JoinRoomDocument, LeaveRoomDocument, RemoveParticipantDocument, RoomReadStateDocument } from './generated/graphql.js';
 import { ManualClock, startApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { post, rawChatRooms, roomWith } from './testkit/rooms.js';
@@ -30,24 +30,28 @@ const lostAt = (pattern: RegExp) =>
     throw new Error('the instance was lost here');
   });
 
-async function pendingJoinsOf(room: string) {
+/** The room's entries in pending_room_notices: of joins unless `kind` says. */
+async function pendingJoinsOf(room: string, kind = 'join') {
   const rows = [];
   for (const offset of [-1, 0, 1]) {
     const day = Number(new Date(Date.now() - 3_600_000 + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', ''));
-    rows.push(...(await cqlRows(behind, 'SELECT login, message_id FROM pending_room_joins WHERE day = ? AND room_name = ?', [day, room])));
+    rows.push(...(await cqlRows(behind, 'SELECT login, kind, message_id FROM pending_room_notices WHERE day = ? AND room_name = ?', [day, room])));
   }
-  return rows.map((r) => ({ login: r.login as string, messageId: (r.message_id?.toString() as string | undefined) ?? null }));
+  return rows.filter((r) => r.kind === kind).map((r) => ({ login: r.login as string, messageId: (r.message_id?.toString() as string | undefined) ?? null }));
 }
 
-async function joinMessagesOf(room: string, user: TestUser) {
+/** The ids of the room's system messages about `user` that end with `saying`. */
+async function systemMessagesOf(room: string, user: TestUser, saying: RegExp) {
   const edges = (await gqlOk(behind, HistoryDocument, { roomName: room, first: 50 }, creator.token)).room!.messages!.edges;
-  return edges.filter((e) => e.node.systemMessage && e.node.author?.login === user.login && /joins the room$/.test(e.node.content ?? '')).map((e) => e.node.id);
+  return edges.filter((e) => e.node.systemMessage && e.node.author?.login === user.login && saying.test(e.node.content ?? '')).map((e) => e.node.id);
 }
+
+const joinMessagesOf = (room: string, user: TestUser) => systemMessagesOf(room, user, /joins the room$/);
 
 const readStateOf = async (room: string, user: TestUser) => (await gqlOk(behind, RoomReadStateDocument, { roomName: room }, user.token)).room!.readState!;
 
-describe('a join left half done is completed by the job', () => {
-  it('completes each join that applied exactly once, and drops the one that did not', async () => {
+describe('a change of membership left half done is completed by the job', () => {
+  it('completes each join, leave and removal that applied exactly once, and drops the join that did not', async () => {
     // A whole join leaves nothing listed.
     const whole = await signUp(behind);
     const wholeRoom = await roomWith(behind, creator);
@@ -86,12 +90,28 @@ describe('a join left half done is completed by the job', () => {
     // The request had put the room on the user's list before its LWT.
     expect(await rawChatRooms(behind, noJoin.login)).toContain(roomC);
 
-    // Two instances with the job, started at once, settle the three listings.
+    // 4. A leave and a removal whose messages are lost: they applied, the requests answer so.
+    const [leaver, removed] = [await signUp(behind), await signUp(behind)];
+    const roomD = await roomWith(behind, creator, [leaver, removed]);
+    const lostLeave = lostAt(/INSERT INTO chat_room_messages/);
+    expect((await gqlOk(behind, LeaveRoomDocument, { roomName: roomD }, leaver.token)).leaveRoom).toBe(true);
+    expect(lostLeave.fired()).toBe(true);
+    const lostRemoval = lostAt(/INSERT INTO chat_room_messages/);
+    await gqlOk(behind, RemoveParticipantDocument, { roomName: roomD, login: removed.login, ban: true }, creator.token);
+    expect(lostRemoval.fired()).toBe(true);
+    expect(await systemMessagesOf(roomD, leaver, /leaves the room$/)).toEqual([]);
+    expect(await systemMessagesOf(roomD, removed, /banned from the room$/)).toEqual([]);
+
+    // Two instances with the job, started at once, settle the listings.
     await Promise.all([startApp(), startApp()]);
-    await eventually(async () => (await Promise.all([roomA, roomB, roomC].map(pendingJoinsOf))).every((rows) => rows.length === 0), {
-      what: 'the job to settle the three listings',
-      timeoutMs: 20_000,
-    });
+    const listings = async () => [
+      ...(await Promise.all([roomA, roomB, roomC].map((room) => pendingJoinsOf(room)))),
+      await pendingJoinsOf(roomD, 'leave'),
+      await pendingJoinsOf(roomD, 'ban'),
+    ];
+    await eventually(async () => (await listings()).every((rows) => rows.length === 0), { what: 'the job to settle the listings', timeoutMs: 20_000 });
+    expect(await systemMessagesOf(roomD, leaver, /^\S+ \S+ leaves the room$/)).toHaveLength(1);
+    expect(await systemMessagesOf(roomD, removed, /^\S+ \S+ was banned from the room$/)).toHaveLength(1);
 
     const [messageA, ...moreA] = await joinMessagesOf(roomA, noMessage);
     expect(moreA).toEqual([]);
