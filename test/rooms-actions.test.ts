@@ -10,6 +10,7 @@ import {
   DeleteMessageDocument,
   DeleteRoomDocument,
   EditMessageDocument,
+  RoomReadStateDocument,
   HideMessageDocument,
   HistoryDocument,
   InboxEventsDocument,
@@ -491,6 +492,33 @@ describe('mentions', () => {
     await gqlOk(app, SendDirectMessageDocument, { to: dave.login, content: 'barrier' }, alice.token);
     expect((await bobFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
     expect((await daveFeed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
+  });
+});
+
+describe('an edit whose mention rows were lost', () => {
+  it('is completed by its retry: the rows of whom it mentions, and of whom it no longer does', async () => {
+    const room = await roomWith(app, alice, [bob, carol]);
+    const m = await post(app, alice, room, 'hello all');
+    const mentionsOf = async (user: TestUser) => (await gqlOk(app, RoomReadStateDocument, { roomName: room }, user.token)).room!.readState!.mentionCount;
+
+    // The edit applies, then its mention row for carol is not written: the request fails.
+    const lostAdd = failNextStatement(app, /INSERT INTO room_mentions/);
+    const mentioning = `hello @${carol.login}`;
+    expect(codes(await gql(app, EditMessageDocument, { messageId: m.id, content: mentioning }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(lostAdd.fired()).toBe(true);
+    expect(await mentionsOf(carol)).toBe(0);
+    // The same edit again finishes it.
+    expect((await gqlOk(app, EditMessageDocument, { messageId: m.id, content: mentioning }, alice.token)).editMessage.mentions.map((u) => u.login)).toEqual([carol.login]);
+    expect(await mentionsOf(carol)).toBe(1);
+
+    // And the other way: an edit that drops carol's mention, whose row's removal is lost.
+    const lostRemoval = failNextStatement(app, /DELETE FROM room_mentions/);
+    expect(codes(await gql(app, EditMessageDocument, { messageId: m.id, content: 'hello again' }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(lostRemoval.fired()).toBe(true);
+    expect(await mentionsOf(carol)).toBe(1);
+    await gqlOk(app, EditMessageDocument, { messageId: m.id, content: 'hello again' }, alice.token);
+    expect(await mentionsOf(carol)).toBe(0);
+    expect(await mentionsOf(bob)).toBe(0);
   });
 });
 

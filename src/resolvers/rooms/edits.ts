@@ -7,7 +7,7 @@
  * version: a client keeps the highest it has seen.
  */
 import type { Context } from '../../context.js';
-import { commitHorizonMs, type MessageRecord } from './model.js';
+import { commitHorizonMs, type ChatUser, type MessageRecord } from './model.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { VersionRow } from '../../db/rooms/message-edits.js';
 import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
@@ -41,6 +41,19 @@ async function readMessage(ctx: Context, id: string): Promise<{ message: Message
   const { message, room } = await messageWithRoom(ctx, id);
   if (!message || !room) throw notFound('Message');
   return { message, room };
+}
+
+/**
+ * The mention rows of an edited message: added for whom `after` mentions and `before` did not (its author
+ * aside), removed for whom only `before` did. Returns who was newly mentioned. Writing them again is harmless.
+ */
+async function recordMentionChanges(ctx: Context, message: MessageRecord, before: ChatUser[], after: ChatUser[]): Promise<ChatUser[]> {
+  const had = new Set(before.map((p) => p.login));
+  const has = new Set(after.map((p) => p.login));
+  const added = after.filter((p) => !had.has(p.login));
+  const removed = [...had].filter((login) => !has.has(login));
+  await ctx.services.stores.readState.updateMentions(message, added.map((p) => p.login).filter((l) => l !== message.author.login), removed);
+  return added;
 }
 
 /**
@@ -78,7 +91,14 @@ export async function editMessage(
   for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
     requireEditable(message);
     if (message.content === content) {
-      if (message.version > 0) await stores.messageEdits.copyEdit(message, message.version, { content, editId: message.editId! }, horizonMs);
+      if (message.version > 0) {
+        // Perhaps a retry of this very edit, whose request applied it and then failed: its copy and its mention rows
+        // are written again (the mentions of the version before say whose rows go).
+        await stores.messageEdits.copyEdit(message, message.version, { content, editId: message.editId! }, horizonMs);
+        const [before] = await stores.messageEdits.versions(message, message.version, 1);
+        const mentionedBefore = before?.content == null ? [] : mentionedParticipants(room.participants, before.content);
+        await recordMentionChanges(ctx, message, mentionedBefore, message.mentions);
+      }
       return message;
     }
     requireVersionLeft(message);
@@ -99,12 +119,7 @@ export async function editMessage(
       // The edit stands once its LWT applied: the room hears of it whatever happens to the copy.
       await turn.publish([{ kind: 'MessageEdited', roomName: room.name, message: edited }]);
       await stores.messageEdits.copyEdit(message, outcome.version, { content, editId }, horizonMs);
-      const before = new Set(message.mentions.map((p) => p.login));
-      const after = new Set(mentions.map((p) => p.login));
-      const added = mentions.filter((p) => !before.has(p.login));
-      const removed = [...before].filter((login) => !after.has(login));
-      await stores.readState.updateMentions(edited, added.map((p) => p.login).filter((l) => l !== viewer.login), removed);
-      await publishMentions(ctx, edited, added);
+      await publishMentions(ctx, edited, await recordMentionChanges(ctx, edited, message.mentions, mentions));
       return edited;
     }
     turn.cancel();
