@@ -1,5 +1,5 @@
 /**
- * Every setting the server reads, in one typed place. The README's
+ * Every setting the server reads, in one typed place. docs/configuration.md's
  * configuration table mirrors this file.
  */
 import { availableParallelism } from 'node:os';
@@ -53,7 +53,7 @@ export interface AuthConfig {
    * password storage cheat sheet lists as equal in strength to N=2^17, r=8,
    * p=1. It needs 16 MiB a hash instead of 128, hashes in about a third of
    * the time, and slows the requests beside it less (bench/results/login.md).
-   * Changing it: see SCRYPT_N in the README.
+   * Changing it: see SCRYPT_N in docs/configuration.md.
    */
   scryptN: number;
   scryptR: number;
@@ -130,7 +130,7 @@ export interface TrustedDocumentsConfig {
 /**
  * OpenTelemetry traces, set through the standard OTEL_* variables. The SDK
  * and the OTLP exporter read their own further variables (sampler, batching,
- * endpoint details, headers): see the README.
+ * endpoint details, headers): see docs/operations.md.
  */
 export interface TracingConfig {
   /** Where spans go; empty means tracing is off. */

@@ -3,7 +3,7 @@
  * stops the node this project started; `-- fetch` only downloads the jars;
  * `-- cluster start|stop` starts or stops the local three-node cluster (127.0.0.2–.4;
  * `cluster start --fresh` wipes its data first). Options come from the environment
- * (see README: CASSANDRA_DATA_DIR, CASSANDRA_HEAP, CASSANDRA_EPHEMERAL, CASSANDRA_CACHE_DIR,
+ * (see docs/configuration.md: CASSANDRA_DATA_DIR, CASSANDRA_HEAP, CASSANDRA_EPHEMERAL, CASSANDRA_CACHE_DIR,
  * CASSANDRA_CLUSTER_DIR, CASSANDRA_CLUSTER_HEAP).
  */
 import { defaultLocalNodeOptions, ensureLocalNode, fetchJars, LocalNodeError, stopLocalNode } from './launcher.js';

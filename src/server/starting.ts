@@ -14,7 +14,7 @@ import { Limits } from '../limits.js';
 
 /** Why the instance is not serving yet; the start updates it as it goes. */
 export class StartupState {
-  reason = 'starting: connecting to Cassandra';
+  reason = 'starting';
 
   waitingFor(reason: string): void {
     this.reason = `starting: ${reason}`;

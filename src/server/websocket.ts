@@ -27,7 +27,7 @@ import type { LiveConnectionsPerAddress } from './live-connections-per-address.j
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */
 export const MAX_OPERATIONS_PER_SOCKET = 100;
 
-/** WebSocket close codes a client can act on (the README lists them with what a client does). */
+/** WebSocket close codes a client can act on (docs/api.md lists them with what a client does). */
 export const WS_CLOSE = {
   /** Invalid or revoked token: the session is over; log in again. */
   UNAUTHORIZED: 4401,

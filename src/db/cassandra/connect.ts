@@ -28,9 +28,11 @@ export async function connectStorage(
   const waiting = { timeoutMs: config.startupTimeoutMs, logger, progress };
   const migrationOwner = randomUUID();
   if (config.migrate) {
+    progress?.('applying the schema (cql/)');
     await untilStorageServes('applying cql/', () => migrate(config, contactPoints, logger, undefined, migrationOwner), waiting);
   }
   const db = new Database(config, logger, contactPoints, aroundCql, requestTracker);
+  progress?.('connecting');
   try {
     // Connected is not enough: with a node that still sees its peers as down, quorum reads fail. A quorum read of
     // the keyspace is what every request needs.
