@@ -6,7 +6,7 @@
  * the node, a redis-server of the benchmark's own stopped and started.
  */
 import WebSocket from 'ws';
-import { createLogger } from '../src/server/logging.js';
+import { createLogger } from '../src/observability/logging.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { HistoryDocument, LoginDocument, MeDocument, RoomEventsDocument } from '../test/generated/graphql.js';
 import { codes, gql, gqlOk } from '../test/testkit/http.js';

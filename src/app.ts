@@ -13,21 +13,21 @@ import type { Clock, Services } from './services.js';
 import { startBackgroundJobs, type BackgroundJob } from './server/background-jobs.js';
 import { buildServices } from './server/build-services.js';
 import { buildYoga } from './server/yoga.js';
-import { withJsonFastPath, type YogaPipeline } from './server/json-fast-path.js';
-import { passwordShedding } from './server/load-shedding.js';
+import { withJsonFastPath, type YogaPipeline } from './server/http/json-fast-path.js';
+import { passwordShedding } from './server/http/load-shedding.js';
 import { CompiledOperations } from './server/jit-execution.js';
-import { httpContext } from './server/http-context.js';
+import { httpContext } from './server/http/http-context.js';
 import { Limits } from './limits.js';
-import { operationMetrics } from './server/metrics-plugins.js';
+import { operationMetrics } from './observability/metrics-plugins.js';
 import { MAX_REQUEST_BYTES } from './server/server-context.js';
-import { attachWebSockets, type WebSocketBridge } from './server/websocket.js';
-import { LiveConnectionsPerAddress } from './server/live-connections-per-address.js';
-import { createLogger } from './server/logging.js';
+import { attachWebSockets, type WebSocketBridge } from './server/live/websocket.js';
+import { LiveConnectionsPerAddress } from './server/live/live-connections-per-address.js';
+import { createLogger } from './observability/logging.js';
 import type { MarketplaceHooks } from './resolvers/marketplace/runtime.js';
-import { withRequestId } from './server/request-id.js';
-import { TrustedDocuments } from './server/trusted-documents.js';
-import { startTracing, type Tracing } from './server/tracing.js';
-import { refuseUpgradeWhileStarting, StartupState, startingListener } from './server/starting.js';
+import { withRequestId } from './server/http/request-id.js';
+import { TrustedDocuments } from './server/http/trusted-documents.js';
+import { startTracing, type Tracing } from './observability/tracing.js';
+import { refuseUpgradeWhileStarting, StartupState, startingListener } from './server/http/starting.js';
 
 export interface AppOptions {
   config?: Config;
@@ -88,7 +88,7 @@ export function createApp(options: AppOptions = {}): App {
       // Read first: a missing or broken manifest stops the start before anything is connected.
       const trusted = TrustedDocuments.load(config.trustedDocuments);
       tracing = startTracing(config.tracing, config.cassandra.keyspace, options.tracing?.spanProcessor);
-      // Listening comes first: while storage cannot serve yet, probes and clients are told why (server/starting.ts).
+      // Listening comes first: while storage cannot serve yet, probes and clients are told why (server/http/starting.ts).
       const startup = new StartupState();
       let serving: RequestListener = startingListener(startup);
       server = createServer(withRequestId((req, res) => serving(req, res), config.trustProxy));

@@ -182,7 +182,7 @@ export interface Config {
   maxLiveConnectionsPerAddress: number;
   /** Run queries and mutations as code compiled by graphql-jit (subscriptions never are). */
   graphqlJit: boolean;
-  /** Serve ordinary JSON queries and mutations without Yoga's fetch-API layer (src/server/json-fast-path.ts). */
+  /** Serve ordinary JSON queries and mutations without Yoga's fetch-API layer (src/server/http/json-fast-path.ts). */
   httpFastPath: boolean;
 }
 

@@ -8,7 +8,7 @@ import { createApp } from './app.js';
 import { loadConfig, SettingError, type Config } from './config.js';
 import { LocalNodeError } from './local-node/launcher.js';
 import { StorageNotReadyError } from './db/cassandra/startup-wait.js';
-import { createLogger } from './server/logging.js';
+import { createLogger } from './observability/logging.js';
 import { runPrimary } from './server/workers.js';
 
 let config: Config;

@@ -15,7 +15,7 @@ import type { RoomSequencer } from './resolvers/rooms/feed.js';
 import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';
 import type { ReactionEvents } from './resolvers/rooms/reaction-events.js';
 import type { RoomPresence } from './resolvers/rooms/presence.js';
-import type { Metrics } from './server/metrics.js';
+import type { Metrics } from './observability/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */
 export interface Clock {

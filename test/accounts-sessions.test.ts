@@ -13,7 +13,7 @@ import { signUp, uniqueLogin, type TestUser } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { wsClient, wsRequest } from './testkit/ws.js';
 import { failNextStatement } from './testkit/statement-faults.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 
 let a: App;
 let b: App;

@@ -24,7 +24,7 @@ import { eventually } from './testkit/poll.js';
 import { RedisServer } from './testkit/redis-server.js';
 import { signUp } from './testkit/users.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 
 let redis: RedisServer;
 let a: App;

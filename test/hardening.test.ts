@@ -9,7 +9,7 @@ import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient } from './testkit/ws.js';
 import { profileChannel } from '../src/resolvers/accounts/accounts.js';
-import { MAX_OPERATIONS_PER_SOCKET } from '../src/server/websocket.js';
+import { MAX_OPERATIONS_PER_SOCKET } from '../src/server/live/websocket.js';
 import { sseSubscribe } from './testkit/sse.js';
 
 let app: App;

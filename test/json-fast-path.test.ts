@@ -1,5 +1,5 @@
 /**
- * The JSON fast path (src/server/json-fast-path.ts) answers exactly as Yoga
+ * The JSON fast path (src/server/http/json-fast-path.ts) answers exactly as Yoga
  * does. Every request below goes, byte for byte the same, to an instance with
  * the fast path and to one without it (HTTP_FAST_PATH=off), three times: the
  * third run of an operation Yoga has run and compiled is a prepared one, run

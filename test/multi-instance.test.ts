@@ -11,7 +11,7 @@ import { signUp, uniqueLogin } from './testkit/users.js';
 import { eventually } from './testkit/poll.js';
 import { subscribe, wsClient, wsRequest } from './testkit/ws.js';
 import { profileChannel } from '../src/resolvers/accounts/accounts.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 
 let a: App;
 let b: App;

@@ -1,5 +1,5 @@
 /**
- * src/server/regular-answer.ts writes what graphql-yoga's processRegularResult
+ * src/server/http/regular-answer.ts writes what graphql-yoga's processRegularResult
  * writes, without building each error again: over generated results (errors
  * with and without locations, paths, internal extensions, original errors of
  * every kind; data or none; result extensions), both must give the same
@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { GraphQLError, Source, type ExecutionResult } from 'graphql';
 import { processRegularResult } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { regularAnswer } from '../src/server/regular-answer.js';
+import { regularAnswer } from '../src/server/http/regular-answer.js';
 
 const SOURCE = new Source('query Q($a: Int) {\n  me { login }\n  room(roomName: "x") {\n    name\n  }\n}\n');
 

@@ -9,7 +9,7 @@ import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { Limits } from '../src/limits.js';
 import { StorageNotReadyError } from '../src/db/cassandra/startup-wait.js';
-import { createLogger } from '../src/server/logging.js';
+import { createLogger } from '../src/observability/logging.js';
 import { MeDocument } from './generated/graphql.js';
 import { gql } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';

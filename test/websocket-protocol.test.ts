@@ -6,7 +6,7 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import WebSocket from 'ws';
 import type { App } from '../src/app.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 import { roomChannel } from '../src/resolvers/rooms/feed.js';
 import { print } from 'graphql';
 import { ProfileUpdatedDocument, RoomEventsDocument, UpdateProfileDocument } from './generated/graphql.js';

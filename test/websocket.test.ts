@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import type { App } from '../src/app.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 import type { FormattedExecutionResult } from 'graphql';
 import { LogoutDocument, MeDocument, ProfileUpdatedDocument, UpdateProfileDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';

@@ -11,7 +11,7 @@ import { eventually } from './testkit/poll.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { signUp } from './testkit/users.js';
 import { subscribe, wsClient, type WsClient } from './testkit/ws.js';
-import { WS_CLOSE } from '../src/server/websocket.js';
+import { WS_CLOSE } from '../src/server/live/websocket.js';
 
 describe('WEB_CONCURRENCY', () => {
   it('refuses more than one worker without Redis, saying why and without a stack trace', async () => {

@@ -2,8 +2,8 @@
  * A subscription lives no longer than the session that opened it: once its
  * token is revoked (logout on any instance) or expires, the stream sends one
  * UNAUTHENTICATED error and ends. WebSockets are also closed proactively
- * (src/server/websocket.ts); this covers SSE and every other transport, per
- * event (src/server/live-subscriptions.ts applies it).
+ * (src/server/live/websocket.ts); this covers SSE and every other transport, per
+ * event (src/server/live/live-subscriptions.ts applies it).
  */
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Context } from '../context.js';

@@ -12,7 +12,7 @@ import { AppError, ErrorCode, RateLimitReason } from '../errors.js';
 import { hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
 import type { ScryptThreads } from './scrypt-threads.js';
 
-/** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/load-shedding.ts). */
+/** The gate's refusal: a class of its own, so that a result can be known to be it (src/server/http/load-shedding.ts). */
 export class PasswordsBusy extends AppError {
   constructor() {
     super(ErrorCode.RATE_LIMITED, 'Too many logins and sign-ups at once; retry in 1 s', { reason: RateLimitReason.SERVER_BUSY, retryAfter: 1 });

@@ -11,7 +11,7 @@ import { connectStorage } from '../db/cassandra/connect.js';
 import { StorageNotReadyError } from '../db/cassandra/startup-wait.js';
 import { createStores } from '../db/stores.js';
 import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
-import { createLogger } from '../server/logging.js';
+import { createLogger } from '../observability/logging.js';
 
 /** A progress line every this many pages (of Limits.room.search.backfillPageRows messages). */
 const PAGES_PER_PROGRESS_LINE = 20;

@@ -26,7 +26,7 @@ import { ReactionEvents } from '../resolvers/rooms/reaction-events.js';
 import { RoomPresence } from '../resolvers/rooms/presence.js';
 import { MemoryPresence, RedisPresence, type PresenceStore } from '../presence/presence-store.js';
 import { systemClock, type Clock, type Services } from '../services.js';
-import { Metrics } from './metrics.js';
+import { Metrics } from '../observability/metrics.js';
 
 export async function buildServices(
   config: Config,

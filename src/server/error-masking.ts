@@ -14,7 +14,7 @@ import { isRedisUnavailable } from '../pubsub/redis-connection.js';
  * Also the one place errors are logged, each once: a client's mistake at info
  * (with its code; the request id comes from the logger's mixin), anything
  * unexpected at error with its stack. Yoga's own error lines are demoted to
- * debug (src/server/logging.ts), so a client cannot flood the error log.
+ * debug (src/observability/logging.ts), so a client cannot flood the error log.
  */
 export function maskError(logger: Logger) {
   return (error: unknown): Error => {

@@ -6,22 +6,22 @@ import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServ
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { buildContext, type Context } from '../context.js';
-import { httpContext } from './http-context.js';
+import { httpContext } from './http/http-context.js';
 import { Limits } from '../limits.js';
 import type { Services } from '../services.js';
 import { schema } from '../schema/index.js';
-import { corsFor, originPolicy } from './cors.js';
-import { graphiqlOptions } from './graphiql.js';
-import { useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
+import { corsFor, originPolicy } from './http/cors.js';
+import { graphiqlOptions } from './http/graphiql.js';
+import { useTrustedDocuments, type TrustedDocuments } from './http/trusted-documents.js';
 import { maskError, useLimitErrorCodes, useRequestParseErrors, useValidationErrorLog } from './error-masking.js';
-import { useLiveSubscriptions } from './live-subscriptions.js';
-import { useSharedEventExecution } from './shared-execution.js';
+import { useLiveSubscriptions } from './live/live-subscriptions.js';
+import { useSharedEventExecution } from './live/shared-execution.js';
 import { useJitExecution, type CompiledOperations } from './jit-execution.js';
-import { useRequestBodyLimit } from './request-body-limit.js';
-import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './live-connections-per-address.js';
-import { yogaLogger } from './logging.js';
+import { useRequestBodyLimit } from './http/request-body-limit.js';
+import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './live/live-connections-per-address.js';
+import { yogaLogger } from '../observability/logging.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
-import { useSseEventIds } from './sse-event-ids.js';
+import { useSseEventIds } from './live/sse-event-ids.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
@@ -54,7 +54,7 @@ export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tra
     }) as YogaPlugin,
     useReadinessCheck({
       endpoint: '/ready',
-      // Not ready: 503 with the reason (which service, what it said), as while the instance starts (server/starting.ts).
+      // Not ready: 503 with the reason (which service, what it said), as while the instance starts (server/http/starting.ts).
       check: async ({ fetchAPI }) => {
         const failed = await Promise.all([
           svc.db.ping().then(() => null, (err: Error) => `Cassandra: ${err.message}`),

@@ -10,7 +10,7 @@ import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientOptions } from '../../src/db/cassandra/client.js';
 import { clusterContactPoints, killClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
-import { createLogger } from '../../src/server/logging.js';
+import { createLogger } from '../../src/observability/logging.js';
 import { MeDocument } from '../generated/graphql.js';
 import { testEnv } from '../testkit/app.js';
 import { gql } from '../testkit/http.js';

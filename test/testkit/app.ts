@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/server/logging.js';
+import { createLogger } from '../../src/observability/logging.js';
 import type { Clock } from '../../src/services.js';
 
 /** The run's Redis (test/global-setup.ts): TEST_REDIS_URL, the one on 6379, or a throwaway redis-server. */

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { isStorageUnavailable } from './client.js';
 import { SchemaDisagreementError } from './migrate.js';
 
-/** Told, at each failed attempt, why the start is still waiting (src/server/starting.ts shows it on /ready). */
+/** Told, at each failed attempt, why the start is still waiting (src/server/http/starting.ts shows it on /ready). */
 export type StartupProgress = (reason: string) => void;
 
 /** The start gave up: storage did not become able to serve within the configured time. */

@@ -6,7 +6,7 @@ import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, badInput, conflict, ErrorCode, notFound, unavailable, RateLimitReason, rateLimited } from '../../errors.js';
 import { isStorageUnavailable } from '../../db/cassandra/client.js';
-import type { RateLimitedAction } from '../../server/metrics.js';
+import type { RateLimitedAction } from '../../observability/metrics.js';
 import { endSessions, startSession } from './sessions.js';
 import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
@@ -138,7 +138,7 @@ async function passwordAttempt(ctx: Context, login: string, action: RateLimitedA
 export async function login(ctx: Context, rawLogin: string, password: string): Promise<AuthPayload> {
   const { stores, decoyPasswordHash, metrics, passwords } = ctx.services;
   // While the hasher is full, refused before anything else: every login is then answered alike, whatever its
-  // arguments, and a prepared login operation is refused without running (src/server/load-shedding.ts).
+  // arguments, and a prepared login operation is refused without running (src/server/http/load-shedding.ts).
   passwords.requireRoom();
   const login = normalizeLogin(rawLogin);
   requireLength('login', login, 1, Limits.login.max);

@@ -3,7 +3,7 @@
  *
  * A subscription event is executed once per instance for all the subscribers
  * that send the same document, operation name and variables, and each of
- * them gets that one result (src/server/shared-execution.ts). That is sound
+ * them gets that one result (src/server/live/shared-execution.ts). That is sound
  * only while nothing the document selects depends on the viewer. So a field
  * whose value, or whose error, depends on the viewer (it reads ctx.viewer,
  * calls requireViewer, or calls a use case that does: "visible to its owner

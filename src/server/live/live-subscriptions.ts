@@ -8,9 +8,9 @@
  */
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
-import { refreshLoaders, type Context } from '../context.js';
-import { sessionEndResult } from '../auth/live-session.js';
-import type { Metrics, Transport } from './metrics.js';
+import { refreshLoaders, type Context } from '../../context.js';
+import { sessionEndResult } from '../../auth/live-session.js';
+import type { Metrics, Transport } from '../../observability/metrics.js';
 
 export function useLiveSubscriptions(metrics: Metrics): YogaPlugin {
   // One hooks object for every subscription: envelop keeps what onSubscribe returns for the stream's life.

@@ -7,8 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, RateLimitReason, rateLimited } from '../errors.js';
-import { clientAddress } from './client-address.js';
+import { AppError, RateLimitReason, rateLimited } from '../../errors.js';
+import { clientAddress } from '../http/client-address.js';
 
 /** What ends a connection: a WebSocket, or an SSE stream's response; each says 'close' once. */
 interface Closable {

@@ -9,8 +9,8 @@
  */
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ErrorCode } from '../errors.js';
-import { Limits } from '../limits.js';
+import { ErrorCode } from '../../errors.js';
+import { Limits } from '../../limits.js';
 
 /** Why the instance is not serving yet; the start updates it as it goes. */
 export class StartupState {

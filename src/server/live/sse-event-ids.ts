@@ -34,7 +34,7 @@ function eventsWithIds(results: AsyncIterable<ExecutionResult>): AsyncIterableIt
     [Symbol.asyncIterator]() {
       return this;
     },
-    // A result may be shared with other subscribers (src/server/shared-execution.ts): each gets its own wrapper.
+    // A result may be shared with other subscribers (src/server/live/shared-execution.ts): each gets its own wrapper.
     next: () => source.next().then((r) => (r.done ? r : { value: { ...r.value, stringify: withEventId } as ExecutionResult, done: false })),
     return: (value?: unknown) => (source.return ? source.return(value) : done(value)),
     throw: (err?: unknown) => (source.throw ? source.throw(err) : Promise.reject(err)),

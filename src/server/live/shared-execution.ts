@@ -42,9 +42,9 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
-import type { Context } from '../context.js';
-import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../pubsub/pubsub.js';
-import { ViewerDependence } from './viewer-dependence.js';
+import type { Context } from '../../context.js';
+import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../../pubsub/pubsub.js';
+import { ViewerDependence } from '../viewer-dependence.js';
 
 type Result = ExecutionResult | Promise<ExecutionResult>;
 type Subscribe = (args: ExecutionArgs) => unknown;

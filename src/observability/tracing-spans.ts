@@ -1,14 +1,14 @@
 /**
  * The spans under an operation's: one per resolver that can reach storage and
  * one per Cassandra request, and how a span records its errors. Set up by
- * src/server/tracing.ts; the active operation (and its app's tracer) travels
+ * src/observability/tracing.ts; the active operation (and its app's tracer) travels
  * in the OpenTelemetry context.
  */
 import { context, createContextKey, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_NAMESPACE, ATTR_DB_OPERATION_BATCH_SIZE, ATTR_DB_OPERATION_NAME, ATTR_DB_QUERY_SUMMARY, ATTR_DB_QUERY_TEXT, ATTR_DB_SYSTEM_NAME, ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import { isIntrospectionType, isObjectType, responsePathAsArray, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { AroundRequest } from '../db/cassandra/client.js';
-import { errorCode } from './error-masking.js';
+import { errorCode } from '../server/error-masking.js';
 
 export interface TracedOperation {
   span: Span;

@@ -9,7 +9,7 @@
  * request that sends Transfer-Encoding too. Only a chunked body is counted.
  */
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, ErrorCode } from '../errors.js';
+import { AppError, ErrorCode } from '../../errors.js';
 
 type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStream };
 

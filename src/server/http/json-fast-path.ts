@@ -10,7 +10,7 @@
  * the parameters), envelop's parse, validate, context and execute with every
  * plugin (limits, masking, compiled execution, metrics, tracing's operation
  * span), and the status, the headers and the body are those Yoga's result
- * processor would make (src/server/regular-answer.ts), so the answer is the
+ * processor would make (src/server/http/regular-answer.ts), so the answer is the
  * one Yoga would give, byte for byte (test/json-fast-path.test.ts compares).
  *
  * Prepared operations skip Yoga's pipeline as well. An operation Yoga has
@@ -35,9 +35,9 @@ import { GraphQLError, parse, type ExecutionResult, type OperationTypeNode } fro
 import { createGraphQLError, getInstrumented, isAsyncIterable, type YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { TrustedDocuments } from './trusted-documents.js';
-import { maskError } from './error-masking.js';
-import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperations } from './jit-execution.js';
-import type { PreparedOperationMetrics } from './metrics-plugins.js';
+import { maskError } from '../error-masking.js';
+import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperations } from '../jit-execution.js';
+import type { PreparedOperationMetrics } from '../../observability/metrics-plugins.js';
 import { regularAnswer } from './regular-answer.js';
 import type { Shedding } from './load-shedding.js';
 

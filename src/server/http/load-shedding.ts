@@ -18,9 +18,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Kind, type ExecutionResult, type SelectionSetNode } from 'graphql';
-import { bearerToken } from '../auth/authenticate.js';
-import { PasswordsBusy, type PasswordHasher } from '../auth/password-hasher.js';
-import type { Compiled } from './jit-execution.js';
+import { bearerToken } from '../../auth/authenticate.js';
+import { PasswordsBusy, type PasswordHasher } from '../../auth/password-hasher.js';
+import type { Compiled } from '../jit-execution.js';
 
 /** Root mutation fields whose use case refuses first while the hasher is full. */
 const REFUSED_FIRST_WHILE_HASHER_FULL = new Set(['login']);

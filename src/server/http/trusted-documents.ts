@@ -9,11 +9,11 @@
  * `extensions.persistedQuery.sha256Hash` (Apollo's convention, hex without
  * the "sha256:" prefix), over HTTP and graphql-ws alike.
  */
-import { SettingError } from '../config.js';
+import { SettingError } from '../../config.js';
 import { readFileSync } from 'node:fs';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import type { TrustedDocumentsConfig } from '../config.js';
-import { AppError, ErrorCode } from '../errors.js';
+import type { TrustedDocumentsConfig } from '../../config.js';
+import { AppError, ErrorCode } from '../../errors.js';
 
 
 interface OperationParams {

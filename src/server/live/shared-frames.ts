@@ -2,7 +2,7 @@
  * Each `next` payload serialized once, however many sockets it goes to.
  *
  * graphql-ws stringifies every message whole, per subscriber: with one result
- * shared by a thousand subscribers (src/server/shared-execution.ts), that was
+ * shared by a thousand subscribers (src/server/live/shared-execution.ts), that was
  * a thousand JSON.stringify calls of the same payload. Its hooks let us do
  * better without changing a byte: onNext returns the payload it sends for a
  * result, and its JSON is made once per result; the message replacer writes

@@ -1,8 +1,8 @@
 /**
- * The Yoga plugins that feed the instance's Metrics (src/server/metrics.ts):
+ * The Yoga plugins that feed the instance's Metrics (src/observability/metrics.ts):
  * @graphql-yoga/plugin-prometheus for operations by name and type with their
  * durations, and our own hooks for errors by code (live subscriptions are
- * counted by src/server/live-subscriptions.ts).
+ * counted by src/server/live/live-subscriptions.ts).
  */
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import { createCounter, createHistogram, usePrometheus } from '@graphql-yoga/plugin-prometheus';
@@ -12,7 +12,7 @@ import { METRICS_PATH, operationOf, type Metrics } from './metrics.js';
 
 /**
  * The metrics of GraphQL operations: the Yoga plugins that keep them, and what
- * an operation run prepared, outside Yoga's pipeline (src/server/json-fast-path.ts),
+ * an operation run prepared, outside Yoga's pipeline (src/server/http/json-fast-path.ts),
  * adds to the same series. Neither when metrics are off (then /metrics is an
  * unknown path, 404). /metrics is answered in onRequest, before any GraphQL
  * processing. The same hooks see WebSocket operations, which run through

@@ -1,7 +1,7 @@
 /**
  * Every request has an id: the one a trusted proxy sent in `x-request-id`, or
  * a new one. It is returned in the response's `x-request-id` and carried by
- * every log line written while serving the request (src/server/request-scope.ts).
+ * every log line written while serving the request (src/server/http/request-scope.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener } from 'node:http';

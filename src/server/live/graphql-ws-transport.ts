@@ -56,7 +56,7 @@ export interface Extra {
 export interface Transport {
   /** Closes every socket with 1001 and stops accepting new ones. */
   dispose(): Promise<void>;
-  /** Writes `next` frames of operation `id` on `socket` without graphql-ws's loop (src/server/shared-execution.ts). */
+  /** Writes `next` frames of operation `id` on `socket` without graphql-ws's loop (src/server/live/shared-execution.ts). */
   nextSender(socket: WebSocket, id: string): NextSender | undefined;
 }
 

@@ -7,21 +7,21 @@ import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult
 import { WebSocketServer, type WebSocket } from 'ws';
 import { serveGraphqlWs, SLOW_CONSUMER_CLOSE, type NextSender } from './graphql-ws-transport.js';
 import { offerDirectSink, type DirectSink } from './shared-execution.js';
-import { sessionEnded } from '../auth/live-session.js';
-import type { Services } from '../services.js';
-import type { Session } from '../auth/tokens.js';
-import { authenticate, bearerToken, refusalOf, revokedToken, TokenRefusal } from '../auth/authenticate.js';
-import { ErrorCode } from '../errors.js';
-import { atTime } from '../at-time.js';
-import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
-import type { ParleyYoga } from './yoga.js';
-import type { TrustedDocuments } from './trusted-documents.js';
-import type { Context } from '../context.js';
-import { mask, maskError } from './error-masking.js';
-import { allowsUpgrade, originPolicy } from './cors.js';
-import { requestIdFor } from './request-id.js';
-import { clientAddress } from './client-address.js';
-import { runInRequestScope } from './request-scope.js';
+import { sessionEnded } from '../../auth/live-session.js';
+import type { Services } from '../../services.js';
+import type { Session } from '../../auth/tokens.js';
+import { authenticate, bearerToken, refusalOf, revokedToken, TokenRefusal } from '../../auth/authenticate.js';
+import { ErrorCode } from '../../errors.js';
+import { atTime } from '../../at-time.js';
+import { MAX_REQUEST_BYTES, type ServerContext } from '../server-context.js';
+import type { ParleyYoga } from '../yoga.js';
+import type { TrustedDocuments } from '../http/trusted-documents.js';
+import type { Context } from '../../context.js';
+import { mask, maskError } from '../error-masking.js';
+import { allowsUpgrade, originPolicy } from '../http/cors.js';
+import { requestIdFor } from '../http/request-id.js';
+import { clientAddress } from '../http/client-address.js';
+import { runInRequestScope } from '../http/request-scope.js';
 import type { LiveConnectionsPerAddress } from './live-connections-per-address.js';
 
 /** Subscriptions (and in-flight operations) one WebSocket may hold at once. */

@@ -4,7 +4,7 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import { requestLogFields } from './request-scope.js';
+import { requestLogFields } from '../server/http/request-scope.js';
 import { traceLogFields } from './tracing.js';
 
 /** `destination` defaults to stdout; tests pass one that collects lines. */

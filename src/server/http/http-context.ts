@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { authenticate, bearerToken } from '../auth/authenticate.js';
-import { buildContext, type Context } from '../context.js';
-import type { Services } from '../services.js';
+import { authenticate, bearerToken } from '../../auth/authenticate.js';
+import { buildContext, type Context } from '../../context.js';
+import type { Services } from '../../services.js';
 import { clientAddress } from './client-address.js';
 import { currentRequestScope } from './request-scope.js';
 

@@ -3,7 +3,7 @@
  * walks a newcomer through the whole flow: sign up, set the header, query,
  * subscribe. Subscriptions run over graphql-ws; GraphiQL sends the Headers
  * editor's headers with each operation as `extensions.headers`, and the
- * WebSocket bridge authenticates the operation from them (src/server/websocket.ts).
+ * WebSocket bridge authenticates the operation from them (src/server/live/websocket.ts).
  */
 import type { GraphiQLOptions } from 'graphql-yoga';
 

@@ -18,7 +18,7 @@ import cassandra from 'cassandra-driver';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MetricsConfig } from '../config.js';
-import { maskedCode } from './error-masking.js';
+import { maskedCode } from '../server/error-masking.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -182,7 +182,7 @@ export class Metrics {
     }
   }
 
-  /** A subscription is active from here until subscriptionEnded (src/server/live-subscriptions.ts calls both). */
+  /** A subscription is active from here until subscriptionEnded (src/server/live/live-subscriptions.ts calls both). */
   subscriptionStarted(transport: Transport): void {
     this.subscriptionsActive.inc({ transport });
   }
@@ -216,7 +216,7 @@ export class Metrics {
   /**
    * `listener`, timing each request that turns out to carry an operation (see
    * httpOperationParsed) from its arrival to the end of its answer, whichever
-   * path serves it (src/server/json-fast-path.ts or Yoga). A stream (SSE,
+   * path serves it (src/server/http/json-fast-path.ts or Yoga). A stream (SSE,
    * multipart) lasts as long as its subscription and is left out.
    */
   timeHttpRequests(listener: RequestListener): RequestListener {

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { CORSOptions } from 'graphql-yoga';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 export interface OriginPolicy {
