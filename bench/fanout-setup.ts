@@ -13,7 +13,7 @@ import { startFanoutClients, type FanoutClients } from './fanout-clients.js';
 import type { Contender } from './fanout-ramp.js';
 import { redisEventChannel } from '../src/pubsub/redis.js';
 import { EventStamp } from '../src/pubsub/event-stamps.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { newMessage } from '../src/resolvers/rooms/model.js';
 import { JoinRoomDocument } from '../test/generated/graphql.js';
 import { gql, gqlOk } from '../test/testkit/http.js';

@@ -185,7 +185,7 @@ function report(
     `during the relay's steps the node idles (${f(Math.max(...results.get(relay)!.map((x) => x.cores.cassandra)), 2)} cores at most).`,
     '',
     "What bounded Parley's peak before commit c2bcfc2: a room's publishes were sent one at a time, each waiting for Redis's",
-    'answer to the one before (src/resolvers/rooms/feed.ts, RoomSequencer), so a room got at most one event per round trip,',
+    'answer to the one before (src/resolvers/rooms/live/feed.ts, RoomSequencer), so a room got at most one event per round trip,',
     "and the posting instance's round trips waited behind its own deliveries (500 frames per event): about 100 events a",
     'second on a busy instance, whatever Cassandra allowed. Now a turn waits for the earlier turns to be sent, not answered',
     "(Redis runs one connection's commands in order, so the room's order holds; test/rooms-live.test.ts checks 200",

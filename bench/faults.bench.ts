@@ -7,7 +7,7 @@
  */
 import WebSocket from 'ws';
 import { createLogger } from '../src/observability/logging.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { HistoryDocument, LoginDocument, MeDocument, RoomEventsDocument } from '../test/generated/graphql.js';
 import { codes, gql, gqlOk } from '../test/testkit/http.js';
 import { post, roomWith } from '../test/testkit/rooms.js';

@@ -116,7 +116,7 @@ export default async function run(): Promise<string> {
       'code aside): about 8 async generators with their next/return/throw closures, 55 closure contexts, 69 closures, 3',
       "DataLoaders and the upgrade request. The change: the pub/sub stream, the feed's gap marker, shaping and access",
       "re-check are one hand-written iterator with the feed's rules as one object (src/pubsub/pubsub.ts,",
-      'src/resolvers/rooms/feed.ts); session end and the active-subscription gauge are one iterator',
+      'src/resolvers/rooms/live/feed.ts); session end and the active-subscription gauge are one iterator',
       '(src/server/live/live-subscriptions.ts); pub/sub listeners are objects in a per-channel set, with no wrapper closure per',
       "layer; DataLoaders are made on first use and the subscribe step's are dropped; the graphql-ws transport keeps a",
       'Connection object, listener functions shared by all sockets and one keep-alive timer, but not the upgrade request;',

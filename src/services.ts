@@ -11,10 +11,10 @@ import type { TokenService } from './auth/tokens.js';
 import type { RevocationList } from './auth/revocation-list.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
-import type { RoomSequencer } from './resolvers/rooms/feed.js';
-import type { RecentRoomReads } from './resolvers/rooms/feed-access.js';
-import type { ReactionEvents } from './resolvers/rooms/reaction-events.js';
-import type { RoomPresence } from './resolvers/rooms/presence.js';
+import type { RoomSequencer } from './resolvers/rooms/live/feed.js';
+import type { RecentRoomReads } from './resolvers/rooms/live/feed-access.js';
+import type { ReactionEvents } from './resolvers/rooms/live/reaction-events.js';
+import type { RoomPresence } from './resolvers/rooms/live/presence.js';
 import type { Metrics } from './observability/metrics.js';
 
 /** Injectable time, so tests can post into past days and months. */

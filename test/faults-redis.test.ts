@@ -17,7 +17,7 @@ import {
 import { send } from './testkit/messenger.js';
 import { inboxChannel } from '../src/resolvers/messenger/events.js';
 import { post, roomWith } from './testkit/rooms.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { startApp, stopApp } from './testkit/app.js';
 import { codes, gql, gqlOk } from './testkit/http.js';
 import { eventually } from './testkit/poll.js';

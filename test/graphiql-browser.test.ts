@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { App } from '../src/app.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { startApp } from './testkit/app.js';
 import { launchChromium } from './testkit/browser.js';
 import { eventually } from './testkit/poll.js';

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { RedisBackedPubSub, redisEventChannel } from '../src/pubsub/redis.js';
 import { MISSED_CHANNEL } from '../src/pubsub/missed-publishes.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { inboxChannel } from '../src/resolvers/messenger/events.js';
 import { post, roomWith } from './testkit/rooms.js';
 import { send } from './testkit/messenger.js';

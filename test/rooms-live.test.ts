@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { roomChannel, type RoomEvent } from '../src/resolvers/rooms/feed.js';
+import { roomChannel, type RoomEvent } from '../src/resolvers/rooms/live/feed.js';
 import { MAX_BUFFERED_EVENTS, type Listener } from '../src/pubsub/pubsub.js';
 import { Limits } from '../src/limits.js';
 import {

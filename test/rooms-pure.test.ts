@@ -7,9 +7,9 @@ import { decodeHistoryCursor, encodeHistoryCursor } from '../src/pagination.js';
 import { validBanner, validRoomName } from '../src/resolvers/rooms/validation.js';
 import { validClientId } from '../src/validation.js';
 import { TimeUuid } from '../src/db/cassandra/client.js';
-import { messageTerms, queryTerms, termsOf } from '../src/resolvers/rooms/search-terms.js';
+import { messageTerms, queryTerms, termsOf } from '../src/resolvers/rooms/messages/search-terms.js';
 import { Limits } from '../src/limits.js';
-import { RoomSequencer, type RoomEvent } from '../src/resolvers/rooms/feed.js';
+import { RoomSequencer, type RoomEvent } from '../src/resolvers/rooms/live/feed.js';
 import type { PubSub } from '../src/pubsub/pubsub.js';
 import { pino } from 'pino';
 

@@ -19,7 +19,7 @@ import { subscribe, wsClient } from './testkit/ws.js';
 import { sseSubscribe } from './testkit/sse.js';
 import { eventually } from './testkit/poll.js';
 import { onNextStatement } from './testkit/statement-faults.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 
 let a: App;
 let b: App;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { SearchBackfillStore, type UnindexedCandidate } from '../src/db/rooms/search-backfill.js';
-import { backfillSearchTerms } from '../src/resolvers/rooms/search-backfill.js';
+import { backfillSearchTerms } from '../src/resolvers/rooms/messages/search-backfill.js';
 import { decodeMessageId } from '../src/resolvers/rooms/ids.js';
 import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from './generated/graphql.js';
 import { startApp, testEnv } from './testkit/app.js';

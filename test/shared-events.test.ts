@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../src/app.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { Limits } from '../src/limits.js';
 import {
   JoinRoomDocument,

@@ -7,7 +7,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import WebSocket from 'ws';
 import type { App } from '../src/app.js';
 import { WS_CLOSE } from '../src/server/live/websocket.js';
-import { roomChannel } from '../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { print } from 'graphql';
 import { ProfileUpdatedDocument, RoomEventsDocument, UpdateProfileDocument } from './generated/graphql.js';
 import { startApp } from './testkit/app.js';

@@ -3,14 +3,14 @@
  * before search existed (cql/008), against the configured cluster (the same
  * environment as `npm start`). Safe beside running instances, and to run
  * again: it rewrites nothing already indexed, and yields to edits, deletions
- * and hides (src/resolvers/rooms/search-backfill.ts).
+ * and hides (src/resolvers/rooms/messages/search-backfill.ts).
  */
 import { loadConfig } from '../config.js';
 import { isStorageUnavailable, type Database } from '../db/cassandra/client.js';
 import { connectStorage } from '../db/cassandra/connect.js';
 import { StorageNotReadyError } from '../db/cassandra/startup-wait.js';
 import { createStores } from '../db/stores.js';
-import { backfillSearchTerms } from '../resolvers/rooms/search-backfill.js';
+import { backfillSearchTerms } from '../resolvers/rooms/messages/search-backfill.js';
 import { createLogger } from '../observability/logging.js';
 
 /** A progress line every this many pages (of Limits.room.search.backfillPageRows messages). */

@@ -7,9 +7,9 @@
 import { afterAll } from 'vitest';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
-import { roomChannel } from '../../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 import { inboxChannel } from '../../src/resolvers/messenger/events.js';
-import { presenceChannel } from '../../src/resolvers/rooms/presence.js';
+import { presenceChannel } from '../../src/resolvers/rooms/live/presence.js';
 import { eventually } from './poll.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from './ws.js';
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from 'graphql-ws';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { App } from '../../src/app.js';
-import { roomChannel } from '../../src/resolvers/rooms/feed.js';
+import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 import { decodeMessageId, type MessageKey } from '../../src/resolvers/rooms/ids.js';
 import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
 import { gqlOk } from './http.js';

@@ -1,5 +1,5 @@
 /**
- * Storage of the search backfill (src/resolvers/rooms/search-backfill.ts):
+ * Storage of the search backfill (src/resolvers/rooms/messages/search-backfill.ts):
  * every room message, page by page over the whole table, and the write of one
  * message's terms, applied only if the message is still the version that was
  * read. Messages posted before cql/008 have no terms, so search never finds

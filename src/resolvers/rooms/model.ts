@@ -10,7 +10,7 @@ import type { ChatUserValue } from '../../db/rooms/chat-user.js';
 import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
-import { messageTerms } from './search-terms.js';
+import { messageTerms } from './messages/search-terms.js';
 
 /**
  * A person as denormalized into rooms and messages: login, firstname and

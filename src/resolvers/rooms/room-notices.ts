@@ -17,8 +17,8 @@ import { Limits } from '../../limits.js';
 import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { nextWriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { chatUser, newMessage, type ChatUser } from './model.js';
-import type { RoomEvent } from './feed.js';
-import { postTime } from './system-messages.js';
+import type { RoomEvent } from './live/feed.js';
+import { postTime } from './messages/system-messages.js';
 import { readUpToJoin } from './read-state.js';
 
 /**

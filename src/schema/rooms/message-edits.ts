@@ -1,6 +1,6 @@
-import type { MessageVersion } from '../../resolvers/rooms/edits.js';
-import * as edits from '../../resolvers/rooms/edits.js';
-import { messageVersionAt } from '../../resolvers/rooms/messages.js';
+import type { MessageVersion } from '../../resolvers/rooms/messages/edits.js';
+import * as edits from '../../resolvers/rooms/messages/edits.js';
+import { messageVersionAt } from '../../resolvers/rooms/messages/messages.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { sameForEveryViewer } from '../shared/viewer-dependent.js';

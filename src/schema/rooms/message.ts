@@ -1,7 +1,7 @@
 import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { encodeMessageId } from '../../resolvers/rooms/ids.js';
-import * as messages from '../../resolvers/rooms/messages.js';
-import { postMessage } from '../../resolvers/rooms/posting.js';
+import * as messages from '../../resolvers/rooms/messages/messages.js';
+import { postMessage } from '../../resolvers/rooms/messages/posting.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';

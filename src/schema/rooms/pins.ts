@@ -1,4 +1,4 @@
-import * as pins from '../../resolvers/rooms/pins.js';
+import * as pins from '../../resolvers/rooms/messages/pins.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer } from '../shared/viewer-dependent.js';

@@ -1,5 +1,5 @@
-import * as presence from '../../resolvers/rooms/presence-queries.js';
-import type { PresenceChange } from '../../resolvers/rooms/presence.js';
+import * as presence from '../../resolvers/rooms/live/presence-queries.js';
+import type { PresenceChange } from '../../resolvers/rooms/live/presence.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';

@@ -1,5 +1,5 @@
-import type { ReactionSummary } from '../../resolvers/rooms/reactions.js';
-import * as reactions from '../../resolvers/rooms/reactions.js';
+import type { ReactionSummary } from '../../resolvers/rooms/messages/reactions.js';
+import * as reactions from '../../resolvers/rooms/messages/reactions.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';

@@ -1,5 +1,5 @@
-import type { FeedInterrupted as FeedInterruptedItem, FeedItem, RoomEvent } from '../../resolvers/rooms/feed.js';
-import * as live from '../../resolvers/rooms/live.js';
+import type { FeedInterrupted as FeedInterruptedItem, FeedItem, RoomEvent } from '../../resolvers/rooms/live/feed.js';
+import * as live from '../../resolvers/rooms/live/live.js';
 import { personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
@@ -8,7 +8,7 @@ import { UserRef } from '../accounts/user.js';
 import type { MessageRecord } from '../../resolvers/rooms/model.js';
 import { MessageRef } from './message.js';
 import { ReactionRef } from './reactions.js';
-import { reactionsOf } from '../../resolvers/rooms/reactions.js';
+import { reactionsOf } from '../../resolvers/rooms/messages/reactions.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 

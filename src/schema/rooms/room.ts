@@ -1,6 +1,6 @@
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import * as rooms from '../../resolvers/rooms/rooms.js';
-import * as messages from '../../resolvers/rooms/messages.js';
+import * as messages from '../../resolvers/rooms/messages/messages.js';
 import { distinctPeople, personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';

@@ -1,4 +1,4 @@
-import * as search from '../../resolvers/rooms/search.js';
+import * as search from '../../resolvers/rooms/messages/search.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { connectionComplexity } from '../shared/complexity.js';

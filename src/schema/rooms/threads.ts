@@ -1,4 +1,4 @@
-import * as threads from '../../resolvers/rooms/threads.js';
+import * as threads from '../../resolvers/rooms/messages/threads.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';

@@ -9,13 +9,13 @@
  * MessagePosted whose message the replay already gave is dropped. While the
  * replay runs, live events wait in the stream's own bounded buffer.
  */
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { HistoryPosition } from '../../pagination.js';
-import type { Clock } from '../../services.js';
-import type { Stores } from '../../db/stores.js';
-import { Limits } from '../../limits.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { HistoryPosition } from '../../../pagination.js';
+import type { Clock } from '../../../services.js';
+import type { Stores } from '../../../db/stores.js';
+import { Limits } from '../../../limits.js';
 import type { FeedItem } from './feed.js';
-import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer, type DirectlyTakeable } from '../../pubsub/pubsub.js';
+import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer, type DirectlyTakeable } from '../../../pubsub/pubsub.js';
 
 export class ReplayThenLive implements AsyncIterableIterator<FeedItem>, DirectlyTakeable<FeedItem> {
   /** Messages the replay gave, so the live stream does not give them again. */

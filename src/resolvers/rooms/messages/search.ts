@@ -6,13 +6,13 @@
  * hasNextPage and an endCursor below the last day it read (even with no
  * edges), so a rare term is found page by page at a bounded cost each.
  */
-import type { Context } from '../../context.js';
-import type { MessageRecord } from './model.js';
-import { connection, decodeSearchCursor, encodeSearchCursor, type Connection } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
-import { requireParticipation } from './access.js';
-import { validRoomName } from './validation.js';
+import type { Context } from '../../../context.js';
+import type { MessageRecord } from '../model.js';
+import { connection, decodeSearchCursor, encodeSearchCursor, type Connection } from '../../../pagination.js';
+import { pageSize } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
+import { requireParticipation } from '../access.js';
+import { validRoomName } from '../validation.js';
 import { queryTerms } from './search-terms.js';
 
 export interface SearchArgs {

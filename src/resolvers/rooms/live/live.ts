@@ -1,15 +1,15 @@
 /** The live side of a room: subscribing to its events and announcing typing. */
-import { refreshLoaders, type Context } from '../../context.js';
-import { Limits } from '../../limits.js';
-import { requireViewer } from '../shared/guards.js';
+import { refreshLoaders, type Context } from '../../../context.js';
+import { Limits } from '../../../limits.js';
+import { requireViewer } from '../../shared/guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';
-import { catchUpSettleMs } from './model.js';
+import { catchUpSettleMs } from '../model.js';
 import { catchUpCursorBefore, catchUpFrom, messageCursor, settledHorizon } from './message-cursors.js';
 import { ReplayThenLive } from './resume.js';
-import { decodeHistoryCursor } from '../../pagination.js';
+import { decodeHistoryCursor } from '../../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
-import { requireParticipation, viewerPerson } from './access.js';
-import { validRoomName } from './validation.js';
+import { requireParticipation, viewerPerson } from '../access.js';
+import { validRoomName } from '../validation.js';
 
 /**
  * roomEvents: participants only, checked when subscribing, once more when the

@@ -2,20 +2,20 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
-import type { Context } from '../../context.js';
-import { chatUser, type MessageRecord } from './model.js';
-import { catchUpFrom, messageCursor, settledHorizon } from './message-cursors.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { UserRecord } from '../../db/accounts/users.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { monthOfDay } from '../../buckets.js';
-import { badInput, forbidden, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
-import { decodeMessageId } from './ids.js';
-import { isParticipant } from './access.js';
+import type { Context } from '../../../context.js';
+import { chatUser, type MessageRecord } from '../model.js';
+import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { UserRecord } from '../../../db/accounts/users.js';
+import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { monthOfDay } from '../../../buckets.js';
+import { badInput, forbidden, notFound } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../../pagination.js';
+import { pageSize } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
+import { decodeMessageId } from '../ids.js';
+import { isParticipant } from '../access.js';
 
 export interface HistoryArgs {
   first?: number | null;

@@ -6,21 +6,21 @@
  * every earlier version is in Message.edits exactly once. Events carry the
  * version: a client keeps the highest it has seen.
  */
-import type { Context } from '../../context.js';
-import { commitHorizonMs, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { VersionRow } from '../../db/rooms/message-edits.js';
-import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
-import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
-import { isParticipant } from './access.js';
+import type { Context } from '../../../context.js';
+import { commitHorizonMs, type ChatUser, type MessageRecord } from '../model.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { VersionRow } from '../../../db/rooms/message-edits.js';
+import { newTimeUuid } from '../../../db/cassandra/timeuuids.js';
+import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
+import { pageSize } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
+import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
-import { validContent } from './validation.js';
-import { requireNotMuted } from './moderation.js';
+import { validContent } from '../validation.js';
+import { requireNotMuted } from '../moderation.js';
 import { messageTerms } from './search-terms.js';
 import { unpinDeleted } from './pins.js';
 

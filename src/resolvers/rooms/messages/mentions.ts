@@ -5,10 +5,10 @@
  * person newly mentioned gets a Mentioned event on their own live feed (the
  * inbox's, one channel per user).
  */
-import type { Context } from '../../context.js';
-import type { ChatUser, MessageRecord } from './model.js';
-import { Limits } from '../../limits.js';
-import { publishInboxEvent } from '../messenger/events.js';
+import type { Context } from '../../../context.js';
+import type { ChatUser, MessageRecord } from '../model.js';
+import { Limits } from '../../../limits.js';
+import { publishInboxEvent } from '../../messenger/events.js';
 
 /**
  * `@` then login characters, not preceded by a word character, '@' or '.'

@@ -10,9 +10,9 @@
  * part of it, and splitting there would index fragments. Anything else
  * (spaces, punctuation, symbols, emoji) separates words.
  */
-import { Limits } from '../../limits.js';
-import { requireLength } from '../../validation.js';
-import { badInput } from '../../errors.js';
+import { Limits } from '../../../limits.js';
+import { requireLength } from '../../../validation.js';
+import { badInput } from '../../../errors.js';
 
 const { search } = Limits.room;
 const NOT_WORD = /[^\p{L}\p{M}\p{N}]+/u;

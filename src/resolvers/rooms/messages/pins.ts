@@ -3,15 +3,15 @@
  * messages; Room.pinnedMessages lists them in pin order (first pinned first).
  * Deleting a message unpins it.
  */
-import type { Context } from '../../context.js';
-import type { MessageRecord } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { PinChange } from '../../db/rooms/pins.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { requireViewer } from '../shared/guards.js';
-import { isParticipant } from './access.js';
+import type { Context } from '../../../context.js';
+import type { MessageRecord } from '../model.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { PinChange } from '../../../db/rooms/pins.js';
+import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { requireViewer } from '../../shared/guards.js';
+import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
 
 async function creatorsMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord }> {

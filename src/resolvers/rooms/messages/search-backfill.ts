@@ -10,12 +10,12 @@
  * deletes. Running it again (after a failure, or twice at once) rewrites
  * nothing already indexed.
  */
-import type { UnindexedCandidate } from '../../db/rooms/search-backfill.js';
-import type { RoomStore } from '../../db/rooms/rooms.js';
-import type { Stores } from '../../db/stores.js';
-import { eachAtOnce } from '../shared/each-at-once.js';
-import { timeUuidMs } from '../../db/cassandra/timeuuids.js';
-import { Limits } from '../../limits.js';
+import type { UnindexedCandidate } from '../../../db/rooms/search-backfill.js';
+import type { RoomStore } from '../../../db/rooms/rooms.js';
+import type { Stores } from '../../../db/stores.js';
+import { eachAtOnce } from '../../shared/each-at-once.js';
+import { timeUuidMs } from '../../../db/cassandra/timeuuids.js';
+import { Limits } from '../../../limits.js';
 import { messageTerms } from './search-terms.js';
 
 const { backfillPageRows, backfillWritesAtOnce } = Limits.room.search;

@@ -3,20 +3,20 @@
  * clientMessageId, optionally a reply in a thread, with its mentions). The
  * server's own messages are in system-messages.ts.
  */
-import type { Context } from '../../context.js';
-import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomHead } from '../../db/rooms/rooms.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
-import { conflict, forbidden, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { validClientId } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
-import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { validContent, validRoomName } from './validation.js';
+import type { Context } from '../../../context.js';
+import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from '../model.js';
+import type { RoomHead } from '../../../db/rooms/rooms.js';
+import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { dayBucket } from '../../../buckets.js';
+import { conflict, forbidden, notFound } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { validClientId } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
+import { isParticipant, requireRoom, viewerPerson } from '../access.js';
+import { validContent, validRoomName } from '../validation.js';
 import { mayMention, mentionedParticipants, publishMentions } from './mentions.js';
 import { postTime } from './system-messages.js';
-import { bannedFrom, requirePostAllowed } from './moderation.js';
+import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
 
 /**

@@ -2,11 +2,11 @@
  * The server's own messages in a room ("… joins the room", "… was removed"),
  * and when any message is posted.
  */
-import type { Services } from '../../services.js';
-import { newMessage, type ChatUser, type MessageRecord } from './model.js';
-import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { RoomEvent } from './feed.js';
+import type { Services } from '../../../services.js';
+import { newMessage, type ChatUser, type MessageRecord } from '../model.js';
+import type { RoomIncarnation } from '../../../db/rooms/room-messages.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { RoomEvent } from '../live/feed.js';
 
 /**
  * When a message is posted: now, but never before its room was created, so a

@@ -6,11 +6,11 @@
  * can be lost, and a subscription must not outlive its subscriber's place in
  * the room because of that.
  */
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { Services } from '../../services.js';
-import { forbidden, notFound, type AppError } from '../../errors.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { Services } from '../../../services.js';
+import { forbidden, notFound, type AppError } from '../../../errors.js';
 import { isFresh, type FeedAccess } from './feed.js';
-import { isParticipant } from './access.js';
+import { isParticipant } from '../access.js';
 
 /** Why `login` may no longer follow the room created at `followedCreatedAt`, or null while they may. */
 export function accessEnded(followedCreatedAt: number, current: RoomRecord | undefined, login: string): AppError | null {
