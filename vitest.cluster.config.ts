@@ -13,12 +13,12 @@ export default defineConfig({
     include: [
       // The races each LWT or batch guards, with three replicas to agree: register, createRoom, join against
       // delete, ban against join, buyers against stock, DMs and unread counts, edits, deletions and reactions.
-      'test/accounts.test.ts',
-      'test/rooms-concurrency.test.ts',
-      'test/rooms-actions-concurrency.test.ts',
-      'test/rooms-moderation.test.ts',
-      'test/marketplace-concurrency.test.ts',
-      'test/messenger-concurrency.test.ts',
+      'test/accounts/accounts.test.ts',
+      'test/rooms/concurrency.test.ts',
+      'test/rooms/actions-concurrency.test.ts',
+      'test/rooms/moderation.test.ts',
+      'test/marketplace/concurrency.test.ts',
+      'test/messenger/concurrency.test.ts',
       'test/cluster/**/*.test.ts',
     ],
     exclude: [],

@@ -12,7 +12,7 @@
  * field anywhere (through fragments, and on every type of a union or
  * interface) is executed once per viewer login instead.
  *
- * The rule, checked by test/viewer-dependent.test.ts: every field outside
+ * The rule, checked by test/server/viewer-dependent.test.ts: every field outside
  * Query and Mutation whose resolver, as written in src/schema/, takes the
  * context says which it is, `readsViewer` or `sameForEveryViewer`. Query and
  * Mutation fields are never part of an event. A resolver that does not take

@@ -11,7 +11,7 @@
  * plugin (limits, masking, compiled execution, metrics, tracing's operation
  * span), and the status, the headers and the body are those Yoga's result
  * processor would make (src/server/http/regular-answer.ts), so the answer is the
- * one Yoga would give, byte for byte (test/json-fast-path.test.ts compares).
+ * one Yoga would give, byte for byte (test/server/json-fast-path.test.ts compares).
  *
  * Prepared operations skip Yoga's pipeline as well. An operation Yoga has
  * parsed, validated (limits included) and compiled (src/server/jit-execution.ts

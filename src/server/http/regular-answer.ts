@@ -8,7 +8,7 @@
  * computing its locations again. Here each error is written as its copy
  * would serialize (GraphQLError's toJSON): message, locations, path, and the
  * extensions left, or, none left, those its original error's copy would have.
- * test/json-fast-path.test.ts compares the two on every kind of answer.
+ * test/server/json-fast-path.test.ts compares the two on every kind of answer.
  */
 import { GraphQLError, type ExecutionResult } from 'graphql';
 
