@@ -8,8 +8,8 @@ import { cqlAnswers } from '../src/local-node/launcher.js';
 import type { App } from '../src/app.js';
 import { HistoryDocument, MeDocument } from '../test/generated/graphql.js';
 import { gql } from '../test/testkit/http.js';
-import { post, roomWith } from '../test/testkit/rooms.js';
-import { signUp } from '../test/testkit/users.js';
+import { post, roomWith } from '../test/testkit/data/rooms.js';
+import { signUp } from '../test/testkit/data/users.js';
 import { benchApp, stats } from './harness.js';
 
 const ROUNDS = 6;

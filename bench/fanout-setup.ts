@@ -17,8 +17,8 @@ import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { newMessage } from '../src/resolvers/rooms/model.js';
 import { JoinRoomDocument } from '../test/generated/graphql.js';
 import { gql, gqlOk } from '../test/testkit/http.js';
-import { roomWith } from '../test/testkit/rooms.js';
-import { signUp, signUpMany, type TestUser } from '../test/testkit/users.js';
+import { roomWith } from '../test/testkit/data/rooms.js';
+import { signUp, signUpMany, type TestUser } from '../test/testkit/data/users.js';
 
 export const SUBSCRIBERS = 1_000;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -10,10 +10,10 @@ import { createLogger } from '../src/observability/logging.js';
 import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
 import { HistoryDocument, LoginDocument, MeDocument, RoomEventsDocument } from '../test/generated/graphql.js';
 import { codes, gql, gqlOk } from '../test/testkit/http.js';
-import { post, roomWith } from '../test/testkit/rooms.js';
-import { RedisServer } from '../test/testkit/redis-server.js';
-import { TcpProxy } from '../test/testkit/tcp-proxy.js';
-import { signUp } from '../test/testkit/users.js';
+import { post, roomWith } from '../test/testkit/data/rooms.js';
+import { RedisServer } from '../test/testkit/faults/redis-server.js';
+import { TcpProxy } from '../test/testkit/faults/tcp-proxy.js';
+import { signUp } from '../test/testkit/data/users.js';
 import { subscribe, wsClient } from '../test/testkit/ws.js';
 import { benchApp, benchContactPoint } from './harness.js';
 

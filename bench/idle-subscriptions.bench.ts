@@ -13,8 +13,8 @@ import { PRODUCTION_ENV, remoteApp } from './scenarios.js';
 import { median } from './harness.js';
 import { RoomEventsDocument } from '../test/generated/graphql.js';
 import { eventually } from '../test/testkit/poll.js';
-import { roomWith } from '../test/testkit/rooms.js';
-import { signUp } from '../test/testkit/users.js';
+import { roomWith } from '../test/testkit/data/rooms.js';
+import { signUp } from '../test/testkit/data/users.js';
 import { subscribe, wsClient } from '../test/testkit/ws.js';
 
 const LEVELS = [0, 1_000, 5_000];

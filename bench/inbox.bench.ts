@@ -14,7 +14,7 @@ import {
   SendDirectMessageDocument,
 } from '../test/generated/graphql.js';
 import { gqlOk } from '../test/testkit/http.js';
-import { seedUserRow, signUp, type TestUser } from '../test/testkit/users.js';
+import { seedUserRow, signUp, type TestUser } from '../test/testkit/data/users.js';
 import { benchApp, stats } from './harness.js';
 import { unreadBacklogSection } from './unread-backlog.js';
 

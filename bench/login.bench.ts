@@ -7,7 +7,7 @@ import { benchApp, DEFAULT_SCRYPT_COST, stats } from './harness.js';
 import { loginCost } from './machine-speed.js';
 import { LoginDocument } from '../test/generated/graphql.js';
 import { gql } from '../test/testkit/http.js';
-import { signUp, uniqueLogin } from '../test/testkit/users.js';
+import { signUp, uniqueLogin } from '../test/testkit/data/users.js';
 
 const SAMPLES = 40;
 

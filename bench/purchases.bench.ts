@@ -6,7 +6,7 @@
 import { benchApp, stats } from './harness.js';
 import { BuyItemDocument, CreateItemDocument } from '../test/generated/graphql.js';
 import { codes, gql, gqlOk } from '../test/testkit/http.js';
-import { signUp, signUpMany } from '../test/testkit/users.js';
+import { signUp, signUpMany } from '../test/testkit/data/users.js';
 
 const ROUNDS = 5;
 const BUYERS = 200;

@@ -7,10 +7,10 @@
  */
 import type { RoomIncarnation } from '../src/db/rooms/room-messages.js';
 import { chatUser } from '../src/resolvers/rooms/model.js';
-import { seedHistory, spreadOverDays } from '../test/testkit/seed-history.js';
-import { roomWith } from '../test/testkit/rooms.js';
-import { send } from '../test/testkit/messenger.js';
-import { signUp, signUpMany, type TestUser } from '../test/testkit/users.js';
+import { seedHistory, spreadOverDays } from '../test/testkit/data/seed-history.js';
+import { roomWith } from '../test/testkit/data/rooms.js';
+import { send } from '../test/testkit/data/messenger.js';
+import { signUp, signUpMany, type TestUser } from '../test/testkit/data/users.js';
 import { benchApp, DEFAULT_SCRYPT_COST } from './harness.js';
 import { remoteApp } from './scenarios.js';
 

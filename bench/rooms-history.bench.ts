@@ -7,7 +7,7 @@ import type { App } from '../src/app.js';
 import type { Clock } from '../src/services.js';
 import { CreateRoomDocument, HistoryDocument, PostMessageDocument, RegisterDocument } from '../test/generated/graphql.js';
 import { gqlOk } from '../test/testkit/http.js';
-import { seedHistory, spreadOverDays } from '../test/testkit/seed-history.js';
+import { seedHistory, spreadOverDays } from '../test/testkit/data/seed-history.js';
 import { benchApp, stats } from './harness.js';
 
 const DAY = 86_400_000;

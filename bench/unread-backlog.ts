@@ -12,7 +12,7 @@ import { cql, type Database, isStorageUnavailable, Long, type Statement } from '
 import { newTimeUuid, timeMicros } from '../src/db/cassandra/timeuuids.js';
 import { SendDirectMessageDocument } from '../test/generated/graphql.js';
 import { codes, gql } from '../test/testkit/http.js';
-import type { TestUser } from '../test/testkit/users.js';
+import type { TestUser } from '../test/testkit/data/users.js';
 import { median } from './harness.js';
 
 const BACKLOG = 50_000;

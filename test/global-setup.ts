@@ -10,7 +10,7 @@ import cassandra from 'cassandra-driver';
 import { loadConfig } from '../src/config.js';
 import { nodeForThrowawayWork } from '../src/local-node/launcher.js';
 import { migrate } from '../src/db/cassandra/migrate.js';
-import { redisForTestRun } from './testkit/redis-server.js';
+import { redisForTestRun } from './testkit/faults/redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -18,10 +18,10 @@ import {
 } from '../generated/graphql.js';
 import { startApp, TEST_JWT_SECRET } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, uniqueLogin } from '../testkit/users.js';
+import { signUp, uniqueLogin } from '../testkit/data/users.js';
 import { eventually } from '../testkit/poll.js';
-import { recordCql } from '../testkit/cql-spy.js';
-import { holdHashes } from '../testkit/password-gate.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
+import { holdHashes } from '../testkit/faults/password-gate.js';
 
 /** Each thread of this process, by its id, and its niceness (field 19 of /proc/<pid>/task/<tid>/stat). */
 function threadNiceness(): Map<number, number> {

@@ -9,12 +9,12 @@ import type { App } from '../../src/app.js';
 import { OnlineParticipantsDocument, RoomEventsDocument, UserLastSeenDocument } from '../generated/graphql.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
 import { roomFeed } from '../testkit/feeds.js';
 import { eventually } from '../testkit/poll.js';
 import { cqlRows } from '../testkit/cql.js';
-import { RedisServer } from '../testkit/redis-server.js';
+import { RedisServer } from '../testkit/faults/redis-server.js';
 
 let redis: RedisServer;
 let app: App;

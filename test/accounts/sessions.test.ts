@@ -9,10 +9,10 @@ import type { App } from '../../src/app.js';
 import { ChangePasswordDocument, LoginDocument, LogoutDocument, LogoutEverywhereDocument, MeDocument, RegisterDocument } from '../generated/graphql.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, uniqueLogin, type TestUser } from '../testkit/users.js';
+import { signUp, uniqueLogin, type TestUser } from '../testkit/data/users.js';
 import { eventually } from '../testkit/poll.js';
 import { wsClient, wsRequest } from '../testkit/ws.js';
-import { failNextStatement } from '../testkit/statement-faults.js';
+import { failNextStatement } from '../testkit/faults/statement-faults.js';
 import { WS_CLOSE } from '../../src/server/live/websocket.js';
 
 let a: App;

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { cqlAnswers } from '../../src/local-node/launcher.js';
 import { CLUSTER_CQL_PORT, CLUSTER_HOSTS, clusterContactPoints, startCluster } from '../../src/local-node/cluster.js';
 import { migrate } from '../../src/db/cassandra/migrate.js';
-import { redisForTestRun } from '../testkit/redis-server.js';
+import { redisForTestRun } from '../testkit/faults/redis-server.js';
 
 export default async function setup(project: TestProject) {
   const contactPoints = clusterContactPoints();

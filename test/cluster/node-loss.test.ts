@@ -23,10 +23,10 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { gql, gqlOk } from '../testkit/http.js';
-import { signUpMany, type TestUser } from '../testkit/users.js';
-import { roomWith, uniqueRoomName } from '../testkit/rooms.js';
+import { signUpMany, type TestUser } from '../testkit/data/users.js';
+import { roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { roomFeed, type Feed } from '../testkit/feeds.js';
-import { createItem } from '../testkit/marketplace.js';
+import { createItem } from '../testkit/data/marketplace.js';
 import { eventually } from '../testkit/poll.js';
 
 const KILLED = 2; // 127.0.0.4

@@ -14,9 +14,9 @@ import { clusterContactPoints, pauseClusterNode } from '../../src/local-node/clu
 import { BuyItemDocument, HistoryDocument, MeDocument, PostMessageDocument, SendDirectMessageDocument } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { gql } from '../testkit/http.js';
-import { signUpMany, type TestUser } from '../testkit/users.js';
-import { roomWith } from '../testkit/rooms.js';
-import { createItem } from '../testkit/marketplace.js';
+import { signUpMany, type TestUser } from '../testkit/data/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
+import { createItem } from '../testkit/data/marketplace.js';
 import { cqlRows } from '../testkit/cql.js';
 import { eventually } from '../testkit/poll.js';
 

@@ -15,7 +15,7 @@ import { MeDocument } from '../generated/graphql.js';
 import { testEnv } from '../testkit/app.js';
 import { gql } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { signUp } from '../testkit/users.js';
+import { signUp } from '../testkit/data/users.js';
 
 const started: App[] = [];
 afterAll(async () => {

@@ -9,12 +9,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { CreateRoomDocument, LoginDocument, MeDocument } from '../generated/graphql.js';
-import { onNextStatement } from '../testkit/statement-faults.js';
-import { uniqueRoomName } from '../testkit/rooms.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
+import { uniqueRoomName } from '../testkit/data/rooms.js';
 import { codes, gql } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { startAppBehindCassandraProxy, type TcpProxy } from '../testkit/tcp-proxy.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { startAppBehindCassandraProxy, type TcpProxy } from '../testkit/faults/tcp-proxy.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 
 let proxy: TcpProxy;
 let app: App;

@@ -18,12 +18,12 @@ import { encodeMessageId } from '../../src/resolvers/rooms/ids.js';
 import { UNBOUND_IS_FINAL_MS } from '../../src/resolvers/marketplace/timing.js';
 import { startApp } from '../testkit/app.js';
 import { startAppProcess } from '../testkit/app-process.js';
-import { cassandraProxy } from '../testkit/tcp-proxy.js';
+import { cassandraProxy } from '../testkit/faults/tcp-proxy.js';
 import { gql, gqlOk, type GqlResult } from '../testkit/http.js';
-import { createItem, cqlRow, cqlRows, uuid } from '../testkit/marketplace.js';
+import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
 import { eventually } from '../testkit/poll.js';
-import { roomWith } from '../testkit/rooms.js';
-import { signUp, signUpMany } from '../testkit/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
+import { signUp, signUpMany } from '../testkit/data/users.js';
 
 /** Kills tried before a test gives up on catching its state: each kill lands at a moment the test picks by watching storage. */
 const TRIES = 5;

@@ -12,8 +12,8 @@ import WebSocket from 'ws';
 import type { App } from '../../src/app.js';
 import { startApp } from '../testkit/app.js';
 import { gql } from '../testkit/http.js';
-import { roomWith } from '../testkit/rooms.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 
 /** Operations per transport and run: 5,500 in all, shared evenly by the seeds. */
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ConversationsDocument, HistoryDocument, InboxEventsDocument, LoginDocument, MeDocument, RoomEventsDocument } from '../generated/graphql.js';
 import { startApp, stopApp, REDIS_URL } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp } from '../testkit/users.js';
-import { TcpProxy } from '../testkit/tcp-proxy.js';
+import { signUp } from '../testkit/data/users.js';
+import { TcpProxy } from '../testkit/faults/tcp-proxy.js';
 import { eventually } from '../testkit/poll.js';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
@@ -13,8 +13,8 @@ import { RedisBackedPubSub, redisEventChannel } from '../../src/pubsub/redis.js'
 import { MISSED_CHANNEL } from '../../src/pubsub/missed-publishes.js';
 import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 import { inboxChannel } from '../../src/resolvers/messenger/events.js';
-import { post, roomWith } from '../testkit/rooms.js';
-import { send } from '../testkit/messenger.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
+import { send } from '../testkit/data/messenger.js';
 import { subscribe, wsClient } from '../testkit/ws.js';
 
 /** Pub/sub counts nothing here. */

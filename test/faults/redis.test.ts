@@ -14,15 +14,15 @@ import {
   MeDocument,
   RoomEventsDocument,
 } from '../generated/graphql.js';
-import { send } from '../testkit/messenger.js';
+import { send } from '../testkit/data/messenger.js';
 import { inboxChannel } from '../../src/resolvers/messenger/events.js';
-import { post, roomWith } from '../testkit/rooms.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
 import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { RedisServer } from '../testkit/redis-server.js';
-import { signUp } from '../testkit/users.js';
+import { RedisServer } from '../testkit/faults/redis-server.js';
+import { signUp } from '../testkit/data/users.js';
 import { subscribe, wsClient, wsRequest } from '../testkit/ws.js';
 import { WS_CLOSE } from '../../src/server/live/websocket.js';
 

@@ -11,7 +11,7 @@ import { startApp, stopApp } from '../testkit/app.js';
 import { eventually } from '../testkit/poll.js';
 import { tryUpgrade } from '../testkit/upgrade.js';
 import { sseSubscribe } from '../testkit/sse.js';
-import { signUp } from '../testkit/users.js';
+import { signUp } from '../testkit/data/users.js';
 import { ProfileUpdatedDocument } from '../generated/graphql.js';
 
 let app: App;

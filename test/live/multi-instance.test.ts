@@ -7,7 +7,7 @@ import type { App } from '../../src/app.js';
 import { LoginDocument, LogoutDocument, MeDocument, ProfileUpdatedDocument, UpdateProfileDocument } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, uniqueLogin } from '../testkit/users.js';
+import { signUp, uniqueLogin } from '../testkit/data/users.js';
 import { eventually } from '../testkit/poll.js';
 import { subscribe, wsClient, wsRequest } from '../testkit/ws.js';
 import { profileChannel } from '../../src/resolvers/accounts/accounts.js';

@@ -17,10 +17,10 @@ import {
   type RoomEventsSubscription,
 } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { followRoom, post, roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { followRoom, post, roomWith } from '../testkit/data/rooms.js';
 import { wsClient, type Subscription, type WsClient } from '../testkit/ws.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 import { sseSubscribe } from '../testkit/sse.js';
 import { eventually } from '../testkit/poll.js';
 import { gqlOk } from '../testkit/http.js';

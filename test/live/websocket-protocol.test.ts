@@ -13,8 +13,8 @@ import { ProfileUpdatedDocument, RoomEventsDocument, UpdateProfileDocument } fro
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { post, roomWith } from '../testkit/rooms.js';
-import { signUp } from '../testkit/users.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
+import { signUp } from '../testkit/data/users.js';
 import { subscribe, wsClient } from '../testkit/ws.js';
 import { profileChannel } from '../../src/resolvers/accounts/accounts.js';
 

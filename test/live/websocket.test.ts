@@ -5,7 +5,7 @@ import type { FormattedExecutionResult } from 'graphql';
 import { LogoutDocument, MeDocument, ProfileUpdatedDocument, UpdateProfileDocument } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { gql, gqlOk } from '../testkit/http.js';
-import { signUp } from '../testkit/users.js';
+import { signUp } from '../testkit/data/users.js';
 import { eventually } from '../testkit/poll.js';
 import { subscribe, wsClient, wsRequest, type WsClient } from '../testkit/ws.js';
 import { profileChannel } from '../../src/resolvers/accounts/accounts.js';

@@ -9,8 +9,8 @@ import { hourBucketsBetween } from '../../src/buckets.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
-import { createItem, cqlRow, cqlRows, uuid } from '../testkit/marketplace.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/users.js';
+import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import type { BuyItemMutation } from '../generated/graphql.js';
 
 const HEAVY = 300_000; // a shared 2-core machine: generous, and no timing is asserted

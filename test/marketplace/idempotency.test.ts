@@ -9,9 +9,9 @@ import { TimeUuid } from '../../src/db/cassandra/client.js';
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, MyPurchasesDocument } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { createItem, cqlRow, cqlRows, uuid } from '../testkit/marketplace.js';
-import { signUpMany, type TestUser } from '../testkit/users.js';
-import { onceHook } from '../testkit/fault-hooks.js';
+import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
+import { signUpMany, type TestUser } from '../testkit/data/users.js';
+import { onceHook } from '../testkit/faults/fault-hooks.js';
 
 let app: App;
 let seller: TestUser;

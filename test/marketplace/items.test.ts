@@ -10,10 +10,10 @@ import {
   PurchaseDocument,
 } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
-import { stringParamsSentDuring } from '../testkit/cql-spy.js';
+import { stringParamsSentDuring } from '../testkit/faults/cql-spy.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { createItem, cqlRow, itemInput, uuid } from '../testkit/marketplace.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { createItem, cqlRow, itemInput, uuid } from '../testkit/data/marketplace.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 
 const DAY = 24 * 3600;
 

@@ -10,11 +10,11 @@ import { completePurchase, recoverPendingPurchases } from '../../src/resolvers/m
 import { BuyItemDocument, ItemDocument, ItemPurchasesDocument, ItemsByTagDocument, MyPurchasesDocument, PurchaseDocument } from '../generated/graphql.js';
 import { ManualClock, startApp, stopApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { createItem, cqlRow, cqlRows, uuid } from '../testkit/marketplace.js';
+import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
 import { metricValue } from '../testkit/metrics.js';
 import { eventually } from '../testkit/poll.js';
-import { signUpMany, type TestUser } from '../testkit/users.js';
-import { hookUntilRemoved, onceHook } from '../testkit/fault-hooks.js';
+import { signUpMany, type TestUser } from '../testkit/data/users.js';
+import { hookUntilRemoved, onceHook } from '../testkit/faults/fault-hooks.js';
 
 // Recovery runs at start and then hourly here, so only the runs a test asks for happen; and with no
 // grace period, so it reaches a purchase interrupted a moment ago (the grace has tests of its own).

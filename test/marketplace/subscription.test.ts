@@ -9,9 +9,9 @@ import { itemChannel, publishItem } from '../../src/resolvers/marketplace/events
 import { BuyItemDocument, ItemUpdatedDocument } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { gqlOk } from '../testkit/http.js';
-import { createItem } from '../testkit/marketplace.js';
+import { createItem } from '../testkit/data/marketplace.js';
 import { eventually } from '../testkit/poll.js';
-import { signUpMany, type TestUser } from '../testkit/users.js';
+import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { subscribe, wsClient, type WsClient } from '../testkit/ws.js';
 import { withDeadline } from '../testkit/poll.js';
 

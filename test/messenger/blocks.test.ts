@@ -14,8 +14,8 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { seedUserRow, signUp, uniqueLogin, type TestUser } from '../testkit/users.js';
-import { send } from '../testkit/messenger.js';
+import { seedUserRow, signUp, uniqueLogin, type TestUser } from '../testkit/data/users.js';
+import { send } from '../testkit/data/messenger.js';
 import { Limits } from '../../src/limits.js';
 import { cqlRows } from '../testkit/cql.js';
 

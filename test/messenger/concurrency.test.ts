@@ -9,9 +9,9 @@ import { newTimeUuid } from '../../src/db/cassandra/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { gqlOk } from '../testkit/http.js';
-import { onNextStatement } from '../testkit/statement-faults.js';
-import { seedUserRow, signUp, uniqueLogin, type TestUser } from '../testkit/users.js';
-import { send, ticksOf, wholeHistory } from '../testkit/messenger.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
+import { seedUserRow, signUp, uniqueLogin, type TestUser } from '../testkit/data/users.js';
+import { send, ticksOf, wholeHistory } from '../testkit/data/messenger.js';
 
 let app1: App;
 let app2: App;

@@ -17,9 +17,9 @@ import {
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from '../testkit/ws.js';
-import { send } from '../testkit/messenger.js';
+import { send } from '../testkit/data/messenger.js';
 
 let app1: App;
 let app2: App;

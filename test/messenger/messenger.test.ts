@@ -10,8 +10,8 @@ import {
 } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, uniqueLogin } from '../testkit/users.js';
-import { send, ticksOf, wholeHistory } from '../testkit/messenger.js';
+import { signUp, uniqueLogin } from '../testkit/data/users.js';
+import { send, ticksOf, wholeHistory } from '../testkit/data/messenger.js';
 import { cql, TimeUuid } from '../../src/db/cassandra/client.js';
 import { timeMicros } from '../../src/db/cassandra/timeuuids.js';
 

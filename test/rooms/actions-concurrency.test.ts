@@ -24,12 +24,12 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/users.js';
-import { messageKey, post, roomWith } from '../testkit/rooms.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
+import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
 import { cqlRow, cqlRows } from '../testkit/cql.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 import { inboxFeed, roomFeed } from '../testkit/feeds.js';
-import { onNextStatement } from '../testkit/statement-faults.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
 import { newMessage } from '../../src/resolvers/rooms/model.js';
 import { chatUser } from '../../src/resolvers/rooms/model.js';
 import { encodeMessageId } from '../../src/resolvers/rooms/ids.js';

@@ -30,12 +30,12 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { messageKey, post, roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
 import { inboxFeed, roomFeed, type Feed } from '../testkit/feeds.js';
 import { cqlRow } from '../testkit/cql.js';
-import { recordCql } from '../testkit/cql-spy.js';
-import { failNextStatement } from '../testkit/statement-faults.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
+import { failNextStatement } from '../testkit/faults/statement-faults.js';
 import { Limits } from '../../src/limits.js';
 import { newTimeUuid } from '../../src/db/cassandra/timeuuids.js';
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { TimeUuid } from '../../src/db/cassandra/client.js';
-import { stringParamsSentDuring } from '../testkit/cql-spy.js';
+import { stringParamsSentDuring } from '../testkit/faults/cql-spy.js';
 import {
   DeleteRoomDocument,
   HideMessageDocument,
@@ -22,8 +22,8 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
 import { subscribe, wsClient, type WsClient } from '../testkit/ws.js';
 
 let app: App;

@@ -25,12 +25,12 @@ import { dayBucket, monthOfDay } from '../../src/buckets.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { startAppProcess } from '../testkit/app-process.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { messageKey, post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/rooms.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { seedHistory } from '../testkit/seed-history.js';
+import { messageKey, post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { seedHistory } from '../testkit/data/seed-history.js';
 import { cqlRows } from '../testkit/cql.js';
 import { eventually } from '../testkit/poll.js';
-import { failNextStatement, onNextStatement } from '../testkit/statement-faults.js';
+import { failNextStatement, onNextStatement } from '../testkit/faults/statement-faults.js';
 
 let survivor: App;
 let alice: TestUser;

@@ -15,9 +15,9 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/users.js';
-import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/rooms.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 
 let app: App;
 let creator: TestUser;

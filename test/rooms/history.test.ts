@@ -11,10 +11,10 @@ import { codes, gql, gqlOk } from '../testkit/http.js';
 import { Limits } from '../../src/limits.js';
 import { catchUpSettleMs } from '../../src/resolvers/rooms/model.js';
 import { eventually } from '../testkit/poll.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { roomWith } from '../testkit/rooms.js';
-import { seedHistory, spreadOverDays } from '../testkit/seed-history.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
+import { seedHistory, spreadOverDays } from '../testkit/data/seed-history.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 import { cqlRows } from '../testkit/cql.js';
 
 const DAY = 86_400_000;

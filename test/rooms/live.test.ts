@@ -21,10 +21,10 @@ import {
 import { ManualClock, startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { followRoom, post, roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { followRoom, post, roomWith } from '../testkit/data/rooms.js';
 import { subscribe, wsClient, type Subscription, type WsClient } from '../testkit/ws.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 import { sseSubscribe } from '../testkit/sse.js';
 
 let appA: App;

@@ -22,11 +22,11 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/users.js';
-import { post, rawChatRooms, rawRoomRow, roomWith } from '../testkit/rooms.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith } from '../testkit/data/rooms.js';
 import { roomFeed } from '../testkit/feeds.js';
 import { cqlRow } from '../testkit/cql.js';
-import { onNextStatement } from '../testkit/statement-faults.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
 
 let a: App;
 let b: App;

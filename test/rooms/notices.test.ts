@@ -11,11 +11,11 @@ import type { App } from '../../src/app.js';
 import { HistoryDocument, JoinRoomDocument, LeaveRoomDocument, RemoveParticipantDocument, RoomReadStateDocument } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { post, rawChatRooms, roomWith } from '../testkit/rooms.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { post, rawChatRooms, roomWith } from '../testkit/data/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 import { cqlRows } from '../testkit/cql.js';
 import { eventually } from '../testkit/poll.js';
-import { onNextStatement } from '../testkit/statement-faults.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
 
 let behind: App;
 let creator: TestUser;

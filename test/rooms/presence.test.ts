@@ -9,8 +9,8 @@ import { OnlineParticipantsDocument, PresenceEventsDocument, RoomEventsDocument,
 import { startApp } from '../testkit/app.js';
 import { startAppProcess } from '../testkit/app-process.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { roomWith } from '../testkit/data/rooms.js';
 import { presenceFeed, roomFeed, type Feed } from '../testkit/feeds.js';
 import { eventually } from '../testkit/poll.js';
 import { subscribe, wsClient } from '../testkit/ws.js';

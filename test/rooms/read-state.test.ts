@@ -15,10 +15,10 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { messageKey, post, roomWith } from '../testkit/rooms.js';
-import { recordCql } from '../testkit/cql-spy.js';
-import { seedHistory } from '../testkit/seed-history.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
+import { seedHistory } from '../testkit/data/seed-history.js';
 import { chatUser } from '../../src/resolvers/rooms/model.js';
 import { cqlRows } from '../testkit/cql.js';
 

@@ -19,10 +19,10 @@ import {
 import { startApp } from '../testkit/app.js';
 import { Limits } from '../../src/limits.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/users.js';
-import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/rooms.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { cqlRow, cqlRows } from '../testkit/cql.js';
-import { recordCql } from '../testkit/cql-spy.js';
+import { recordCql } from '../testkit/faults/cql-spy.js';
 
 let app: App;
 let alice: TestUser;

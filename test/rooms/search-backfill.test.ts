@@ -16,13 +16,13 @@ import { decodeMessageId } from '../../src/resolvers/rooms/ids.js';
 import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../generated/graphql.js';
 import { startApp, testEnv } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
-import { post, roomWith } from '../testkit/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
 import { cqlRow } from '../testkit/cql.js';
-import { failNextStatement, onNextStatement } from '../testkit/statement-faults.js';
+import { failNextStatement, onNextStatement } from '../testkit/faults/statement-faults.js';
 import { freePort } from '../testkit/free-port.js';
-import { cassandraProxy } from '../testkit/tcp-proxy.js';
-import { seedHistory, spreadOverDays } from '../testkit/seed-history.js';
+import { cassandraProxy } from '../testkit/faults/tcp-proxy.js';
+import { seedHistory, spreadOverDays } from '../testkit/data/seed-history.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/search-backfill.ts', import.meta.url));
 

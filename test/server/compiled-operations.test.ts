@@ -24,9 +24,9 @@ import {
 } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { gql, gqlOk } from '../testkit/http.js';
-import { createItem, itemInput } from '../testkit/marketplace.js';
-import { post, roomWith, uniqueRoomName } from '../testkit/rooms.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { createItem, itemInput } from '../testkit/data/marketplace.js';
+import { post, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 import { wsClient, wsRequest } from '../testkit/ws.js';
 
 /**

@@ -9,8 +9,8 @@ import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 import { startApp } from '../testkit/app.js';
 import { launchChromium } from '../testkit/browser.js';
 import { eventually } from '../testkit/poll.js';
-import { post, roomWith } from '../testkit/rooms.js';
-import { signUp } from '../testkit/users.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
+import { signUp } from '../testkit/data/users.js';
 
 let app: App;
 let browser: Browser;

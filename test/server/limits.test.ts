@@ -4,7 +4,7 @@ import { parse } from 'graphql';
 import type { App } from '../../src/app.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/users.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 import { wsClient, wsRequest } from '../testkit/ws.js';
 
 let app: App;

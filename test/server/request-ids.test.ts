@@ -8,14 +8,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { print } from 'graphql';
 import { BuyItemDocument, MeDocument } from '../generated/graphql.js';
-import { createItem } from '../testkit/marketplace.js';
+import { createItem } from '../testkit/data/marketplace.js';
 import { startApp } from '../testkit/app.js';
 import { gql } from '../testkit/http.js';
-import { signUp } from '../testkit/users.js';
-import { startAppBehindCassandraProxy } from '../testkit/tcp-proxy.js';
+import { signUp } from '../testkit/data/users.js';
+import { startAppBehindCassandraProxy } from '../testkit/faults/tcp-proxy.js';
 import { wsClient, wsRequest } from '../testkit/ws.js';
 import { eventually } from '../testkit/poll.js';
-import { onceHook } from '../testkit/fault-hooks.js';
+import { onceHook } from '../testkit/faults/fault-hooks.js';
 
 interface LogLine {
   level: number;

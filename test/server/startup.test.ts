@@ -14,8 +14,8 @@ import { MeDocument } from '../generated/graphql.js';
 import { gql } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
 import { testEnv } from '../testkit/app.js';
-import { cassandraProxy, type TcpProxy } from '../testkit/tcp-proxy.js';
-import { signUp } from '../testkit/users.js';
+import { cassandraProxy, type TcpProxy } from '../testkit/faults/tcp-proxy.js';
+import { signUp } from '../testkit/data/users.js';
 
 const started: App[] = [];
 afterEach(async () => {

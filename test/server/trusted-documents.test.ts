@@ -10,7 +10,7 @@ import { MeDocument, RegisterDocument } from '../generated/graphql.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { cqlRow } from '../testkit/cql.js';
 import { gql } from '../testkit/http.js';
-import { signUp, uniqueLogin } from '../testkit/users.js';
+import { signUp, uniqueLogin } from '../testkit/data/users.js';
 import { wsClient } from '../testkit/ws.js';
 import { runAppProcessToExit } from '../testkit/app-process.js';
 

@@ -8,8 +8,8 @@ import { LogoutDocument, RoomEventsDocument } from '../generated/graphql.js';
 import { pidServing, runAppProcessToExit, startAppProcess } from '../testkit/app-process.js';
 import { gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
-import { post, roomWith } from '../testkit/rooms.js';
-import { signUp } from '../testkit/users.js';
+import { post, roomWith } from '../testkit/data/rooms.js';
+import { signUp } from '../testkit/data/users.js';
 import { subscribe, wsClient, type WsClient } from '../testkit/ws.js';
 import { WS_CLOSE } from '../../src/server/live/websocket.js';
 

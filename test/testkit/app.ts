@@ -72,7 +72,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
   const logger = opts.logs
     ? createLogger({ logLevel: opts.logLevel ?? 'debug' }, { write: (line: string) => void opts.logs!.push(line) })
     : createLogger(config);
-  // Fault hooks come in through AppOptions: each test app gets an empty set that testkit/fault-hooks.ts fills.
+  // Fault hooks come in through AppOptions: each test app gets an empty set that testkit/faults/fault-hooks.ts fills.
   const app = createApp({ config, clock: opts.clock, logger, tracing: opts.tracing, hooks: {} });
   await app.start();
   running.add(app);

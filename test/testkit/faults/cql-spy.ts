@@ -6,8 +6,8 @@
  * never leaves an instance wrapped for the next test.
  */
 import { afterEach } from 'vitest';
-import type { App } from '../../src/app.js';
-import type { Statement } from '../../src/db/cassandra/client.js';
+import type { App } from '../../../src/app.js';
+import type { Statement } from '../../../src/db/cassandra/client.js';
 
 export interface CqlRecord {
   kind: 'execute' | 'batch' | 'lwt';

@@ -3,9 +3,9 @@
  * code path postMessage ends in), many writes in flight at once: posting
  * 10,000 messages over HTTP would only measure HTTP. Reading is left to the API.
  */
-import type { App } from '../../src/app.js';
-import { newMessage, type ChatUser, type MessageRecord } from '../../src/resolvers/rooms/model.js';
-import type { RoomIncarnation } from '../../src/db/rooms/room-messages.js';
+import type { App } from '../../../src/app.js';
+import { newMessage, type ChatUser, type MessageRecord } from '../../../src/resolvers/rooms/model.js';
+import type { RoomIncarnation } from '../../../src/db/rooms/room-messages.js';
 
 export async function seedHistory(
   app: App,

@@ -8,7 +8,7 @@
  */
 import { afterEach } from 'vitest';
 import cassandra from 'cassandra-driver';
-import type { App } from '../../src/app.js';
+import type { App } from '../../../src/app.js';
 
 const restores: Array<() => void> = [];
 afterEach(() => {

@@ -4,8 +4,8 @@
  * test sent, however fast scrypt is on the machine.
  */
 import { afterEach } from 'vitest';
-import type { App } from '../../src/app.js';
-import type { DeriveKey } from '../../src/auth/passwords.js';
+import type { App } from '../../../src/app.js';
+import type { DeriveKey } from '../../../src/auth/passwords.js';
 
 const holds: Array<() => void> = [];
 afterEach(() => {

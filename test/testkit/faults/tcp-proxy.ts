@@ -4,8 +4,8 @@
  * bring it back) without touching what other tests use.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { App } from '../../src/app.js';
-import type { StartOptions } from './app.js';
+import type { App } from '../../../src/app.js';
+import type { StartOptions } from '../app.js';
 
 export class TcpProxy {
   private server?: Server;
@@ -159,7 +159,7 @@ export async function cassandraProxy(): Promise<{ proxy: TcpProxy; env: { CASSAN
 /** An app instance (testkit/app.ts) whose Cassandra traffic goes through a closable proxy of its own, open. */
 export async function startAppBehindCassandraProxy(opts: StartOptions = {}): Promise<{ app: App; proxy: TcpProxy }> {
   const { proxy, env } = await cassandraProxy();
-  const { startApp } = await import('./app.js');
+  const { startApp } = await import('../app.js');
   const app = await startApp({ ...opts, env: { ...opts.env, ...env } });
   return { app, proxy };
 }

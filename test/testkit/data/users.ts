@@ -1,8 +1,8 @@
 /** Sign-up helpers: unique users registered through the real API. */
 import { randomBytes } from 'node:crypto';
-import type { App } from '../../src/app.js';
-import { RegisterDocument } from '../generated/graphql.js';
-import { gqlOk } from './http.js';
+import type { App } from '../../../src/app.js';
+import { RegisterDocument } from '../../generated/graphql.js';
+import { gqlOk } from '../http.js';
 
 let counter = 0;
 

@@ -2,14 +2,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'graphql-ws';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { App } from '../../src/app.js';
-import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
-import { decodeMessageId, type MessageKey } from '../../src/resolvers/rooms/ids.js';
-import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../generated/graphql.js';
-import { gqlOk } from './http.js';
-import { cqlRow } from './cql.js';
-import { eventually } from './poll.js';
-import { subscribe, type Subscription } from './ws.js';
+import type { App } from '../../../src/app.js';
+import { roomChannel } from '../../../src/resolvers/rooms/live/feed.js';
+import { decodeMessageId, type MessageKey } from '../../../src/resolvers/rooms/ids.js';
+import { CreateRoomDocument, JoinRoomDocument, PostMessageDocument } from '../../generated/graphql.js';
+import { gqlOk } from '../http.js';
+import { cqlRow } from '../cql.js';
+import { eventually } from '../poll.js';
+import { subscribe, type Subscription } from '../ws.js';
 import type { TestUser } from './users.js';
 
 let counter = 0;

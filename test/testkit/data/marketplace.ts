@@ -1,9 +1,9 @@
 /** Marketplace helpers: items created through the API, and direct reads of what only CQL can show (TTLs). */
-import type { App } from '../../src/app.js';
-import { TimeUuid } from '../../src/db/cassandra/client.js';
-import { CreateItemDocument, type CreateItemInput } from '../generated/graphql.js';
-import { gqlOk } from './http.js';
-export { cqlRow, cqlRows } from './cql.js';
+import type { App } from '../../../src/app.js';
+import { TimeUuid } from '../../../src/db/cassandra/client.js';
+import { CreateItemDocument, type CreateItemInput } from '../../generated/graphql.js';
+import { gqlOk } from '../http.js';
+export { cqlRow, cqlRows } from '../cql.js';
 import type { TestUser } from './users.js';
 
 const HOUR = 3_600_000;

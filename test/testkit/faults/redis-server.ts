@@ -5,8 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { eventually } from './poll.js';
-import { freePort } from './free-port.js';
+import { eventually } from '../poll.js';
+import { freePort } from '../free-port.js';
 
 export class RedisServer {
   private process?: ChildProcess;

@@ -1,12 +1,12 @@
 /** Helpers shared by the messenger tests: sending, reading whole histories, comparing message times. */
-import type { App } from '../../src/app.js';
-import { TimeUuid } from '../../src/db/cassandra/client.js';
+import type { App } from '../../../src/app.js';
+import { TimeUuid } from '../../../src/db/cassandra/client.js';
 import {
   ConversationMessagesDocument,
   SendDirectMessageDocument,
   type ConversationMessagesQuery,
-} from '../generated/graphql.js';
-import { gqlOk } from './http.js';
+} from '../../generated/graphql.js';
+import { gqlOk } from '../http.js';
 import type { TestUser } from './users.js';
 
 export async function send(app: App, from: TestUser, to: TestUser | string, content: string) {

@@ -5,7 +5,7 @@
  * hooked step cannot leak its hook into the next one.
  */
 import { afterEach } from 'vitest';
-import type { MarketplaceHooks } from '../../src/resolvers/marketplace/runtime.js';
+import type { MarketplaceHooks } from '../../../src/resolvers/marketplace/runtime.js';
 
 const installed: Array<() => void> = [];
 afterEach(() => {
