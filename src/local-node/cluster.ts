@@ -5,11 +5,13 @@
  * failover and batchlog placement. Every address of 127.0.0.0/8 reaches loopback on Linux, so each node listens on
  * the usual ports of an address of its own.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { cqlAnswers, ensureLocalNode, stopLocalNode } from './launcher.js';
-import { CLUSTER_NAME } from './node-config.js';
+import { cqlAnswers, ensureLocalNode, fetchJars, stopLocalNode } from './launcher.js';
+import { CLUSTER_NAME, JAVA17_MODULE_FLAGS } from './node-config.js';
 import { defaultLocalNodeOptions, LocalNodeError, type LocalNodeOptions } from './options.js';
 
 export const CLUSTER_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
@@ -58,6 +60,7 @@ export async function startCluster({ fresh = false, log }: { fresh?: boolean; lo
   }
   await ensureLocalNode(nodes[0]);
   await Promise.all(nodes.slice(1).map((node) => ensureLocalNode(node)));
+  await ringUp(log);
 }
 
 export async function stopCluster({ log }: { log?: (line: string) => void } = {}): Promise<void> {
@@ -85,9 +88,41 @@ export async function killClusterNode(index: number): Promise<void> {
   while (await cqlAnswers(CLUSTER_HOSTS[index]!, CLUSTER_CQL_PORT, 200)) await delay(100);
 }
 
-/** Starts node `index` again on its data (after a kill or a stop). */
+/**
+ * Starts node `index` again on its data (after a kill or a stop), and waits until every running node sees every
+ * running node up: answering CQL is not yet being back in the ring. An operator restarts the next node of a
+ * rolling restart only then; a coordinator that still counted this one down when the next went would have one
+ * live replica of three, and refuse quorum requests.
+ */
 export async function restartClusterNode(index: number, log?: (line: string) => void): Promise<void> {
   await ensureLocalNode(clusterNodeOptions(index, log ? { log } : {}));
+  await ringUp(log);
+}
+
+const run = promisify(execFile);
+
+/** The addresses node `index` sees Up and Normal, as `nodetool status` over its JMX port says. */
+async function seenUp(index: number): Promise<Set<string>> {
+  const libDir = fetchJars(clusterNodeOptions(index));
+  const classpath = readdirSync(libDir).filter((f) => f.endsWith('.jar')).map((f) => join(libDir, f)).join(':');
+  const args = ['-Xmx128m', ...JAVA17_MODULE_FLAGS, '-cp', classpath, 'org.apache.cassandra.tools.NodeTool', '-h', '127.0.0.1', '-p', String(7201 + index), 'status'];
+  const { stdout } = await run('java', args, { timeout: 30_000, env: { ...process.env, HOME: clusterNodeOptions(index).dataDir } });
+  return new Set([...stdout.matchAll(/^UN\s+(\S+)/gm)].map((m) => m[1]!));
+}
+
+/** Waits until every node that answers CQL sees each of them Up and Normal. */
+async function ringUp(log?: (line: string) => void, timeoutMs = 180_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const running = (await Promise.all(CLUSTER_HOSTS.map(async (host, i) => ((await cqlAnswers(host, CLUSTER_CQL_PORT)) ? i : -1)))).filter((i) => i >= 0);
+    const views = await Promise.all(running.map((i) => seenUp(i).catch(() => new Set<string>())));
+    if (views.every((up) => running.every((i) => up.has(CLUSTER_HOSTS[i]!)))) {
+      log?.(`nodes ${running.map((i) => i + 1).join(', ')} all see each other up`);
+      return;
+    }
+    if (Date.now() > deadline) throw new LocalNodeError(`the cluster's nodes did not all see each other up within ${timeoutMs / 1000} s`);
+    await delay(500);
+  }
 }
 
 /**
