@@ -84,4 +84,12 @@ describe('the layers', () => {
       );
     expect(offending).toEqual([]);
   });
+
+  it('leaves src/server to what assembles an instance: app.ts, main.ts, cli/, observability/ and server/ itself', () => {
+    const assembling = (f: string) => ['app.ts', 'main.ts'].includes(rel(f)) || ['server', 'cli', 'observability'].some((layer) => inLayer(f, layer));
+    const offending = files
+      .filter((f) => !assembling(f))
+      .flatMap((f) => importsOf(f).filter((i) => inLayer(i.target, 'server')).map((i) => `${rel(f)} → ${rel(i.target)}`));
+    expect(offending).toEqual([]);
+  });
 });
