@@ -202,9 +202,8 @@ export class Database {
    * attempt, whose own answer (or read back) is the one returned. A request
    * whose coordinator dies is then answered as if that node had not been
    * there, instead of "not applied" for a write that simply never ran. Should
-   * that attempt's outcome be unknown too and read back as not applied, its
-   * error is thrown (the request answers SERVICE_UNAVAILABLE): nothing was
-   * written, and "not applied" would name a condition that never failed.
+   * that attempt's outcome be unknown too, its read back is returned as it
+   * is: not applied, with the row as it is now.
    */
   async lwt(
     stmt: Statement,
@@ -227,10 +226,9 @@ export class Database {
         if (!isUnknownOutcome(err)) throw err;
         this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
         const learned = await untilAnswered(learnOutcome);
-        if (learned.applied) return learned;
-        // Not applied, and it never will be; but not for its condition either: a caller would take "not applied"
-        // for "someone else changed it" (ROOM_EXISTS, already deleted). The request is told to retry instead.
-        if (attempt === LWT_ATTEMPTS) throw err;
+        // Applied, or tried twice: the read back is the answer, with the row as it is now (a caller that loops on
+        // a condition goes on from it).
+        if (learned.applied || attempt === LWT_ATTEMPTS) return learned;
         continue;
       }
       const row = result.first();

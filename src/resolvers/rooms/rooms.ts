@@ -7,7 +7,7 @@ import type { Context } from '../../context.js';
 import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, conflict, forbidden, notFound, LimitName, limitReached } from '../../errors.js';
+import { AppError, ErrorCode, conflict, forbidden, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
@@ -46,6 +46,8 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
   if (!(await stores.rooms.insertIfNotExists(room))) {
     const existing = await stores.rooms.byName(name);
     if (!existing || !isParticipant(existing, person.login)) await stores.rooms.removeFromUser(person.login, name);
+    // No room of that name after all: the insert's outcome was unknown twice, and it did not apply.
+    if (!existing) throw unavailable('storage');
     throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
   }
   return room;
