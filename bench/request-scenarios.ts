@@ -5,7 +5,7 @@
  * fields. Seeded once per run: hundreds of users, a room with thousands of
  * messages over several days, an inbox of 50 partners, a user in 20 rooms.
  */
-import type { RoomIncarnation } from '../src/db/rooms/room-messages.js';
+import type { RoomIncarnation } from '../src/db/rooms/messages/room-messages.js';
 import { chatUser } from '../src/resolvers/rooms/model.js';
 import { seedHistory, spreadOverDays } from '../test/testkit/data/seed-history.js';
 import { roomWith } from '../test/testkit/data/rooms.js';

@@ -4,7 +4,7 @@
 import DataLoader from 'dataloader';
 import type { UserRecord } from './db/accounts/users.js';
 import type { RoomRecord } from './db/rooms/rooms.js';
-import type { MessageRow } from './db/rooms/message-row.js';
+import type { MessageRow } from './db/rooms/messages/message-row.js';
 import type { ItemRecord } from './db/marketplace/items.js';
 import type { StoredPurchase } from './db/marketplace/purchases.js';
 import type { Session } from './auth/tokens.js';

@@ -9,19 +9,19 @@ import { ItemStore } from './marketplace/items.js';
 import { PurchaseStore } from './marketplace/purchases.js';
 import { PurchaseClaimStore } from './marketplace/purchase-claims.js';
 import { RoomStore } from './rooms/rooms.js';
-import { RoomMessageStore } from './rooms/room-messages.js';
-import { MessageClientIdStore } from './rooms/message-client-ids.js';
-import { MessagesByAuthorStore } from './rooms/messages-by-author.js';
-import { MessageEditStore } from './rooms/message-edits.js';
-import { ReactionStore } from './rooms/reactions.js';
-import { ThreadStore } from './rooms/threads.js';
-import { PinStore } from './rooms/pins.js';
+import { RoomMessageStore } from './rooms/messages/room-messages.js';
+import { MessageClientIdStore } from './rooms/messages/message-client-ids.js';
+import { MessagesByAuthorStore } from './rooms/messages/messages-by-author.js';
+import { MessageEditStore } from './rooms/messages/message-edits.js';
+import { ReactionStore } from './rooms/messages/reactions.js';
+import { ThreadStore } from './rooms/messages/threads.js';
+import { PinStore } from './rooms/messages/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
-import { MessageSearchStore } from './rooms/message-search.js';
+import { MessageSearchStore } from './rooms/messages/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
 import { PendingNoticeStore } from './rooms/pending-notices.js';
-import { SearchBackfillStore } from './rooms/search-backfill.js';
+import { SearchBackfillStore } from './rooms/messages/search-backfill.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);

@@ -101,10 +101,14 @@ export async function restartClusterNode(index: number, log?: (line: string) => 
 
 const run = promisify(execFile);
 
+/** The jars the nodes run from, as a classpath for nodetool. */
+function toolsClasspath(): string {
+  const libDir = fetchJars(clusterNodeOptions(0));
+  return readdirSync(libDir).filter((f) => f.endsWith('.jar')).map((f) => join(libDir, f)).join(':');
+}
+
 /** The addresses node `index` sees Up and Normal, as `nodetool status` over its JMX port says. */
-async function seenUp(index: number): Promise<Set<string>> {
-  const libDir = fetchJars(clusterNodeOptions(index));
-  const classpath = readdirSync(libDir).filter((f) => f.endsWith('.jar')).map((f) => join(libDir, f)).join(':');
+async function seenUp(index: number, classpath: string): Promise<Set<string>> {
   const args = ['-Xmx128m', ...JAVA17_MODULE_FLAGS, '-cp', classpath, 'org.apache.cassandra.tools.NodeTool', '-h', '127.0.0.1', '-p', String(7201 + index), 'status'];
   const { stdout } = await run('java', args, { timeout: 30_000, env: { ...process.env, HOME: clusterNodeOptions(index).dataDir } });
   return new Set([...stdout.matchAll(/^UN\s+(\S+)/gm)].map((m) => m[1]!));
@@ -113,9 +117,10 @@ async function seenUp(index: number): Promise<Set<string>> {
 /** Waits until every node that answers CQL sees each of them Up and Normal. */
 async function ringUp(log?: (line: string) => void, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const classpath = toolsClasspath();
   for (;;) {
     const running = (await Promise.all(CLUSTER_HOSTS.map(async (host, i) => ((await cqlAnswers(host, CLUSTER_CQL_PORT)) ? i : -1)))).filter((i) => i >= 0);
-    const views = await Promise.all(running.map((i) => seenUp(i).catch(() => new Set<string>())));
+    const views = await Promise.all(running.map((i) => seenUp(i, classpath).catch(() => new Set<string>())));
     if (views.every((up) => running.every((i) => up.has(CLUSTER_HOSTS[i]!)))) {
       log?.(`nodes ${running.map((i) => i + 1).join(', ')} all see each other up`);
       return;

@@ -167,14 +167,20 @@ async function expectFedInOrder(feed: Feed<RoomEventsSubscription>, load: Load) 
   expect(seen).toEqual(load.posted);
 }
 
+/** A room followed on the other instance, an item, and the load on them, running. */
+async function loadRunning() {
+  const room = await roomWith(a, people[0]!, people.slice(1));
+  const feed = await roomFeed(b, people[1]!.token, RoomEventsDocument, { roomName: room });
+  const item = await createItem(a, people[2]!, { offeredUnits: 10_000 });
+  const load = startLoad(room, item.id);
+  await eventually(() => load.posted.length >= 10, { what: 'the load to run' });
+  return { room, feed, load };
+}
+
 describe('nodes lost under load', () => {
   it('one killed: fails no request, loses no acknowledged write, leaves nothing half written, misses no event', async () => {
-    const room = await roomWith(a, people[0]!, people.slice(1));
-    const feed = await roomFeed(b, people[1]!.token, RoomEventsDocument, { roomName: room });
-    const item = await createItem(a, people[2]!, { offeredUnits: 10_000 });
-    const load = startLoad(room, item.id);
+    const { room, feed, load } = await loadRunning();
     try {
-      await eventually(() => load.posted.length >= 10, { what: 'the load to run' });
       await killClusterNode(KILLED);
       await loadFor(30_000);
     } finally {
@@ -187,12 +193,8 @@ describe('nodes lost under load', () => {
   }, 120_000);
 
   it('the node back: a quorum with it finds every write made while it was down; then a rolling restart fails nothing', async () => {
-    const room = await roomWith(a, people[0]!, people.slice(1));
-    const feed = await roomFeed(b, people[1]!.token, RoomEventsDocument, { roomName: room });
-    const item = await createItem(a, people[2]!, { offeredUnits: 10_000 });
-    const load = startLoad(room, item.id);
+    const { room, feed, load } = await loadRunning();
     try {
-      await eventually(() => load.posted.length >= 10, { what: 'the load to run' });
       // Still down from the test before (or killed now): posts land on the two others.
       if (await clusterNodeAnswers(KILLED)) await killClusterNode(KILLED);
       await loadFor(10_000);

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { SearchBackfillStore, type UnindexedCandidate } from '../../src/db/rooms/search-backfill.js';
+import { SearchBackfillStore, type UnindexedCandidate } from '../../src/db/rooms/messages/search-backfill.js';
 import { backfillSearchTerms } from '../../src/resolvers/rooms/messages/search-backfill.js';
 import { decodeMessageId } from '../../src/resolvers/rooms/ids.js';
 import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../generated/graphql.js';

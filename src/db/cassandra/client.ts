@@ -163,13 +163,13 @@ export class Database {
     try {
       await send(logged);
     } catch (err) {
-      if (logged && isTimeoutAfterBatchlog(err)) {
+      if (logged && writeTimeoutType(err) === 'BATCH') {
         // The batchlog holds it: the batch is applied, by its coordinator or by the batchlog's replay. Answering
         // an error would have the client send it again, as a second message.
         this.logger.warn({ err: describe(err) }, 'logged batch timed out after its batchlog was written; it will be applied');
         return;
       }
-      if (!timestamp || !isBatchlogTimeout(err)) throw err;
+      if (!timestamp || writeTimeoutType(err) !== 'BATCH_LOG') throw err;
       this.logger.warn({ err: describe(err) }, 'batchlog write timed out (a batchlog replica did not answer); the batch runs unlogged');
       this.queryCount += 1;
       await send(false);
@@ -311,22 +311,14 @@ export function toConsistencyKey(name: string): keyof typeof types.consistencies
 
 const CAS_WRITE_UNKNOWN = 0x1700; // protocol v5's explicit "LWT outcome unknown"
 
-/** A logged batch whose batchlog could not be written: the batch did not run. */
-export function isBatchlogTimeout(err: unknown): boolean {
-  return (
-    err instanceof errors.ResponseError &&
-    err.code === types.responseErrorCodes.writeTimeout &&
-    (err as { writeType?: string }).writeType === 'BATCH_LOG'
-  );
-}
-
-/** A logged batch whose batchlog was written and whose writes then timed out: it will be applied all the same. */
-export function isTimeoutAfterBatchlog(err: unknown): boolean {
-  return (
-    err instanceof errors.ResponseError &&
-    err.code === types.responseErrorCodes.writeTimeout &&
-    (err as { writeType?: string }).writeType === 'BATCH'
-  );
+/**
+ * The write type of a write timeout (undefined for any other error). For a logged batch: BATCH_LOG, its batchlog
+ * could not be written and the batch did not run; BATCH, its batchlog was written and it will be applied all the
+ * same.
+ */
+export function writeTimeoutType(err: unknown): string | undefined {
+  if (!(err instanceof errors.ResponseError) || err.code !== types.responseErrorCodes.writeTimeout) return undefined;
+  return (err as { writeType?: string }).writeType;
 }
 
 /**

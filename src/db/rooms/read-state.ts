@@ -4,7 +4,7 @@
  * per participant: only one per person it mentions, in its own batch.
  */
 import { cql, type Database, type Statement } from '../cassandra/client.js';
-import type { MessageRow } from './message-row.js';
+import type { MessageRow } from './messages/message-row.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { Limits } from '../../limits.js';
 

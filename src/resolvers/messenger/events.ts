@@ -6,7 +6,7 @@
 import { refreshLoaders, type Context } from '../../context.js';
 import type { DirectMessageRecord } from './model.js';
 import type { ConversationRecord } from './model.js';
-import type { MessageRow } from '../../db/rooms/message-row.js';
+import type { MessageRow } from '../../db/rooms/messages/message-row.js';
 import { forbidden } from '../../errors.js';
 import { eventStream, Interruption, type StreamRules } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';

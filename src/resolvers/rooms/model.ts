@@ -4,8 +4,8 @@
  * history and in the feed), and how long after its id's time it may still
  * commit, which catch-up and clientMessageId claims both rely on.
  */
-import type { RoomIncarnation } from '../../db/rooms/room-messages.js';
-import { postedMessage, type MessageRow } from '../../db/rooms/message-row.js';
+import type { RoomIncarnation } from '../../db/rooms/messages/room-messages.js';
+import { postedMessage, type MessageRow } from '../../db/rooms/messages/message-row.js';
 import type { ChatUserValue } from '../../db/rooms/chat-user.js';
 import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
 import { dayBucket } from '../../buckets.js';

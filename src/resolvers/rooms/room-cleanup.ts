@@ -12,12 +12,11 @@
  * again, or on two instances at once, is harmless and spares the new room.
  */
 import type { Services } from '../../services.js';
-import { dayBucket } from '../../buckets.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { nextWriteTimestamp, writeTimestampMs, writeTimestampOf, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
-import { Limits } from '../../limits.js';
+import { settleListedByDay } from '../shared/pending-by-day.js';
 
 /**
  * Lists the intent to delete `room`, whose lists and read state `logins`
@@ -89,31 +88,18 @@ async function intentDeletionTime(services: Services, roomName: string, intentFo
  * cannot be read, or an entry that fails, is logged and left for the next
  * run. Returns how many entries it settled.
  */
-export async function finishPendingCleanups(services: Services): Promise<number> {
-  const { stores, clock, logger, config } = services;
-  const now = clock.now().getTime();
-  let settled = 0;
-  for (let back = Limits.room.cleanupRecoveryDays; back >= -1; back--) {
-    const day = dayBucket(new Date(now - back * 86_400_000));
-    let pending: RoomCleanup[];
-    try {
-      pending = await stores.roomCleanups.inDay(day);
-    } catch (err) {
-      logger.error({ err, day }, 'could not read a day of pending room cleanups; skipped until the next run');
-      continue;
-    }
-    for (const listed of pending) {
-      const ageMs = now - writeTimestampMs(listed.deletedAt);
-      if (ageMs < config.rooms.cleanupRecoveryGraceMs) continue;
-      try {
-        const at = listed.intentFor ? await intentDeletionTime(services, listed.roomName, listed.intentFor) : listed.deletedAt;
-        if (at) await runCleanup(services, listed, at);
-        else await stores.roomCleanups.remove(listed);
-        settled += 1;
-      } catch (err) {
-        logger.error({ err, roomName: listed.roomName }, 'a deleted room could not be cleaned up; tried again on the next run');
-      }
-    }
-  }
-  return settled;
+export function finishPendingCleanups(services: Services): Promise<number> {
+  const { stores, config } = services;
+  return settleListedByDay<RoomCleanup>(services, {
+    what: 'room cleanups',
+    inDay: (day) => stores.roomCleanups.inDay(day),
+    listedAtMs: (listed) => writeTimestampMs(listed.deletedAt),
+    graceMs: config.rooms.cleanupRecoveryGraceMs,
+    settle: async (listed) => {
+      const at = listed.intentFor ? await intentDeletionTime(services, listed.roomName, listed.intentFor) : listed.deletedAt;
+      if (at) await runCleanup(services, listed, at);
+      else await stores.roomCleanups.remove(listed);
+    },
+    describe: (listed) => ({ roomName: listed.roomName }),
+  });
 }

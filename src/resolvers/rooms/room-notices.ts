@@ -20,6 +20,7 @@ import { chatUser, newMessage, type ChatUser } from './model.js';
 import type { RoomEvent } from './live/feed.js';
 import { postTime } from './messages/system-messages.js';
 import { readUpToJoin } from './read-state.js';
+import { settleListedByDay } from '../shared/pending-by-day.js';
 
 /**
  * Puts the room on the user's list and lists `login`'s join of `roomName`, both before its LWT: the list's entry
@@ -130,38 +131,26 @@ async function personOf(services: Services, room: RoomRecord, login: string): Pr
  * Completes the changes that requests listed and left unfinished: each entry older than the grace (no request
  * still works on it), settled against the room as it is now, read at SERIAL. Returns how many it settled.
  */
-export async function finishPendingNotices(services: Services): Promise<number> {
-  const { stores, clock, logger } = services;
-  const now = clock.now().getTime();
-  let settled = 0;
-  for (let back = Limits.room.cleanupRecoveryDays; back >= -1; back--) {
-    const day = dayBucket(new Date(now - back * 86_400_000));
-    let pending: PendingNotice[];
-    try {
-      pending = await stores.pendingNotices.inDay(day);
-    } catch (err) {
-      logger.error({ err, day }, 'could not read a day of pending room notices; skipped until the next run');
-      continue;
-    }
-    for (const listed of pending) {
-      if (now - listed.listedAt.getTime() < Limits.room.noticeCompletionGraceMs) continue;
-      try {
-        const room = await stores.rooms.byNameSerial(listed.roomName);
-        const person = room && applied(room, listed) ? await personOf(services, room, listed.login) : undefined;
-        if (room && person) {
-          const by = listed.byLogin ? ((await personOf(services, room, listed.byLogin)) ?? null) : null;
-          await completeNotice(services, room, person, listed, by);
-        } else {
-          // Never applied (or undone since). A join's entry in the user's list goes at the timestamp it was added
-          // with, so a later join, which adds it again, keeps it.
-          if (listed.kind === 'join' && listed.listEntryAt) await stores.rooms.removeFromUsers([listed.login], listed.roomName, listed.listEntryAt);
-          await dropNotice(services, listed);
-        }
-        settled += 1;
-      } catch (err) {
-        logger.error({ err, roomName: listed.roomName, kind: listed.kind }, 'a room notice could not be completed; tried again on the next run');
+export function finishPendingNotices(services: Services): Promise<number> {
+  const { stores } = services;
+  return settleListedByDay<PendingNotice>(services, {
+    what: 'room notices',
+    inDay: (day) => stores.pendingNotices.inDay(day),
+    listedAtMs: (listed) => listed.listedAt.getTime(),
+    graceMs: Limits.room.noticeCompletionGraceMs,
+    settle: async (listed) => {
+      const room = await stores.rooms.byNameSerial(listed.roomName);
+      const person = room && applied(room, listed) ? await personOf(services, room, listed.login) : undefined;
+      if (room && person) {
+        const by = listed.byLogin ? ((await personOf(services, room, listed.byLogin)) ?? null) : null;
+        await completeNotice(services, room, person, listed, by);
+        return;
       }
-    }
-  }
-  return settled;
+      // Never applied (or undone since). A join's entry in the user's list goes at the timestamp it was added
+      // with, so a later join, which adds it again, keeps it.
+      if (listed.kind === 'join' && listed.listEntryAt) await stores.rooms.removeFromUsers([listed.login], listed.roomName, listed.listEntryAt);
+      await dropNotice(services, listed);
+    },
+    describe: (listed) => ({ roomName: listed.roomName, kind: listed.kind }),
+  });
 }

@@ -5,7 +5,7 @@
  */
 import type { App } from '../../../src/app.js';
 import { newMessage, type ChatUser, type MessageRecord } from '../../../src/resolvers/rooms/model.js';
-import type { RoomIncarnation } from '../../../src/db/rooms/room-messages.js';
+import type { RoomIncarnation } from '../../../src/db/rooms/messages/room-messages.js';
 
 export async function seedHistory(
   app: App,

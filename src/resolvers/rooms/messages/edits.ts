@@ -1,7 +1,7 @@
 /**
  * Editing and deleting room messages. Which accepted edit is the last one is
  * decided by the message's version: each edit is a lightweight transaction
- * from version v to v + 1 (see db/rooms/message-edits.ts), so accepted edits
+ * from version v to v + 1 (see db/rooms/messages/message-edits.ts), so accepted edits
  * are totally ordered, the current content is the highest version's, and
  * every earlier version is in Message.edits exactly once. Events carry the
  * version: a client keeps the highest it has seen.
@@ -9,7 +9,7 @@
 import type { Context } from '../../../context.js';
 import { commitHorizonMs, type ChatUser, type MessageRecord } from '../model.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
-import type { VersionRow } from '../../../db/rooms/message-edits.js';
+import type { VersionRow } from '../../../db/rooms/messages/message-edits.js';
 import { newTimeUuid } from '../../../db/cassandra/timeuuids.js';
 import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../../errors.js';
 import { Limits } from '../../../limits.js';

@@ -6,7 +6,7 @@
 import type { Context } from '../../../context.js';
 import type { MessageRecord } from '../model.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
-import type { PinChange } from '../../../db/rooms/pins.js';
+import type { PinChange } from '../../../db/rooms/messages/pins.js';
 import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';

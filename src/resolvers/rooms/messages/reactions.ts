@@ -1,7 +1,7 @@
 /**
  * Reactions to room messages: participants add and remove emoji; each emoji
  * shows its exact count, whether the viewer reacted with it and the first
- * people who did. Stored one row per user and emoji (db/rooms/reactions.ts).
+ * people who did. Stored one row per user and emoji (db/rooms/messages/reactions.ts).
  */
 import type { Context } from '../../../context.js';
 import type { ChatUser, MessageRecord } from '../model.js';

@@ -10,7 +10,7 @@
  * deletes. Running it again (after a failure, or twice at once) rewrites
  * nothing already indexed.
  */
-import type { UnindexedCandidate } from '../../../db/rooms/search-backfill.js';
+import type { UnindexedCandidate } from '../../../db/rooms/messages/search-backfill.js';
 import type { RoomStore } from '../../../db/rooms/rooms.js';
 import type { Stores } from '../../../db/stores.js';
 import { eachAtOnce } from '../../shared/each-at-once.js';

@@ -4,7 +4,7 @@
  */
 import type { Services } from '../../../services.js';
 import { newMessage, type ChatUser, type MessageRecord } from '../model.js';
-import type { RoomIncarnation } from '../../../db/rooms/room-messages.js';
+import type { RoomIncarnation } from '../../../db/rooms/messages/room-messages.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { RoomEvent } from '../live/feed.js';
 

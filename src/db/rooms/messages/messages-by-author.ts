@@ -3,14 +3,14 @@
  * (messages_by_author, month-bucketed, found through its bucket table) that
  * RoomMessageStore writes beside each message.
  */
-import { cql, type Database } from '../cassandra/client.js';
-import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
-import { timeUuidDate } from '../cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
-import type { ChatUserValue } from './chat-user.js';
+import { cql, type Database } from '../../cassandra/client.js';
+import { walkBuckets, type BucketedSource } from '../../cassandra/bucket-walk.js';
+import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { dayBucket } from '../../../buckets.js';
+import type { ChatUserValue } from '../chat-user.js';
 import { MAX_BUCKET } from './room-messages.js';
 import { postedMessage, type MessageRow } from './message-row.js';
-import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 
 const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible, version, edit_id, deleted';
 const AUTHOR_NEWEST = cql(

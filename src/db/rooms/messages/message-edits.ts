@@ -11,11 +11,11 @@
  * author's copy (messages_by_author) follows with write timestamps that grow
  * with the version.
  */
-import { cql, Long, type Database, type Row } from '../cassandra/client.js';
-import { timeUuidDate } from '../cassandra/timeuuids.js';
-import { monthOfDay } from '../../buckets.js';
-import { Limits } from '../../limits.js';
-import type { ChatUserValue } from './chat-user.js';
+import { cql, Long, type Database, type Row } from '../../cassandra/client.js';
+import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { monthOfDay } from '../../../buckets.js';
+import { Limits } from '../../../limits.js';
+import type { ChatUserValue } from '../chat-user.js';
 import type { MessageRow } from './message-row.js';
 
 // Version rows and the author's copy are written at copyTimestamp(message, version) and dropped at one above

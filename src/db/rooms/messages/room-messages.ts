@@ -3,20 +3,20 @@
  * that lets history skip empty days, the by-author copy (month buckets) and
  * the clientMessageId claims that make a retried post idempotent.
  */
-import { cql, type Database, type Statement } from '../cassandra/client.js';
-import { fromUdt } from './chat-user.js';
+import { cql, type Database, type Statement } from '../../cassandra/client.js';
+import { fromUdt } from '../chat-user.js';
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
 import { threadWrites } from './threads.js';
-import { mentionWrites } from './read-state.js';
+import { mentionWrites } from '../read-state.js';
 import { copyTimestamp } from './message-edits.js';
-import { RecentBuckets } from '../cassandra/recent-buckets.js';
+import { RecentBuckets } from '../../cassandra/recent-buckets.js';
 import { listRoomBuckets } from './room-buckets.js';
-import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../cassandra/timeuuids.js';
-import { walkBuckets, type BucketedSource, type Direction } from '../cassandra/bucket-walk.js';
-import { dayBucket, monthOfDay } from '../../buckets.js';
-import { Limits } from '../../limits.js';
-import { maxLong, type WriteTimestamp } from '../cassandra/write-timestamp.js';
-import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../../cassandra/timeuuids.js';
+import { walkBuckets, type BucketedSource, type Direction } from '../../cassandra/bucket-walk.js';
+import { dayBucket, monthOfDay } from '../../../buckets.js';
+import { Limits } from '../../../limits.js';
+import { maxLong, type WriteTimestamp } from '../../cassandra/write-timestamp.js';
+import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 
 /** What a post needs to know about the room: its name and which incarnation of that name it is. */
 export interface RoomIncarnation {

@@ -5,14 +5,14 @@
  * read. Messages posted before cql/008 have no terms, so search never finds
  * them until this has run.
  */
-import { cql, type Database, type Row, type TimeUuid } from '../cassandra/client.js';
+import { cql, type Database, type Row, type TimeUuid } from '../../cassandra/client.js';
 
 const SCAN = cql(
   `SELECT room_name, time_bucket, message_id, content, author, system_message, visible, version, deleted, terms
    FROM chat_room_messages`,
   { idempotent: true },
 );
-// The edit's own conditions (src/db/rooms/message-edits.ts) and the version read: an edit, a deletion or a
+// The edit's own conditions (src/db/rooms/messages/message-edits.ts) and the version read: an edit, a deletion or a
 // hide that lands first leaves the row alone (an edit writes the terms of its own content in its LWT).
 const INDEX = cql(
   `UPDATE chat_room_messages SET terms = ? WHERE room_name = ? AND time_bucket = ? AND message_id = ?

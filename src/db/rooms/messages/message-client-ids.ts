@@ -2,9 +2,9 @@
  * The clientMessageId claims that make a retried post idempotent: the first
  * attempt with an id fixes the message id and content, later ones learn them.
  */
-import { cql, type Database } from '../cassandra/client.js';
-import { timeUuidDate } from '../cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
+import { cql, type Database } from '../../cassandra/client.js';
+import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { dayBucket } from '../../../buckets.js';
 import type { RoomIncarnation, RoomMessageStore } from './room-messages.js';
 
 const CLAIM_CLIENT_ID = cql(

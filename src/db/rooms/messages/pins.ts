@@ -4,7 +4,7 @@
  * racing the room's deletion cannot leave a row holding only pins); a
  * concurrent change makes it read again, a bounded number of times.
  */
-import { cql, type Database } from '../cassandra/client.js';
+import { cql, type Database } from '../../cassandra/client.js';
 
 const SELECT_PINS = cql('SELECT pinned_messages, creator_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
 const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND pinned_messages = ?', {

@@ -4,12 +4,12 @@
  * (message_replies) that lists the thread in order. The parent's
  * last_reply_at is written in the reply's own batch.
  */
-import { cql, Long, TimeUuid, type Database, type Statement } from '../cassandra/client.js';
-import { timeMicros, timeUuidDate } from '../cassandra/timeuuids.js';
-import { dayBucket } from '../../buckets.js';
+import { cql, Long, TimeUuid, type Database, type Statement } from '../../cassandra/client.js';
+import { timeMicros, timeUuidDate } from '../../cassandra/timeuuids.js';
+import { dayBucket } from '../../../buckets.js';
 import type { MessageRow } from './message-row.js';
 import type { RoomMessageStore } from './room-messages.js';
-import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 
 const INSERT_REPLY = cql('INSERT INTO message_replies (room_name, parent_bucket, parent_id, reply_id) VALUES (?, ?, ?, ?)', {
   idempotent: true,

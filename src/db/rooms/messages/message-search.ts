@@ -5,12 +5,12 @@
  * days come from the room's bucket table, at most a bounded number per page
  * (a rare term must not cost a read of every day the room ever had at once).
  */
-import { cql, type Database } from '../cassandra/client.js';
-import { walkBucketsBounded, type BucketedSource } from '../cassandra/bucket-walk.js';
-import { minTimeUuid } from '../cassandra/timeuuids.js';
-import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
-import { dayBucket } from '../../buckets.js';
-import { Limits } from '../../limits.js';
+import { cql, type Database } from '../../cassandra/client.js';
+import { walkBucketsBounded, type BucketedSource } from '../../cassandra/bucket-walk.js';
+import { minTimeUuid } from '../../cassandra/timeuuids.js';
+import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
+import { dayBucket } from '../../../buckets.js';
+import { Limits } from '../../../limits.js';
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
 import { listRoomBuckets } from './room-buckets.js';
 import { MAX_BUCKET, type RoomIncarnation } from './room-messages.js';

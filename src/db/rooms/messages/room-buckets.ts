@@ -2,8 +2,8 @@
  * Listing a room's day buckets (messages_bucket), the rows that let a walk
  * through its history skip empty days. Shared by history pages and search.
  */
-import { cql, type Database } from '../cassandra/client.js';
-import type { Direction } from '../cassandra/bucket-walk.js';
+import { cql, type Database } from '../../cassandra/client.js';
+import type { Direction } from '../../cassandra/bucket-walk.js';
 
 const ROOM_BUCKETS_DESC = cql(
   'SELECT time_bucket FROM messages_bucket WHERE room_name = ? AND time_bucket >= ? AND time_bucket <= ? LIMIT ?',

@@ -3,8 +3,8 @@
  * JSON-safe (ids are timeuuid strings, times ISO strings), because the same
  * record travels in room events through pub/sub.
  */
-import type { Row } from '../cassandra/client.js';
-import { fromUdt, type ChatUserValue } from './chat-user.js';
+import type { Row } from '../../cassandra/client.js';
+import { fromUdt, type ChatUserValue } from '../chat-user.js';
 
 export interface MessageRow {
   roomName: string;

@@ -5,8 +5,8 @@
  * carry are listed in its row (reaction_kinds), grown by an LWT so that two
  * new emoji racing each other cannot pass the limit together.
  */
-import { cql, type Database } from '../cassandra/client.js';
-import { fromUdt, type ChatUserValue } from './chat-user.js';
+import { cql, type Database } from '../../cassandra/client.js';
+import { fromUdt, type ChatUserValue } from '../chat-user.js';
 import type { MessageRow } from './message-row.js';
 
 const ADD = cql(
