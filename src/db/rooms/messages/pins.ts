@@ -2,9 +2,12 @@
  * A room's pinned messages: a list of message ids in the room's row, in pin
  * order. Changed by an LWT on the list as read (and on the creator, so a pin
  * racing the room's deletion cannot leave a row holding only pins); a
- * concurrent change makes it read again, a bounded number of times.
+ * concurrent change makes it read again, a bounded number of times. This
+ * instance's changes to one room's pins run one at a time (OneAtATime), so
+ * that a burst of pins contends in the process rather than in Paxos.
  */
 import { cql, type Database } from '../../cassandra/client.js';
+import { OneAtATime } from '../../cassandra/one-at-a-time.js';
 
 const SELECT_PINS = cql('SELECT pinned_messages, creator_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
 const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND pinned_messages = ?', {
@@ -15,7 +18,14 @@ const idsOf = (value: unknown) => ((value as Array<{ toString(): string }> | nul
 
 export type PinChange = (pins: string[]) => string[] | 'unchanged' | 'full';
 
+export interface PinOutcome {
+  status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended';
+  pins: string[];
+}
+
 export class PinStore {
+  private readonly changes = new OneAtATime();
+
   constructor(private readonly db: Database) {}
 
   /** The room's pinned message ids, in pin order (empty for no room). */
@@ -34,7 +44,11 @@ export class PinStore {
     creatorLogin: string,
     change: PinChange,
     attempts: number,
-  ): Promise<{ status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended'; pins: string[] }> {
+  ): Promise<PinOutcome> {
+    return this.changes.run(roomName, () => this.changeNow(roomName, creatorLogin, change, attempts));
+  }
+
+  private async changeNow(roomName: string, creatorLogin: string, change: PinChange, attempts: number): Promise<PinOutcome> {
     let row = await this.db.readSerial(SELECT_PINS, [roomName]);
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };

@@ -3,9 +3,12 @@
  * reaction added twice is one, and counts (one GROUP BY per message) stay
  * exact under any interleaving of adds and removes. The emoji a message may
  * carry are listed in its row (reaction_kinds), grown by an LWT so that two
- * new emoji racing each other cannot pass the limit together.
+ * new emoji racing each other cannot pass the limit together; this
+ * instance's growths on one partition run one at a time (OneAtATime), so a
+ * burst of new emoji contends in the process rather than in Paxos.
  */
 import { cql, type Database } from '../../cassandra/client.js';
+import { OneAtATime } from '../../cassandra/one-at-a-time.js';
 import { fromUdt, type ChatUserValue } from '../chat-user.js';
 import type { MessageRow } from './message-row.js';
 
@@ -48,6 +51,8 @@ const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
 const kindsOf = (value: unknown) => [...((value as Set<string> | null) ?? [])];
 
 export class ReactionStore {
+  private readonly kindGrowths = new OneAtATime();
+
   constructor(private readonly db: Database) {}
 
   /**
@@ -57,7 +62,11 @@ export class ReactionStore {
    * more kind, so there are at most `max` of them). 'full' when the message
    * has `max` other kinds, 'gone' when it went with its room.
    */
-  async allowKind(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
+  allowKind(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
+    return this.kindGrowths.run(`${message.roomName}/${message.bucket}`, () => this.growKinds(message, emoji, max));
+  }
+
+  private async growKinds(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
     let kinds = message.reactionKinds;
     for (;;) {
       if (kinds.includes(emoji)) return 'allowed';
