@@ -14,7 +14,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { Context } from '../src/context.js';
+import type { Context } from '../src/resolvers/context.js';
 import { AppError } from '../src/errors.js';
 import { login, me } from '../src/resolvers/accounts/accounts.js';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';

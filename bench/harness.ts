@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { nodeForThrowawayWork } from '../src/local-node/launcher.js';
-import type { Clock } from '../src/services.js';
+import type { Clock } from '../src/clock.js';
 
 /** host:port of the node benchmarks use: CASSANDRA_CONTACT_POINTS's first, or the local throwaway-work node. */
 export async function benchContactPoint(): Promise<string> {

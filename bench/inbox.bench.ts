@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { App } from '../src/app.js';
 import type { Statement } from '../src/db/cassandra/client.js';
 import { conversationKey, directMessage } from '../src/resolvers/messenger/model.js';
-import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../src/timeuuids.js';
 import {
   InboxSummaryDocument,
   MarkConversationReadDocument,

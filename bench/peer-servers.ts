@@ -9,9 +9,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { Context } from '../src/context.js';
+import type { Context } from '../src/resolvers/context.js';
 import { schema } from '../src/schema/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/resolvers/services.js';
 import { PRODUCTION_ENV } from './scenarios.js';
 import { announceChild, childServices, contextFor, startChildServer, type ServerProcess } from './server-process.js';
 import { benchEnv } from './harness.js';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';
-import { newTimeUuid } from '../src/db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../src/timeuuids.js';
 import { dayBucket } from '../src/buckets.js';
 import { startChildServer, type ServerProcess } from './server-process.js';
 

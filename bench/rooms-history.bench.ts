@@ -4,7 +4,7 @@
  * 60-day history takes through the API.
  */
 import type { App } from '../src/app.js';
-import type { Clock } from '../src/services.js';
+import type { Clock } from '../src/clock.js';
 import { CreateRoomDocument, HistoryDocument, PostMessageDocument, RegisterDocument } from '../test/generated/graphql.js';
 import { gqlOk } from '../test/testkit/http.js';
 import { seedHistory, spreadOverDays } from '../test/testkit/data/seed-history.js';

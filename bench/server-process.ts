@@ -14,8 +14,8 @@ import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { buildServices } from '../src/server/build-services.js';
-import type { Services } from '../src/services.js';
-import { buildContext, type Context } from '../src/context.js';
+import type { Services } from '../src/resolvers/services.js';
+import { buildContext, type Context } from '../src/resolvers/context.js';
 import { authenticate, bearerToken } from '../src/auth/authenticate.js';
 import { benchEnv } from './harness.js';
 

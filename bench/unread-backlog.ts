@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { App } from '../src/app.js';
 import { cql, type Database, isStorageUnavailable, Long, type Statement } from '../src/db/cassandra/client.js';
-import { newTimeUuid, timeMicros } from '../src/db/cassandra/timeuuids.js';
+import { newTimeUuid, timeMicros } from '../src/timeuuids.js';
 import { SendDirectMessageDocument } from '../test/generated/graphql.js';
 import { codes, gql } from '../test/testkit/http.js';
 import type { TestUser } from '../test/testkit/data/users.js';

@@ -3,7 +3,7 @@
  * delay (about 24.8 days), reached then in several steps. Returns a canceller.
  * The timer never keeps the process alive.
  */
-import { systemClock, type Clock } from './services.js';
+import { systemClock, type Clock } from './clock.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

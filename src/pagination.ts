@@ -6,7 +6,7 @@
  * A cursor that does not decode gives BAD_USER_INPUT naming the argument.
  */
 import { isDayBucket, isMonthBucket } from './buckets.js';
-import { isTimeUuid } from './db/cassandra/timeuuids.js';
+import { isTimeUuid } from './timeuuids.js';
 import { badInput } from './errors.js';
 
 const VERSION = 1;

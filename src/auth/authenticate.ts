@@ -1,6 +1,7 @@
+/** Who a request's bearer token says it is, or why the token is refused. */
 import { AppError, ErrorCode } from '../errors.js';
-import type { Services } from '../services.js';
-import type { Session } from './tokens.js';
+import type { RevocationList } from './revocation-list.js';
+import type { Session, TokenService } from './tokens.js';
 
 /**
  * Why a token was refused, in `extensions.reason` of the UNAUTHENTICATED
@@ -26,7 +27,7 @@ export function bearerToken(value: unknown): string | null {
  * expired or revoked is refused outright rather than treated as anonymous,
  * so a client learns its session is gone.
  */
-export async function authenticate(services: Services, token: string | null): Promise<Session | null> {
+export async function authenticate(services: { tokens: TokenService; revocations: RevocationList }, token: string | null): Promise<Session | null> {
   if (!token) return null;
   let session: Session;
   try {

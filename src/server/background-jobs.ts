@@ -2,7 +2,7 @@
  * The instance's background jobs, started by the app after it listens and
  * stopped before it lets go of storage. Each is a loop around a use case.
  */
-import type { Services } from '../services.js';
+import type { Services } from '../resolvers/services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
 import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
 import { finishPendingNotices } from '../resolvers/rooms/room-notices.js';

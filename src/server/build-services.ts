@@ -25,7 +25,8 @@ import { RecentRoomReads } from '../resolvers/rooms/live/feed-access.js';
 import { ReactionEvents } from '../resolvers/rooms/live/reaction-events.js';
 import { RoomPresence } from '../resolvers/rooms/live/presence.js';
 import { MemoryPresence, RedisPresence, type PresenceStore } from '../presence/presence-store.js';
-import { systemClock, type Clock, type Services } from '../services.js';
+import { type Services } from '../resolvers/services.js';
+import { systemClock, type Clock } from '../clock.js';
 import { Metrics } from '../observability/metrics.js';
 
 export async function buildServices(

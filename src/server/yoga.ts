@@ -5,10 +5,10 @@
 import { createYoga, useReadinessCheck, type Plugin as YogaPlugin, type YogaServerInstance } from 'graphql-yoga';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
-import { buildContext, type Context } from '../context.js';
+import { buildContext, type Context } from '../resolvers/context.js';
 import { httpContext } from './http/http-context.js';
 import { Limits } from '../limits.js';
-import type { Services } from '../services.js';
+import type { Services } from '../resolvers/services.js';
 import { schema } from '../schema/index.js';
 import { corsFor, originPolicy } from './http/cors.js';
 import { graphiqlOptions } from './http/graphiql.js';

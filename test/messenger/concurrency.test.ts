@@ -5,7 +5,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { conversationKey, directMessage } from '../../src/resolvers/messenger/model.js';
-import { newTimeUuid } from '../../src/db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../../src/timeuuids.js';
 import { ConversationDocument, InboxSummaryDocument, MarkConversationReadDocument } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
 import { gqlOk } from '../testkit/http.js';

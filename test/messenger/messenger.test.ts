@@ -13,7 +13,7 @@ import { codes, gql, gqlOk } from '../testkit/http.js';
 import { signUp, uniqueLogin } from '../testkit/data/users.js';
 import { send, ticksOf, wholeHistory } from '../testkit/data/messenger.js';
 import { cql, TimeUuid } from '../../src/db/cassandra/client.js';
-import { timeMicros } from '../../src/db/cassandra/timeuuids.js';
+import { timeMicros } from '../../src/timeuuids.js';
 
 let app: App;
 beforeAll(async () => {

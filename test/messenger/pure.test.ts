@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { conversationKey, directMessage } from '../../src/resolvers/messenger/model.js';
 import { TimeUuid } from '../../src/db/cassandra/client.js';
-import { newTimeUuid, parseTimeUuid, timeMicros, timeTicks } from '../../src/db/cassandra/timeuuids.js';
+import { newTimeUuid, parseTimeUuid, timeMicros, timeTicks } from '../../src/timeuuids.js';
 
 describe('conversation keys', () => {
   it('are the two logins in sorted order, whoever sends', () => {

@@ -45,8 +45,6 @@ beforeAll(async () => {
   people = await signUpMany(a, 50, 'reactor');
 });
 
-
-
 /** Alternates the two instances, so races also run across them. */
 const either = (i: number) => (i % 2 === 0 ? a : b);
 

@@ -37,8 +37,7 @@ import { cqlRow } from '../testkit/cql.js';
 import { recordCql } from '../testkit/faults/cql-spy.js';
 import { failNextStatement } from '../testkit/faults/statement-faults.js';
 import { Limits } from '../../src/limits.js';
-import { newTimeUuid } from '../../src/db/cassandra/timeuuids.js';
-
+import { newTimeUuid } from '../../src/timeuuids.js';
 
 let app: App;
 let alice: TestUser; // creates the rooms
@@ -55,7 +54,6 @@ beforeAll(async () => {
     signUp(app, { firstname: 'Dave' }),
   ]);
 });
-
 
 const fieldOf = (r: { errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }) => r.errors?.[0]?.extensions?.field;
 

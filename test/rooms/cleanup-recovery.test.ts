@@ -103,7 +103,6 @@ async function partsOf(room: string, key: { bucket: number; messageId: string })
   return counts;
 }
 
-
 /**
  * Deletes `room` on a server process and kills it once the deletion applied and
  * listed its cleanup, while that cleanup is still running (some of Bob's copies

@@ -48,7 +48,6 @@ beforeAll(async () => {
   [alice, mod, bob, carol] = await Promise.all([signUp(a), signUp(a), signUp(a), signUp(a)]);
 });
 
-
 const participantsOf = async (name: string) =>
   ((await gqlOk(a, RoomDocument, { roomName: name }, alice.token)).room?.participants ?? []).map((p) => p.login);
 

@@ -29,7 +29,6 @@ beforeAll(async () => {
   [alice, bob, carol] = await Promise.all([signUp(a), signUp(a), signUp(a)]);
 });
 
-
 const onlineIn = async (app: App, name: string, viewer: TestUser) =>
   (await gqlOk(app, OnlineParticipantsDocument, { roomName: name }, viewer.token)).room!.onlineParticipants.map((u) => u.login).sort();
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dayBucket, dayBucketStart, isDayBucket, isMonthBucket, monthBucket, monthOfDay } from '../../src/buckets.js';
 import { RecentBuckets } from '../../src/db/cassandra/recent-buckets.js';
-import { newTimeUuid, timeUuidDate } from '../../src/db/cassandra/timeuuids.js';
+import { newTimeUuid, timeUuidDate } from '../../src/timeuuids.js';
 import { decodeMessageId, encodeMessageId } from '../../src/resolvers/rooms/ids.js';
 import { decodeHistoryCursor, encodeHistoryCursor } from '../../src/pagination.js';
 import { validBanner, validRoomName } from '../../src/resolvers/rooms/validation.js';

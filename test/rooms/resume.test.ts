@@ -31,7 +31,6 @@ beforeAll(async () => {
   [alice, bob] = await Promise.all([signUp(a), signUp(a)]);
 });
 
-
 type Received = { id: string; cursor: string };
 
 /** Reads MessagePosted events off a feed until `stop` says so. */

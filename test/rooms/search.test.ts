@@ -18,7 +18,7 @@ import { recordCql } from '../testkit/faults/cql-spy.js';
 import { cqlRow } from '../testkit/cql.js';
 import { decodeMessageId } from '../../src/resolvers/rooms/ids.js';
 import { encodeHistoryCursor } from '../../src/pagination.js';
-import { newTimeUuid } from '../../src/db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../../src/timeuuids.js';
 import { Limits } from '../../src/limits.js';
 
 const DAY = 86_400_000;

@@ -161,7 +161,6 @@ describe('the JSON fast path', () => {
     expect(servedBy(a!.requestId)).toBe(c.path);
   });
 
-
   it('masks an unexpected failure of a prepared operation as Yoga masks it', async () => {
     const seller = await signUp(fast);
     const item = await createItem(fast, seller);

@@ -7,7 +7,7 @@ import { afterAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logging.js';
-import type { Clock } from '../../src/services.js';
+import type { Clock } from '../../src/clock.js';
 
 /** The run's Redis (test/global-setup.ts): TEST_REDIS_URL, the one on 6379, or a throwaway redis-server. */
 export const REDIS_URL = inject('redisUrl');

@@ -6,7 +6,7 @@
 import cassandra from 'cassandra-driver';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cql, isUnknownOutcome, Long, TimeUuid, type BigDecimal, type Database, type LwtOutcome, type Row } from '../cassandra/client.js';
-import { timeUuidDate } from '../cassandra/timeuuids.js';
+import { timeUuidDate } from '../../timeuuids.js';
 import { monthBucket } from '../../buckets.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 

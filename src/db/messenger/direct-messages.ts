@@ -5,9 +5,9 @@
  */
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
-import { timeUuidDate } from '../cassandra/timeuuids.js';
+import { timeUuidDate } from '../../timeuuids.js';
 import { inboxWritesForSend } from './inbox.js';
-import type { DirectMessageRow } from './rows.js';
+import type { DirectMessageRecord } from './rows.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const INSERT = cql(
@@ -24,7 +24,7 @@ const SELECT_OLDER_THAN = cql(
 );
 
 /** A row of the month partition it was read from; the message time is its timeuuid's. */
-const toMessage = (month: number, row: Row): DirectMessageRow => ({
+const toMessage = (month: number, row: Row): DirectMessageRecord => ({
   id: row.id.toString(),
   month,
   sender: row.sender,
@@ -42,7 +42,7 @@ export class DirectMessageStore {
    * statement is idempotent (explicit write timestamps, set additions), so
    * the driver may retry the batch.
    */
-  async send(conversation: string, message: DirectMessageRow): Promise<void> {
+  async send(conversation: string, message: DirectMessageRecord): Promise<void> {
     const id = TimeUuid.fromString(message.id);
     await this.db.batch([
       {
@@ -54,7 +54,7 @@ export class DirectMessageStore {
   }
 
   /** Up to `limit` messages of one month bucket, newest first, older than `before` when given. */
-  async page(conversation: string, month: number, limit: number, before?: TimeUuid): Promise<DirectMessageRow[]> {
+  async page(conversation: string, month: number, limit: number, before?: TimeUuid): Promise<DirectMessageRecord[]> {
     const rs = before
       ? await this.db.execute(SELECT_OLDER_THAN, [conversation, month, before, limit])
       : await this.db.execute(SELECT_NEWEST, [conversation, month, limit]);
@@ -72,8 +72,8 @@ export class DirectMessageStore {
     months: readonly number[],
     from: { bucket: number; id: string } | null,
     size: number,
-  ): Promise<Page<DirectMessageRow>> {
-    const source: BucketedSource<DirectMessageRow> = {
+  ): Promise<Page<DirectMessageRecord>> {
+    const source: BucketedSource<DirectMessageRecord> = {
       buckets: async (lo, hi, _dir, limit) => months.filter((m) => m >= lo && m <= hi).slice(0, limit),
       read: async (month, _dir, after, limit) => {
         const rows = await this.page(conversation, month, limit, after === null ? undefined : TimeUuid.fromString(after));

@@ -8,9 +8,9 @@
  */
 import { Limits } from '../../limits.js';
 import { bigIntOf, cql, type Database, type Row, type Statement, TimeUuid } from '../cassandra/client.js';
-import type { DirectMessageRow, InboxRow } from './rows.js';
+import type { DirectMessageRecord, ConversationRecord } from './rows.js';
 import { monthBucket } from '../../buckets.js';
-import { timeMicros, timeTicks, timeUuidDate } from '../cassandra/timeuuids.js';
+import { timeMicros, timeTicks, timeUuidDate } from '../../timeuuids.js';
 
 // Each of the two people's rows: last-write-wins by message time (see the direct_message_summary type in cql/003).
 const CONVERSATION_ROW = cql(
@@ -92,7 +92,7 @@ function bothUnread(legacy: Unread, rows: Unread): Unread {
 }
 
 /** The inbox writes of a send (both people's rows, the recipient's unread row), for the send's batch (direct-messages.ts). */
-export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Array<{ stmt: Statement; params: unknown[] }> {
+export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRecord): Array<{ stmt: Statement; params: unknown[] }> {
   const at = timeMicros(id);
   const summary = { time_ticks: timeTicks(id), id, sender: message.sender, content: message.content };
   const months = [message.month];
@@ -104,7 +104,7 @@ export function inboxWritesForSend(id: TimeUuid, message: DirectMessageRow): Arr
 }
 
 /** A conversation without messages yet (no inbox row). */
-export function emptyConversation(owner: string, partner: string): InboxRow {
+export function emptyConversation(owner: string, partner: string): ConversationRecord {
   return {
     owner,
     partner,
@@ -129,7 +129,7 @@ interface LastMessageValue {
 }
 
 /** The row's last_message as a message: the recipient is whichever of the two did not send it. */
-function lastMessageOf(owner: string, partner: string, last: LastMessageValue): DirectMessageRow {
+function lastMessageOf(owner: string, partner: string, last: LastMessageValue): DirectMessageRecord {
   const sentAt = timeUuidDate(last.id);
   return {
     id: last.id.toString(),
@@ -141,7 +141,7 @@ function lastMessageOf(owner: string, partner: string, last: LastMessageValue): 
   };
 }
 
-function toConversation(owner: string, row: Row, unreadRows: Unread): InboxRow {
+function toConversation(owner: string, row: Row, unreadRows: Unread): ConversationRecord {
   const partner = row.partner as string;
   const last = row.last_message as LastMessageValue | null;
   const lastMessage = last ? lastMessageOf(owner, partner, last) : null;
@@ -171,14 +171,14 @@ export class InboxStore {
    * it one of the owner's unread partition, counted per partner on the node.
    * (Either larger than the fetch size is paged within that same partition.)
    */
-  async all(owner: string): Promise<InboxRow[]> {
+  async all(owner: string): Promise<ConversationRecord[]> {
     const [rows, unreadRows] = await Promise.all([this.wholePartition(SELECT_ALL, owner), this.wholePartition(SELECT_UNREAD_ALL, owner)]);
     const unreadByPartner = new Map(unreadRows.map((row) => [row.partner as string, unreadOf(row)]));
     return rows.map((row) => toConversation(owner, row, unreadByPartner.get(row.partner as string) ?? NOTHING_UNREAD));
   }
 
   /** One conversation of `owner`; empty when the two never wrote to each other. */
-  async one(owner: string, partner: string): Promise<InboxRow> {
+  async one(owner: string, partner: string): Promise<ConversationRecord> {
     const [row, unread] = await Promise.all([this.db.first(SELECT_ONE, [owner, partner]), this.db.first(SELECT_UNREAD_ONE, [owner, partner])]);
     return row ? toConversation(owner, row, unread ? unreadOf(unread) : NOTHING_UNREAD) : emptyConversation(owner, partner);
   }

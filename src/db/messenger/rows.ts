@@ -1,11 +1,11 @@
 /**
- * The messenger's rows as the stores return them; the resolvers serve them as
- * they are (src/resolvers/messenger/model.ts names them as records).
+ * The messenger's records, as the stores return them and the resolvers serve
+ * them.
  */
 import type { TimeUuid } from '../cassandra/client.js';
 
 /** A stored direct message; the conversation key is the caller's, as the partition it read. */
-export interface DirectMessageRow {
+export interface DirectMessageRecord {
   id: string;
   month: number;
   sender: string;
@@ -14,11 +14,11 @@ export interface DirectMessageRow {
   createdAt: Date;
 }
 
-/** One user's row of one conversation (the resolvers' ConversationRecord). */
-export interface InboxRow {
+/** One user's view of one conversation: that user's inbox row. */
+export interface ConversationRecord {
   owner: string;
   partner: string;
-  lastMessage: DirectMessageRow | null;
+  lastMessage: DirectMessageRecord | null;
   /** The last message's time in 100 ns ticks (sorts the inbox exactly); null without messages. */
   lastMessageTicks: bigint | null;
   unreadCount: number;

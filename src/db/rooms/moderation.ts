@@ -7,7 +7,7 @@
  * user off the moderators too.
  */
 import { cql, type Database } from '../cassandra/client.js';
-import type { ChatUserValue } from './chat-user.js';
+import type { ChatUser } from './chat-user.js';
 import type { RoomRecord } from './rooms.js';
 
 // The room read, not a room of the same name made since (by the same creator, perhaps).
@@ -75,7 +75,7 @@ export class ModerationStore {
    * participants are still exactly those of `room` ('changed' otherwise: read
    * the room again and retry).
    */
-  async ban(room: RoomRecord, login: string, entries: ChatUserValue[], at: Date): Promise<BanOutcome> {
+  async ban(room: RoomRecord, login: string, entries: ChatUser[], at: Date): Promise<BanOutcome> {
     const read = room.participants.length > 0 ? new Set(room.participants) : null;
     const params = [login, at, new Set(entries), new Set([login]), room.name, room.creatorLogin, read];
     const outcome = await this.db.lwt(BAN, params, async () => {

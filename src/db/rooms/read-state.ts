@@ -4,7 +4,7 @@
  * per participant: only one per person it mentions, in its own batch.
  */
 import { cql, type Database, type Statement } from '../cassandra/client.js';
-import type { MessageRow } from './messages/message-row.js';
+import type { MessageRecord } from './messages/message-row.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { Limits } from '../../limits.js';
 
@@ -27,7 +27,7 @@ const DROP_MARKER = cql('DELETE FROM room_read_markers USING TIMESTAMP ? WHERE l
 const DROP_MENTIONS = cql('DELETE FROM room_mentions USING TIMESTAMP ? WHERE login = ? AND room_name = ?', { idempotent: true });
 
 /** The mention rows a post writes in its batch: one per person its content mentions (but its author). */
-export function mentionWrites(message: MessageRow): Array<{ stmt: Statement; params: unknown[] }> {
+export function mentionWrites(message: MessageRecord): Array<{ stmt: Statement; params: unknown[] }> {
   return message.mentions
     .filter((p) => p.login !== message.author.login)
     .map((p) => ({ stmt: ADD_MENTION, params: [p.login, message.roomName, message.messageId] }));
@@ -73,7 +73,7 @@ export class ReadStateStore {
   }
 
   /** Follows a message's mentions as an edit or a deletion changed them. */
-  async updateMentions(message: MessageRow, added: string[], removed: string[]): Promise<void> {
+  async updateMentions(message: MessageRecord, added: string[], removed: string[]): Promise<void> {
     const queries = [
       ...added.map((login) => ({ stmt: ADD_MENTION, params: [login, message.roomName, message.messageId] })),
       ...removed.map((login) => ({ stmt: REMOVE_MENTION, params: [login, message.roomName, message.messageId] })),

@@ -4,7 +4,7 @@
  * a lightweight transaction (see cql/002_chat_rooms.cql).
  */
 import { cql, type Database, type Row } from '../cassandra/client.js';
-import { fromUdt, type ChatUserValue } from './chat-user.js';
+import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
@@ -13,10 +13,10 @@ export interface RoomRecord {
   name: string;
   createdAt: Date;
   banner: string | null;
-  creator: ChatUserValue;
+  creator: ChatUser;
   creatorLogin: string;
   /** The stored set, element for element: a conditional delete compares against exactly this. */
-  participants: ChatUserValue[];
+  participants: ChatUser[];
   /** Logins the creator named moderators. */
   moderators: string[];
   /** Banned logins (they cannot join again) and when they were banned. */
@@ -33,7 +33,7 @@ export type RoomHead = Omit<RoomRecord, 'participants'>;
 /** A room's head and one person's entries in its participants (none: they do not take part). */
 export interface RoomSeenBy {
   room: RoomHead;
-  entries: ChatUserValue[];
+  entries: ChatUser[];
 }
 
 /** A room as created: nobody moderates, is banned or muted, no slow mode. */
@@ -95,7 +95,7 @@ function toRoom(row: Row): RoomRecord {
   return { ...toHead(row), participants: participantsOf(row.participants) };
 }
 
-function participantsOf(set: unknown): ChatUserValue[] {
+function participantsOf(set: unknown): ChatUser[] {
   return [...((set as Set<unknown> | null) ?? [])].map(fromUdt);
 }
 
@@ -177,7 +177,7 @@ export class RoomStore {
   }
 
   /** Adds a participant unless the room is gone (or is another room of that name now) or bans them. */
-  async addParticipantIfExists(room: RoomRecord, user: ChatUserValue): Promise<'joined' | 'gone' | 'banned'> {
+  async addParticipantIfExists(room: RoomRecord, user: ChatUser): Promise<'joined' | 'gone' | 'banned'> {
     const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), new Set([user.login]), room.name, room.creatorLogin, user.login], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
@@ -189,7 +189,7 @@ export class RoomStore {
   }
 
   /** Leaves: the room's participant entries and the user's chat_rooms entry, in one logged batch. */
-  async leave(name: string, login: string, entries: ChatUserValue[]): Promise<void> {
+  async leave(name: string, login: string, entries: ChatUser[]): Promise<void> {
     const queries: Array<{ stmt: typeof REMOVE_USER_ROOM; params: unknown[] }> = [
       { stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] },
     ];

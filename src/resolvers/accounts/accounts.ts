@@ -1,7 +1,7 @@
 /**
  * Accounts: registration, login, logout, password changes and profiles.
  */
-import { refreshLoaders, type Context } from '../../context.js';
+import { refreshLoaders, type Context } from '../context.js';
 import { eventStream } from '../../pubsub/pubsub.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, badInput, conflict, ErrorCode, notFound, unavailable, RateLimitReason, rateLimited } from '../../errors.js';

@@ -5,7 +5,7 @@
  * server (src/auth/revocation-list.ts), their WebSockets closed. A request
  * never reads this record: a token is checked against the revocation list.
  */
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import { acceptedUntil, type Session } from '../../auth/tokens.js';
 import type { StoredSession } from '../../db/accounts/sessions.js';
 import { eachAtOnce } from '../shared/each-at-once.js';

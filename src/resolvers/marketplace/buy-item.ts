@@ -2,7 +2,7 @@
  * buyItem: its input rules, then a plain purchase (purchasing.ts) or, with a
  * clientPurchaseId, one that a retry can never make twice (idempotent-buying.ts).
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';

@@ -7,7 +7,7 @@
 import type { ItemRecord } from '../../db/marketplace/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/marketplace/purchases.js';
 import { hourBucketsBetween } from '../../buckets.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import { purchaseAgeMs, UNBOUND_IS_FINAL_MS, RECOVERY_LOOKAHEAD_MS, RECOVERY_LOOKBACK_MS } from './timing.js';
 import { publishItem } from './events.js';
 

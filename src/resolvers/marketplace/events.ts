@@ -5,12 +5,12 @@
  * A subscription lasts as long as the sale: it ends once the item is sold out
  * or its end date has come.
  */
-import { refreshLoaders, type Context } from '../../context.js';
+import { refreshLoaders, type Context } from '../context.js';
 import { BigDecimal } from '../../db/cassandra/client.js';
 import type { ItemRecord } from '../../db/marketplace/items.js';
 import { AppError, ErrorCode, notFound } from '../../errors.js';
 import { eventStream, type PubSub, type StreamRules, type StreamStep } from '../../pubsub/pubsub.js';
-import type { Clock } from '../../services.js';
+import type { Clock } from '../../clock.js';
 import { requireViewer } from '../shared/guards.js';
 import { parseId } from './ids.js';
 import { isFinished, type ItemView } from './items.js';

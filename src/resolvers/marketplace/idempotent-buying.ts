@@ -18,7 +18,7 @@
  * - DUPLICATE_WAIT_MS pass: CONFLICT, "still in progress, retry with the same id".
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { PurchaseClaim } from '../../db/marketplace/purchase-claims.js';
 import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { badInput, conflict } from '../../errors.js';

@@ -1,6 +1,6 @@
 /** Item and purchase ids are timeuuids; anything else is refused before it reaches Cassandra. */
 import { badInput } from '../../errors.js';
-import { isTimeUuid } from '../../db/cassandra/timeuuids.js';
+import { isTimeUuid } from '../../timeuuids.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
 
 export function parseId(field: string, raw: string): string {

@@ -2,9 +2,9 @@
  * Items: creating one (master and listings in one batch) and reading them by
  * id, by seller, by tag and from a seller's monthly history.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { ItemRecord, ItemSummary } from '../../db/marketplace/items.js';
-import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../../timeuuids.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';

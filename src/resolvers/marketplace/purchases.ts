@@ -2,7 +2,7 @@
  * Reading purchases: one by id (its buyer or its item's seller only), the
  * viewer's own history, and an item's purchases (its seller only).
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { forbidden, notFound } from '../../errors.js';

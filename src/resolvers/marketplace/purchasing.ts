@@ -12,12 +12,12 @@
  * applies against the exact stock it subtracted from.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { ItemRecord } from '../../db/marketplace/items.js';
 import type { PurchaseRecord, StoredPurchase } from '../../db/marketplace/purchases.js';
-import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { AppError, conflict, ErrorCode, forbidden, notFound } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import { requireViewer } from '../shared/guards.js';
 import { completePurchase } from './completion.js';
 import { BIND_DEADLINE_MS, purchaseAgeMs } from './timing.js';

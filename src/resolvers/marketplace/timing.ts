@@ -3,9 +3,9 @@
  * flight (a rule the request, recovery and idempotent retries all rely on),
  * and how far back recovery looks.
  */
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { timeUuidDate } from '../../timeuuids.js';
 import { PURCHASE_TTL_SECONDS } from '../../db/marketplace/purchases.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 
 /**
  * A request stops trying to bind a purchase this long after creating it, with

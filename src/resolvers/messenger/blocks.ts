@@ -6,7 +6,7 @@
  * people from storage, so a block holds on every server at once; a send
  * already past that read when the block is written is delivered.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import type { Block } from '../../db/messenger/blocks.js';
 import { AppError, ErrorCode, LimitName, limitReached } from '../../errors.js';

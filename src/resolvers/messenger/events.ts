@@ -3,14 +3,14 @@
  * receives its own events (the channel comes from the session, never from an
  * argument). Payloads are JSON: dates travel as strings.
  */
-import { refreshLoaders, type Context } from '../../context.js';
-import type { DirectMessageRecord } from './model.js';
-import type { ConversationRecord } from './model.js';
-import type { MessageRow } from '../../db/rooms/messages/message-row.js';
+import { refreshLoaders, type Context } from '../context.js';
+
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import { forbidden } from '../../errors.js';
 import { eventStream, Interruption, type StreamRules } from '../../pubsub/pubsub.js';
 import { requireViewer } from '../shared/guards.js';
-import type { Clock } from '../../services.js';
+import type { Clock } from '../../clock.js';
+import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger/rows.js';
 
 export const inboxChannel = (login: string) => `inbox.${login}`;
 
@@ -25,7 +25,7 @@ export interface MessageReceivedEvent {
 export interface MentionedEvent {
   type: 'Mentioned';
   owner: string;
-  message: MessageRow;
+  message: MessageRecord;
 }
 export interface ConversationReadEvent {
   type: 'ConversationRead';

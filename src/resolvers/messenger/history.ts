@@ -1,11 +1,12 @@
 /** A conversation's messages, newest first, across month buckets. */
-import type { Context } from '../../context.js';
-import { conversationKey, type DirectMessageRecord } from './model.js';
-import type { ConversationRecord } from './model.js';
+import type { Context } from '../context.js';
+import { conversationKey } from './model.js';
+
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger/rows.js';
 
 // The conversation key rides in the cursor: a cursor only pages the conversation it came from.
 const cursorOf = (key: string) => (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: key });

@@ -1,12 +1,13 @@
 /** The inbox (conversations) and one conversation, as the logged-in user sees them. */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import { conversationKey } from './model.js';
-import type { ConversationRecord } from './model.js';
+
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { requirePartner } from './participants.js';
+import type { ConversationRecord } from '../../db/messenger/rows.js';
 
 interface InboxPosition extends Record<string, unknown> {
   /** Last message time of the conversation at the cursor, in 100 ns ticks (a decimal string). */

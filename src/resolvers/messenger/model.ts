@@ -1,21 +1,12 @@
 /**
- * The records of the messenger and their rules: a direct message (its id's
- * time is its send time and fixes its month bucket), the key that names a
- * conversation, and one user's view of a conversation.
+ * The messenger's rules: a direct message's id's time is its send time and
+ * fixes its month bucket, and the key that names a conversation. The records
+ * themselves live where their rows are read, in src/db/messenger/rows.ts.
  */
 import { monthBucket } from '../../buckets.js';
 import type { TimeUuid } from '../../db/cassandra/client.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
-import type { DirectMessageRow, InboxRow } from '../../db/messenger/rows.js';
-
-/**
- * A direct message as served and as sent in inbox events: the stored row as
- * it is (the conversation key is not in it; conversationKey derives it).
- */
-export type DirectMessageRecord = DirectMessageRow;
-
-/** One user's view of one conversation: that user's inbox row. */
-export type ConversationRecord = InboxRow;
+import { timeUuidDate } from '../../timeuuids.js';
+import type { DirectMessageRecord } from '../../db/messenger/rows.js';
 
 /** The key of the conversation between two logins: both in sorted order, as in the seed. */
 export function conversationKey(a: string, b: string): string {

@@ -3,7 +3,7 @@
  * two participants: every conversation is addressed by the OTHER login, so no
  * argument can name a conversation the caller is not part of.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { Session } from '../../auth/tokens.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput, notFound } from '../../errors.js';

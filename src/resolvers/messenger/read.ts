@@ -1,8 +1,9 @@
 /** markConversationRead: the read point, the write, the read receipt. */
-import type { Context } from '../../context.js';
-import type { ConversationRecord } from './model.js';
+import type { Context } from '../context.js';
+
 import { publishInboxEvent } from './events.js';
 import { requirePartner } from './participants.js';
+import type { ConversationRecord } from '../../db/messenger/rows.js';
 
 /**
  * Marks the conversation read up to its newest unread message (the read

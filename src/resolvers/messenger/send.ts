@@ -1,7 +1,7 @@
 /** sendDirectMessage: validation, blocks, the one-batch write, the live event. */
-import type { Context } from '../../context.js';
-import { conversationKey, directMessage, type DirectMessageRecord } from './model.js';
-import { newTimeUuid } from '../../db/cassandra/timeuuids.js';
+import type { Context } from '../context.js';
+import { conversationKey, directMessage } from './model.js';
+import { newTimeUuid } from '../../timeuuids.js';
 import { Limits } from '../../limits.js';
 import { requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
@@ -9,6 +9,7 @@ import { publishInboxEvent } from './events.js';
 import { requirePartner } from './participants.js';
 import { blocksBetween, requireNotBlocked } from './blocks.js';
 import { normalizeLogin } from '../accounts/accounts.js';
+import type { DirectMessageRecord } from '../../db/messenger/rows.js';
 
 export async function sendDirectMessage(ctx: Context, to: string, content: string): Promise<DirectMessageRecord> {
   const viewer = requireViewer(ctx);

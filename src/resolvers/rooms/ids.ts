@@ -7,7 +7,7 @@
 import { badInput } from '../../errors.js';
 import { dayBucket, isDayBucket } from '../../buckets.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
-import { isTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { isTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { isPossibleRoomName } from './validation.js';
 
 export interface MessageKey {

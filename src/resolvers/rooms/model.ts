@@ -1,31 +1,22 @@
 /**
- * The records of a room and their rules: the person shown as an author or
- * participant, a message and how one is made (its id fixes its place in
- * history and in the feed), and how long after its id's time it may still
- * commit, which catch-up and clientMessageId claims both rely on.
+ * The rules of a room's records: the person shown as an author or
+ * participant, how a message is made (its id fixes its place in history and
+ * in the feed), and how long after its id's time it may still commit, which
+ * catch-up and clientMessageId claims both rely on. The records themselves
+ * live where their rows are read, in src/db/rooms/.
  */
 import type { RoomIncarnation } from '../../db/rooms/messages/room-messages.js';
-import { postedMessage, type MessageRow } from '../../db/rooms/messages/message-row.js';
-import type { ChatUserValue } from '../../db/rooms/chat-user.js';
-import { newTimeUuid, timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { postedMessage, type MessageRecord } from '../../db/rooms/messages/message-row.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
+import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 import { messageTerms } from './messages/search-terms.js';
-
-/**
- * A person as denormalized into rooms and messages: login, firstname and
- * lastname, enough to show a participant list or a page of history without a
- * query per person.
- */
-export type ChatUser = ChatUserValue;
 
 /** Only the three fields: anything more would fail to encode as a chat_user. */
 export function chatUser(user: { login: string; firstname: string; lastname: string }): ChatUser {
   return { login: user.login, firstname: user.firstname, lastname: user.lastname };
 }
-
-/** A message as served and as sent in room events: the stored row (JSON-safe: the id is the timeuuid's string). */
-export type MessageRecord = MessageRow;
 
 /**
  * A new message with a fresh id at `at`. Make it right after taking the room's

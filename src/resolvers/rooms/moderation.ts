@@ -4,7 +4,7 @@
  * Every participant's posts are also limited per user across instances. Each
  * action is published on the room's feed.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -12,9 +12,10 @@ import { pageSize, validLogin } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { chatUser, type ChatUser } from './model.js';
+import { chatUser } from './model.js';
 import { completeNotice, dropNotice, listNotice } from './room-notices.js';
 import { validRoomName } from './validation.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
 
 const { moderation: limits } = Limits.room;
 

@@ -8,9 +8,9 @@
  * that reads one has a resolver of its own: graphql-jit (src/server/jit-execution.ts)
  * reads a field without one straight off its parent, and would not await it.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import type { ChatUser } from './model.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
 
 /**
  * A stored person seen as a User: the three stored fields are plain values,

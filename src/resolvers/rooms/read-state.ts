@@ -9,11 +9,11 @@
  * history from the marker (the bucket table, then each day partition, at most
  * Limits.room.readState.scanRows rows) and one read of the mention rows after the marker.
  */
-import { roomMessageKey, type Context } from '../../context.js';
-import type { Services } from '../../services.js';
-import type { MessageRecord } from './model.js';
+import { roomMessageKey, type Context } from '../context.js';
+import type { Services } from '../services.js';
+
 import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { madeAfter, timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { madeAfter, timeUuidDate } from '../../timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { badInput, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -21,6 +21,7 @@ import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireParticipation } from './access.js';
 import { decodeMessageId } from './ids.js';
 import { validRoomName } from './validation.js';
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 
 const { readState: limits } = Limits.room;
 

@@ -11,7 +11,7 @@
  * messages out by their ids (RoomMessageStore.dropRoom), so running one
  * again, or on two instances at once, is harmless and spares the new room.
  */
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { nextWriteTimestamp, writeTimestampMs, writeTimestampOf, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';

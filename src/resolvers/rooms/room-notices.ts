@@ -9,18 +9,19 @@
  * applied, it is completed; it did not, the entry is dropped (and a join's entry in the user's list, which the
  * request added first, taken back).
  */
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { NoticeKind, PendingNotice } from '../../db/rooms/pending-notices.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
-import { timeUuidDate } from '../../db/cassandra/timeuuids.js';
+import { timeUuidDate } from '../../timeuuids.js';
 import { nextWriteTimestamp } from '../../db/cassandra/write-timestamp.js';
-import { chatUser, newMessage, type ChatUser } from './model.js';
+import { chatUser, newMessage } from './model.js';
 import type { RoomEvent } from './live/feed.js';
 import { postTime } from './messages/system-messages.js';
 import { readUpToJoin } from './read-state.js';
 import { settleListedByDay } from '../shared/pending-by-day.js';
+import type { ChatUser } from '../../db/rooms/chat-user.js';
 
 /**
  * Puts the room on the user's list and lists `login`'s join of `roomName`, both before its LWT: the list's entry

@@ -3,7 +3,7 @@
  * rooms whole under concurrency live in the LWTs of src/db/rooms/rooms.ts; the
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';

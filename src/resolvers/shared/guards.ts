@@ -1,4 +1,4 @@
-import type { Context } from '../../context.js';
+import type { Context } from '../context.js';
 import type { Session } from '../../auth/tokens.js';
 import { unauthenticated } from '../../errors.js';
 

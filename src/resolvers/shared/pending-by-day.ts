@@ -3,7 +3,7 @@
  * room notices), read day by day over the last Limits.room.cleanupRecoveryDays, each entry past its grace settled.
  * A day that cannot be read, or an entry that fails, is logged and left for the next run.
  */
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 

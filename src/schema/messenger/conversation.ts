@@ -1,4 +1,4 @@
-import type { ConversationRecord } from '../../resolvers/messenger/model.js';
+
 import * as inbox from '../../resolvers/messenger/inbox.js';
 import { conversationMessages } from '../../resolvers/messenger/history.js';
 import { participant } from '../../resolvers/messenger/participants.js';
@@ -8,6 +8,7 @@ import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { DirectMessageConnection, DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
+import type { ConversationRecord } from '../../db/messenger/rows.js';
 
 export const ConversationRef = builder.objectRef<ConversationRecord>('Conversation').implement({
   description: 'A direct conversation, as the logged-in user sees it (one row of their inbox)',

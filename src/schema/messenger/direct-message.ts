@@ -1,10 +1,11 @@
-import type { DirectMessageRecord } from '../../resolvers/messenger/model.js';
+
 import { participant } from '../../resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../../resolvers/messenger/send.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
+import type { DirectMessageRecord } from '../../db/messenger/rows.js';
 
 export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMessage').implement({
   description: 'A message between two users',

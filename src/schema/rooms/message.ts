@@ -1,4 +1,4 @@
-import type { MessageRecord } from '../../resolvers/rooms/model.js';
+
 import { encodeMessageId } from '../../resolvers/rooms/ids.js';
 import * as messages from '../../resolvers/rooms/messages/messages.js';
 import { postMessage } from '../../resolvers/rooms/messages/posting.js';
@@ -7,6 +7,7 @@ import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 
 export const MessageRef = builder.objectRef<MessageRecord>('Message').implement({
   description: 'A message in a chat room',

@@ -5,10 +5,11 @@ import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
-import type { MessageRecord } from '../../resolvers/rooms/model.js';
+
 import { MessageRef } from './message.js';
 import { ReactionRef } from './reactions.js';
 import { reactionsOf } from '../../resolvers/rooms/messages/reactions.js';
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 

@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import { Kind } from 'graphql';
-import type { Context } from '../../context.js';
+import type { Context } from '../../resolvers/context.js';
 import type { BigDecimal } from '../../db/cassandra/client.js';
 import { AppError, ErrorCode } from '../../errors.js';
 import { fieldComplexity } from './complexity.js';

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { authenticate, bearerToken } from '../../auth/authenticate.js';
-import { buildContext, type Context } from '../../context.js';
-import type { Services } from '../../services.js';
+import { buildContext, type Context } from '../../resolvers/context.js';
+import type { Services } from '../../resolvers/services.js';
 import { clientAddress } from './client-address.js';
 import { currentRequestScope } from './request-scope.js';
 

@@ -255,7 +255,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions', 'documentId']);
+const PARAM_NAMES: ReadonlySet<string> = new Set(['query', 'variables', 'operationName', 'extensions', 'documentId']);
 
 /** The body as GraphQL parameters Yoga's checks accept, or undefined for anything else (Yoga answers that). */
 function ordinaryParams(body: Buffer): Params | undefined {

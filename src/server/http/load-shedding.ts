@@ -23,7 +23,7 @@ import { PasswordsBusy, type PasswordHasher } from '../../auth/password-hasher.j
 import type { Compiled } from '../jit-execution.js';
 
 /** Root mutation fields whose use case refuses first while the hasher is full. */
-const REFUSED_FIRST_WHILE_HASHER_FULL = new Set(['login']);
+const REFUSED_FIRST_WHILE_HASHER_FULL: ReadonlySet<string> = new Set(['login']);
 
 export interface Shedding {
   /** Whether every run of `compiled` for `req` would now be refused alike. */

@@ -15,7 +15,6 @@ import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import type { TrustedDocumentsConfig } from '../../config.js';
 import { AppError, ErrorCode } from '../../errors.js';
 
-
 interface OperationParams {
   query?: unknown;
   documentId?: unknown;

@@ -25,7 +25,7 @@ import { SharedFrames, type PayloadJson } from './shared-frames.js';
 import { TurnWrites } from './turn-writes.js';
 
 /** Message types a client may send; the rest of the protocol's types are the server's. */
-const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
+const CLIENT_MESSAGE_TYPES: ReadonlySet<string> = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
 
 /** How long a socket closed for falling behind may take to go before it is cut. */
 const SLOW_CLOSE_GRACE_MS = 1_000;

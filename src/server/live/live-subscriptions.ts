@@ -8,8 +8,8 @@
  */
 import { isAsyncIterable, type Plugin as YogaPlugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
-import { refreshLoaders, type Context } from '../../context.js';
-import { sessionEndResult } from '../../auth/live-session.js';
+import { refreshLoaders, type Context } from '../../resolvers/context.js';
+import { sessionEndResult } from './live-session.js';
 import type { Metrics, Transport } from '../../observability/metrics.js';
 
 export function useLiveSubscriptions(metrics: Metrics): YogaPlugin {

@@ -42,7 +42,7 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
-import type { Context } from '../../context.js';
+import type { Context } from '../../resolvers/context.js';
 import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../../pubsub/pubsub.js';
 import { ViewerDependence } from '../viewer-dependence.js';
 

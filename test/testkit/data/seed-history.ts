@@ -4,8 +4,10 @@
  * 10,000 messages over HTTP would only measure HTTP. Reading is left to the API.
  */
 import type { App } from '../../../src/app.js';
-import { newMessage, type ChatUser, type MessageRecord } from '../../../src/resolvers/rooms/model.js';
+import { newMessage } from '../../../src/resolvers/rooms/model.js';
 import type { RoomIncarnation } from '../../../src/db/rooms/messages/room-messages.js';
+import type { ChatUser } from '../../../src/db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../src/db/rooms/messages/message-row.js';
 
 export async function seedHistory(
   app: App,

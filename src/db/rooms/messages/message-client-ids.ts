@@ -3,7 +3,7 @@
  * attempt with an id fixes the message id and content, later ones learn them.
  */
 import { cql, type Database } from '../../cassandra/client.js';
-import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
 import type { RoomIncarnation, RoomMessageStore } from './room-messages.js';
 

@@ -12,11 +12,11 @@
  * with the version.
  */
 import { cql, Long, type Database, type Row } from '../../cassandra/client.js';
-import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { monthOfDay } from '../../../buckets.js';
 import { Limits } from '../../../limits.js';
-import type { ChatUserValue } from '../chat-user.js';
-import type { MessageRow } from './message-row.js';
+import type { ChatUser } from '../chat-user.js';
+import type { MessageRecord } from './message-row.js';
 
 // Version rows and the author's copy are written at copyTimestamp(message, version) and dropped at one above
 // every version: a version row written late by an edit racing the deletion is shadowed as well.
@@ -75,7 +75,7 @@ export interface VersionRow {
 
 export interface EditProposal {
   content: string;
-  mentions: ChatUserValue[];
+  mentions: ChatUser[];
   /** The new content's search terms (empty: none, the old ones are dropped all the same). */
   terms: string[];
   /** A fresh timeuuid: identifies this edit and gives its time. */
@@ -87,7 +87,7 @@ export type EditOutcome =
   /** deleted: deleted, or gone with its room; hidden: hidden meanwhile. */
   | { applied: false; deleted: boolean; hidden: boolean; version: number };
 
-const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
+const key = (m: MessageRecord) => [m.roomName, m.bucket, m.messageId];
 
 export class MessageEditStore {
   constructor(private readonly db: Database) {}
@@ -104,7 +104,7 @@ export class MessageEditStore {
    * an edit are written at timestamps beyond it, so they always win over the
    * post's own write.
    */
-  async edit(current: MessageRow, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
+  async edit(current: MessageRecord, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
     const v = current.version;
     const savedAt = copyTimestamp(current, v, commitHorizonMs);
     await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined, savedAt]);
@@ -131,7 +131,7 @@ export class MessageEditStore {
    * Marks the message deleted (content gone); false when it already was.
    * Its versions and author's copy go after, with dropCopies.
    */
-  async delete(message: MessageRow): Promise<boolean> {
+  async delete(message: MessageRecord): Promise<boolean> {
     const outcome = await this.db.lwt(DELETE, key(message), async () => {
       // Deleted either way: by this call or by one racing it, which is the same to the caller.
       const row = await this.db.readSerial(SELECT_STATE, key(message));
@@ -146,14 +146,14 @@ export class MessageEditStore {
    * running it again (a retried deletion) changes nothing more, and a copy
    * written late by an edit that raced the deletion is shadowed all the same.
    */
-  async dropCopies(message: MessageRow, commitHorizonMs: number): Promise<void> {
+  async dropCopies(message: MessageRecord, commitHorizonMs: number): Promise<void> {
     const gone = copyTimestamp(message, Limits.room.edits.maxVersion + 1, commitHorizonMs);
     await this.db.execute(DROP_VERSIONS, [gone, ...key(message)]);
     if (!message.systemMessage) await this.db.execute(COPY_DELETE, [gone, ...authorKey(message)]);
   }
 
   /** Versions below `below`, newest first, from `below - 1` down; `limit` of them at most. */
-  async versions(message: MessageRow, below: number, limit: number): Promise<VersionRow[]> {
+  async versions(message: MessageRecord, below: number, limit: number): Promise<VersionRow[]> {
     const rs = await this.db.execute(VERSIONS_BELOW, [...key(message), below, limit]);
     return rs.rows.map((r) => ({ version: r.version, content: r.content ?? null, editId: r.edit_id?.toString() ?? null }));
   }
@@ -163,7 +163,7 @@ export class MessageEditStore {
    * LWT applied. Its timestamp grows with the version, so writing it again
    * (a retried edit finishing the copy) never overwrites a later version.
    */
-  async copyEdit(message: MessageRow, version: number, edit: { content: string; editId: string }, commitHorizonMs: number): Promise<void> {
+  async copyEdit(message: MessageRecord, version: number, edit: { content: string; editId: string }, commitHorizonMs: number): Promise<void> {
     if (message.systemMessage) return;
     const at = copyTimestamp(message, version, commitHorizonMs);
     await this.db.execute(COPY_EDIT, [at, edit.content, version, edit.editId, ...authorKey(message)]);
@@ -174,9 +174,9 @@ export class MessageEditStore {
  * Past the post's commit horizon, plus the version: later versions (and the deletion) always win. Also what
  * a deleted room's cleanup must reach for a message's versions (see RoomMessageStore.dropRoom).
  */
-export function copyTimestamp(message: Pick<MessageRow, 'messageId'>, version: number, commitHorizonMs: number) {
+export function copyTimestamp(message: Pick<MessageRecord, 'messageId'>, version: number, commitHorizonMs: number) {
   const base = timeUuidDate(message.messageId).getTime() + commitHorizonMs;
   return Long.fromNumber(base).multiply(1000).add(version);
 }
 
-const authorKey = (m: MessageRow) => [m.author.login, monthOfDay(m.bucket), m.messageId];
+const authorKey = (m: MessageRecord) => [m.author.login, monthOfDay(m.bucket), m.messageId];

@@ -4,14 +4,14 @@
  * record travels in room events through pub/sub.
  */
 import type { Row } from '../../cassandra/client.js';
-import { fromUdt, type ChatUserValue } from '../chat-user.js';
+import { fromUdt, type ChatUser } from '../chat-user.js';
 
-export interface MessageRow {
+export interface MessageRecord {
   roomName: string;
   /** Day bucket (yyyyMMdd) of the room partition holding it. */
   bucket: number;
   messageId: string;
-  author: ChatUserValue;
+  author: ChatUser;
   /** As stored; the API shows null when the message is hidden. Null once deleted. */
   content: string | null;
   systemMessage: boolean;
@@ -27,7 +27,7 @@ export interface MessageRow {
   /** For a parent, when its thread last got a reply (ISO). */
   lastReplyAt: string | null;
   /** The participants its content mentions. */
-  mentions: ChatUserValue[];
+  mentions: ChatUser[];
   /** Every reaction emoji it has been given (kept when their count falls to 0). */
   reactionKinds: string[];
   /**
@@ -38,11 +38,11 @@ export interface MessageRow {
 }
 
 /** The parts of a message a post decides; the rest start empty. */
-export type NewMessageRow = Pick<MessageRow, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
-  Partial<Pick<MessageRow, 'replyTo' | 'mentions' | 'terms'>>;
+export type NewMessageRecord = Pick<MessageRecord, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
+  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms'>>;
 
 /** A message as it is right after its post: visible, unedited, unreacted, without replies. */
-export function postedMessage(fields: NewMessageRow): MessageRow {
+export function postedMessage(fields: NewMessageRecord): MessageRecord {
   return {
     visible: true,
     version: 0,
@@ -60,7 +60,7 @@ export const MESSAGE_COLUMNS =
   'room_name, time_bucket, message_id, content, author, system_message, visible, version, edit_id, deleted, ' +
   'reply_to, last_reply_at, mentions, reaction_kinds';
 
-export function toMessage(row: Row): MessageRow | undefined {
+export function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide, edit, reply count) racing a deletion can leave a row without its insert's columns: skip it.
   if (!row.author) return undefined;
   return {

@@ -7,11 +7,11 @@
  */
 import { cql, type Database } from '../../cassandra/client.js';
 import { walkBucketsBounded, type BucketedSource } from '../../cassandra/bucket-walk.js';
-import { minTimeUuid } from '../../cassandra/timeuuids.js';
+import { minTimeUuid } from '../../../timeuuids.js';
 import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 import { dayBucket } from '../../../buckets.js';
 import { Limits } from '../../../limits.js';
-import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
+import { MESSAGE_COLUMNS, toMessage, type MessageRecord } from './message-row.js';
 import { listRoomBuckets } from './room-buckets.js';
 import { MAX_BUCKET, type RoomIncarnation } from './room-messages.js';
 
@@ -34,7 +34,7 @@ const searchStatements = (range: string) =>
 const SEARCH_NEWEST = searchStatements('message_id >= ?');
 const SEARCH_OLDER_THAN = searchStatements('message_id < ? AND message_id >= ?');
 
-export interface SearchPage extends Page<MessageRow> {
+export interface SearchPage extends Page<MessageRecord> {
   /**
    * Set when the page read its bound of days before it was full and older
    * days remain: the last day it read. The next page starts below it.
@@ -55,18 +55,18 @@ export class MessageSearchStore {
     terms: readonly string[],
     from: { bucket: number; id: string | null } | null,
     size: number,
-    keep: (message: MessageRow) => boolean,
+    keep: (message: MessageRecord) => boolean,
   ): Promise<SearchPage> {
     if (terms.length < 1 || terms.length > search.maxQueryTerms) throw new RangeError(`a search takes 1 to ${search.maxQueryTerms} terms`);
     const floor = minTimeUuid(room.createdAt);
-    const source: BucketedSource<MessageRow> = {
+    const source: BucketedSource<MessageRecord> = {
       buckets: (lo, hi, dir, limit) => listRoomBuckets(this.db, room.name, lo, hi, dir, limit),
       read: async (bucket, _dir, after, limit) => {
         const rs = after
           ? await this.db.execute(SEARCH_OLDER_THAN[terms.length - 1]!, [room.name, bucket, after, floor, ...terms, limit])
           : await this.db.execute(SEARCH_NEWEST[terms.length - 1]!, [room.name, bucket, floor, ...terms, limit]);
         return {
-          rows: rs.rows.map(toMessage).filter((m): m is MessageRow => m !== undefined && keep(m)),
+          rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined && keep(m)),
           fetched: rs.rows.length,
           lastId: rs.rows.at(-1)?.message_id.toString() ?? null,
         };

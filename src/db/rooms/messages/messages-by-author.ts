@@ -5,11 +5,11 @@
  */
 import { cql, type Database } from '../../cassandra/client.js';
 import { walkBuckets, type BucketedSource } from '../../cassandra/bucket-walk.js';
-import { timeUuidDate } from '../../cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
-import type { ChatUserValue } from '../chat-user.js';
+import type { ChatUser } from '../chat-user.js';
 import { MAX_BUCKET } from './room-messages.js';
-import { postedMessage, type MessageRow } from './message-row.js';
+import { postedMessage, type MessageRecord } from './message-row.js';
 import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 
 const AUTHOR_COLUMNS = 'author_login, time_bucket, message_id, room_name, content, visible, version, edit_id, deleted';
@@ -31,9 +31,9 @@ export class MessagesByAuthorStore {
   constructor(private readonly db: Database) {}
 
   /** One page of an author's own messages across rooms, newest first. */
-  async page(author: ChatUserValue, from: { bucket: number; id: string } | null, size: number): Promise<Page<MessageRow>> {
+  async page(author: ChatUser, from: { bucket: number; id: string } | null, size: number): Promise<Page<MessageRecord>> {
     const { login } = author;
-    const source: BucketedSource<MessageRow> = {
+    const source: BucketedSource<MessageRecord> = {
       buckets: async (lo, hi, _dir, limit) => {
         const rs = await this.db.execute(AUTHOR_BUCKETS_DESC, [login, lo, hi, limit]);
         return rs.rows.map((r) => r.time_bucket as number);
@@ -42,7 +42,7 @@ export class MessagesByAuthorStore {
         const rs = after
           ? await this.db.execute(AUTHOR_OLDER_THAN, [login, bucket, after, limit])
           : await this.db.execute(AUTHOR_NEWEST, [login, bucket, limit]);
-        const rows: MessageRow[] = [];
+        const rows: MessageRecord[] = [];
         for (const row of rs.rows) {
           if (!row.room_name) continue; // a hide racing a room deletion: nothing left to show
           const id = row.message_id.toString();

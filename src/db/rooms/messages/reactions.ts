@@ -9,8 +9,8 @@
  */
 import { cql, type Database } from '../../cassandra/client.js';
 import { OneAtATime } from '../../cassandra/one-at-a-time.js';
-import { fromUdt, type ChatUserValue } from '../chat-user.js';
-import type { MessageRow } from './message-row.js';
+import { fromUdt, type ChatUser } from '../chat-user.js';
+import type { MessageRecord } from './message-row.js';
 
 const ADD = cql(
   `INSERT INTO message_reactions (room_name, time_bucket, message_id, emoji, login, reactor) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -47,7 +47,7 @@ const DROP_REACTIONS = cql('DELETE FROM message_reactions WHERE room_name = ? AN
   idempotent: true,
 });
 
-const key = (m: MessageRow) => [m.roomName, m.bucket, m.messageId];
+const key = (m: MessageRecord) => [m.roomName, m.bucket, m.messageId];
 const kindsOf = (value: unknown) => [...((value as Set<string> | null) ?? [])];
 
 export class ReactionStore {
@@ -62,11 +62,11 @@ export class ReactionStore {
    * more kind, so there are at most `max` of them). 'full' when the message
    * has `max` other kinds, 'gone' when it went with its room.
    */
-  allowKind(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
+  allowKind(message: MessageRecord, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
     return this.kindGrowths.run(`${message.roomName}/${message.bucket}`, () => this.growKinds(message, emoji, max));
   }
 
-  private async growKinds(message: MessageRow, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
+  private async growKinds(message: MessageRecord, emoji: string, max: number): Promise<'allowed' | 'full' | 'gone'> {
     let kinds = message.reactionKinds;
     for (;;) {
       if (kinds.includes(emoji)) return 'allowed';
@@ -82,35 +82,35 @@ export class ReactionStore {
     }
   }
 
-  async add(message: MessageRow, emoji: string, reactor: ChatUserValue): Promise<void> {
+  async add(message: MessageRecord, emoji: string, reactor: ChatUser): Promise<void> {
     await this.db.execute(ADD, [...key(message), emoji, reactor.login, reactor]);
   }
 
-  async remove(message: MessageRow, emoji: string, login: string): Promise<void> {
+  async remove(message: MessageRecord, emoji: string, login: string): Promise<void> {
     await this.db.execute(REMOVE, [...key(message), emoji, login]);
   }
 
   /** Each emoji that has reactions, with how many, in emoji order. */
-  async counts(message: MessageRow): Promise<Array<{ emoji: string; count: number }>> {
+  async counts(message: MessageRecord): Promise<Array<{ emoji: string; count: number }>> {
     const rs = await this.db.execute(COUNTS, key(message));
     return rs.rows.map((r) => ({ emoji: r.emoji as string, count: Number(r.n) })).filter((c) => c.count > 0);
   }
 
   /** Which of `emojis` the user reacted with. */
-  async mine(message: MessageRow, emojis: string[], login: string): Promise<Set<string>> {
+  async mine(message: MessageRecord, emojis: string[], login: string): Promise<Set<string>> {
     if (emojis.length === 0) return new Set();
     const rs = await this.db.execute(MINE, [...key(message), emojis, login]);
     return new Set(rs.rows.map((r) => r.emoji as string));
   }
 
   /** The first `limit` people who reacted with `emoji`, in login order. */
-  async firstReactors(message: MessageRow, emoji: string, limit: number): Promise<ChatUserValue[]> {
+  async firstReactors(message: MessageRecord, emoji: string, limit: number): Promise<ChatUser[]> {
     const rs = await this.db.execute(FIRST_REACTORS, [...key(message), emoji, limit]);
     return rs.rows.map((r) => fromUdt(r.reactor));
   }
 
   /** A deleted message keeps no reactions. */
-  async dropAll(message: MessageRow): Promise<void> {
+  async dropAll(message: MessageRecord): Promise<void> {
     await this.db.execute(DROP_REACTIONS, key(message));
   }
 }

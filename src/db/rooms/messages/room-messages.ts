@@ -5,13 +5,13 @@
  */
 import { cql, type Database, type Statement } from '../../cassandra/client.js';
 import { fromUdt } from '../chat-user.js';
-import { MESSAGE_COLUMNS, toMessage, type MessageRow } from './message-row.js';
+import { MESSAGE_COLUMNS, toMessage, type MessageRecord } from './message-row.js';
 import { threadWrites } from './threads.js';
 import { mentionWrites } from '../read-state.js';
 import { copyTimestamp } from './message-edits.js';
 import { RecentBuckets } from '../../cassandra/recent-buckets.js';
 import { listRoomBuckets } from './room-buckets.js';
-import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../../cassandra/timeuuids.js';
+import { maxTimeUuid, minTimeUuid, timeUuidDate } from '../../../timeuuids.js';
 import { walkBuckets, type BucketedSource, type Direction } from '../../cassandra/bucket-walk.js';
 import { dayBucket, monthOfDay } from '../../../buckets.js';
 import { Limits } from '../../../limits.js';
@@ -131,7 +131,7 @@ export class RoomMessageStore {
    * batch, so a message is never stored without the bucket row that finds it.
    * Idempotent: writing the same message twice stores it once.
    */
-  async insert(room: RoomIncarnation, message: MessageRow): Promise<void> {
+  async insert(room: RoomIncarnation, message: MessageRecord): Promise<void> {
     const id = message.messageId;
     const roomBucketKey = `r\u0000${room.name}\u0000${room.createdAt.getTime()}\u0000${message.bucket}`;
     const month = monthOfDay(message.bucket);
@@ -169,19 +169,19 @@ export class RoomMessageStore {
     if (authorBucketNew) this.recorded.add(authorBucketKey);
   }
 
-  async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRow | undefined> {
+  async byKey(roomName: string, bucket: number, messageId: string): Promise<MessageRecord | undefined> {
     const row = await this.db.first(SELECT_MESSAGE, [roomName, bucket, messageId]);
     return row ? toMessage(row) : undefined;
   }
 
   /** Messages of one room by id: one read per day bucket the ids fall in, all at once. */
-  async byIds(roomName: string, ids: readonly string[]): Promise<Map<string, MessageRow>> {
+  async byIds(roomName: string, ids: readonly string[]): Promise<Map<string, MessageRecord>> {
     const byBucket = new Map<number, string[]>();
     for (const id of ids) {
       const bucket = dayBucket(timeUuidDate(id));
       byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), id]);
     }
-    const found = new Map<string, MessageRow>();
+    const found = new Map<string, MessageRecord>();
     await Promise.all(
       [...byBucket].map(async ([bucket, inBucket]) => {
         for (const row of (await this.db.execute(SELECT_IN_BUCKET, [roomName, bucket, inBucket])).rows) {
@@ -204,13 +204,13 @@ export class RoomMessageStore {
     from: { bucket: number; id: string } | null,
     size: number,
     readUpTo: Date,
-  ): Promise<Page<MessageRow>> {
+  ): Promise<Page<MessageRecord>> {
     const floor = minTimeUuid(room.createdAt);
     const ceiling = maxTimeUuid(readUpTo);
     // Nothing can be newer than the cursor (or in the room) yet: no need to ask.
     const readFrom = from ? timeUuidDate(from.id) : room.createdAt;
     if (dir === 'newer' && readUpTo < readFrom) return { rows: [], more: false };
-    const source: BucketedSource<MessageRow> = {
+    const source: BucketedSource<MessageRecord> = {
       buckets: (lo, hi, direction, limit) => listRoomBuckets(this.db, room.name, lo, hi, direction, limit),
       read: async (bucket, direction, after, limit) => {
         const rs =
@@ -222,7 +222,7 @@ export class RoomMessageStore {
               ? await this.db.execute(ROOM_NEWER_THAN, [room.name, bucket, after, ceiling, limit])
               : await this.db.execute(ROOM_OLDEST, [room.name, bucket, floor, ceiling, limit]);
         return {
-          rows: rs.rows.map(toMessage).filter((m): m is MessageRow => m !== undefined),
+          rows: rs.rows.map(toMessage).filter((m): m is MessageRecord => m !== undefined),
           fetched: rs.rows.length,
           lastId: rs.rows.at(-1)?.message_id.toString() ?? null,
         };
@@ -233,7 +233,7 @@ export class RoomMessageStore {
   }
 
   /** Hides a message in the room's history and in its author's copy, in one logged batch. */
-  async hide(message: MessageRow): Promise<void> {
+  async hide(message: MessageRecord): Promise<void> {
     const queries = [{ stmt: HIDE_MESSAGE, params: [message.roomName, message.bucket, message.messageId] }];
     if (!message.systemMessage) {
       const month = monthOfDay(message.bucket);

@@ -5,9 +5,9 @@
  * last_reply_at is written in the reply's own batch.
  */
 import { cql, Long, TimeUuid, type Database, type Statement } from '../../cassandra/client.js';
-import { timeMicros, timeUuidDate } from '../../cassandra/timeuuids.js';
+import { timeMicros, timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
-import type { MessageRow } from './message-row.js';
+import type { MessageRecord } from './message-row.js';
 import type { RoomMessageStore } from './room-messages.js';
 import { lookAhead, pageOf, type Page } from '../../cassandra/page.js';
 
@@ -32,7 +32,7 @@ const COUNT_THREAD = cql('SELECT COUNT(*) AS n FROM message_replies WHERE room_n
 });
 
 /** The extra writes of a reply, in the batch that stores it: none for a message that is not one. */
-export function threadWrites(message: MessageRow): Array<{ stmt: Statement; params: unknown[] }> {
+export function threadWrites(message: MessageRecord): Array<{ stmt: Statement; params: unknown[] }> {
   if (!message.replyTo) return [];
   const parentBucket = dayBucket(timeUuidDate(message.replyTo));
   const replyTime = TimeUuid.fromString(message.messageId);
@@ -62,7 +62,7 @@ export class ThreadStore {
    * One read of the thread partition, then one read per day partition the
    * page's replies were posted in.
    */
-  async page(parent: ParentKey, after: string | null, size: number): Promise<Page<MessageRow>> {
+  async page(parent: ParentKey, after: string | null, size: number): Promise<Page<MessageRecord>> {
     const key = [parent.roomName, parent.bucket, parent.messageId];
     const rs = after
       ? await this.db.execute(THREAD_AFTER, [...key, after, lookAhead(size)])
@@ -72,7 +72,7 @@ export class ThreadStore {
     const found = await this.messages.byIds(parent.roomName, page.rows);
     // The reply and its thread row are written in one logged batch; a reply missing here is one whose
     // room was dropped meanwhile: it is left out.
-    const rows = page.rows.map((id) => found.get(id)).filter((m): m is MessageRow => m !== undefined);
+    const rows = page.rows.map((id) => found.get(id)).filter((m): m is MessageRecord => m !== undefined);
     return { rows, more: page.more };
   }
 

@@ -7,7 +7,7 @@
  * the room because of that.
  */
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
-import type { Services } from '../../../services.js';
+import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../../errors.js';
 import { isFresh, type FeedAccess } from './feed.js';
 import { isParticipant } from '../access.js';

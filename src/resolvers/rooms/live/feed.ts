@@ -5,15 +5,16 @@
  * feed's order is the history's order).
  */
 import type { Logger } from 'pino';
-import type { ChatUser } from '../model.js';
-import type { MessageRecord } from '../model.js';
+
 import { catchUpSettleMs } from '../model.js';
 import { catchUpCursorBefore } from './message-cursors.js';
 import type { Config } from '../../../config.js';
 import { eventStream, Interruption, type PubSub, type StreamRules, type StreamStep } from '../../../pubsub/pubsub.js';
 import type { AppError } from '../../../errors.js';
-import type { Clock } from '../../../services.js';
+import type { Clock } from '../../../clock.js';
 import { Limits } from '../../../limits.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 export const roomChannel = (roomName: string) => `room.${roomName}`;
 

@@ -1,5 +1,5 @@
 /** The live side of a room: subscribing to its events and announcing typing. */
-import { refreshLoaders, type Context } from '../../../context.js';
+import { refreshLoaders, type Context } from '../../context.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
 import { roomChannel, roomEventStream, type FeedInterrupted, type FeedItem, type RoomEvent } from './feed.js';

@@ -8,8 +8,8 @@
  * starts there: the client may get a few messages of the last half minute
  * again (clients key messages by id), and never misses one.
  */
-import type { Services } from '../../../services.js';
-import { maxTimeUuid, timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import type { Services } from '../../services.js';
+import { maxTimeUuid, timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
 import { encodeHistoryCursor, type HistoryPosition } from '../../../pagination.js';
 import { catchUpSettleMs } from '../model.js';

@@ -1,12 +1,12 @@
 /** Reading presence: a room's online participants, its presence feed and a user's last sighting (see presence.ts). */
-import type { Context } from '../../../context.js';
+import type { Context } from '../../context.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { UserRecord } from '../../../db/accounts/users.js';
 import { forbidden } from '../../../errors.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { distinctPeople, personAsUser } from '../people.js';
-import { refreshLoaders } from '../../../context.js';
+import { refreshLoaders } from '../../context.js';
 import { eventStream, type StreamRules, type StreamStep } from '../../../pubsub/pubsub.js';
 import { presenceChannel, type PresenceChange } from './presence.js';
 import { requireParticipation } from '../access.js';

@@ -15,10 +15,11 @@
  */
 import type { Logger } from 'pino';
 import type { PresenceStore } from '../../../presence/presence-store.js';
-import type { Clock } from '../../../services.js';
+import type { Clock } from '../../../clock.js';
 import type { Stores } from '../../../db/stores.js';
-import type { ChatUser } from '../model.js';
+
 import type { PubSub } from '../../../pubsub/pubsub.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
 
 /** Presence has a channel of its own per room: a busy room's chat feed does not carry everyone's comings and goings. */
 export const presenceChannel = (roomName: string) => `room-presence.${roomName}`;

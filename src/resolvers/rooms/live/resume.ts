@@ -11,7 +11,7 @@
  */
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { HistoryPosition } from '../../../pagination.js';
-import type { Clock } from '../../../services.js';
+import type { Clock } from '../../../clock.js';
 import type { Stores } from '../../../db/stores.js';
 import { Limits } from '../../../limits.js';
 import type { FeedItem } from './feed.js';

@@ -6,11 +6,11 @@
  * every earlier version is in Message.edits exactly once. Events carry the
  * version: a client keeps the highest it has seen.
  */
-import type { Context } from '../../../context.js';
-import { commitHorizonMs, type ChatUser, type MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+import { commitHorizonMs } from '../model.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { VersionRow } from '../../../db/rooms/messages/message-edits.js';
-import { newTimeUuid } from '../../../db/cassandra/timeuuids.js';
+import { newTimeUuid } from '../../../timeuuids.js';
 import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
@@ -23,6 +23,8 @@ import { validContent } from '../validation.js';
 import { requireNotMuted } from '../moderation.js';
 import { messageTerms } from './search-terms.js';
 import { unpinDeleted } from './pins.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {

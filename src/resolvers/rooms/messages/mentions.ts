@@ -5,10 +5,12 @@
  * person newly mentioned gets a Mentioned event on their own live feed (the
  * inbox's, one channel per user).
  */
-import type { Context } from '../../../context.js';
-import type { ChatUser, MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+
 import { Limits } from '../../../limits.js';
 import { publishInboxEvent } from '../../messenger/events.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 /**
  * `@` then login characters, not preceded by a word character, '@' or '.'

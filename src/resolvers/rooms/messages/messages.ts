@@ -2,12 +2,12 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
-import type { Context } from '../../../context.js';
-import { chatUser, type MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+import { chatUser } from '../model.js';
 import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { UserRecord } from '../../../db/accounts/users.js';
-import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { monthOfDay } from '../../../buckets.js';
 import { badInput, forbidden, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
@@ -16,6 +16,7 @@ import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { decodeMessageId } from '../ids.js';
 import { isParticipant } from '../access.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 export interface HistoryArgs {
   first?: number | null;

@@ -3,16 +3,17 @@
  * messages; Room.pinnedMessages lists them in pin order (first pinned first).
  * Deleting a message unpins it.
  */
-import type { Context } from '../../../context.js';
-import type { MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { PinChange } from '../../../db/rooms/messages/pins.js';
-import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 async function creatorsMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord }> {
   const viewer = requireViewer(ctx);

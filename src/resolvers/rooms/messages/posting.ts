@@ -3,10 +3,10 @@
  * clientMessageId, optionally a reply in a thread, with its mentions). The
  * server's own messages are in system-messages.ts.
  */
-import type { Context } from '../../../context.js';
-import { commitHorizonMs, messageWithId, newMessage, type ChatUser, type MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+import { commitHorizonMs, messageWithId, newMessage } from '../model.js';
 import type { RoomHead } from '../../../db/rooms/rooms.js';
-import { timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
 import { conflict, forbidden, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
@@ -18,6 +18,8 @@ import { mayMention, mentionedParticipants, publishMentions } from './mentions.j
 import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 /**
  * A message's write is sent only while its id is younger than the write

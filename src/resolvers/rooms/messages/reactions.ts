@@ -3,14 +3,16 @@
  * shows its exact count, whether the viewer reacted with it and the first
  * people who did. Stored one row per user and emoji (db/rooms/messages/reactions.ts).
  */
-import type { Context } from '../../../context.js';
-import type { ChatUser, MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import { badInput, forbidden, notFound, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, viewerPerson } from '../access.js';
 import { messageWithRoom } from './messages.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 const { reactions: limits } = Limits.room;
 

@@ -14,7 +14,7 @@ import type { UnindexedCandidate } from '../../../db/rooms/messages/search-backf
 import type { RoomStore } from '../../../db/rooms/rooms.js';
 import type { Stores } from '../../../db/stores.js';
 import { eachAtOnce } from '../../shared/each-at-once.js';
-import { timeUuidMs } from '../../../db/cassandra/timeuuids.js';
+import { timeUuidMs } from '../../../timeuuids.js';
 import { Limits } from '../../../limits.js';
 import { messageTerms } from './search-terms.js';
 

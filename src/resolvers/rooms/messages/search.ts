@@ -6,14 +6,15 @@
  * hasNextPage and an endCursor below the last day it read (even with no
  * edges), so a rare term is found page by page at a bounded cost each.
  */
-import type { Context } from '../../../context.js';
-import type { MessageRecord } from '../model.js';
+import type { Context } from '../../context.js';
+
 import { connection, decodeSearchCursor, encodeSearchCursor, type Connection } from '../../../pagination.js';
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { requireParticipation } from '../access.js';
 import { validRoomName } from '../validation.js';
 import { queryTerms } from './search-terms.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 export interface SearchArgs {
   roomName: string;

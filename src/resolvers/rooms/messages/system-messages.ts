@@ -2,11 +2,13 @@
  * The server's own messages in a room ("… joins the room", "… was removed"),
  * and when any message is posted.
  */
-import type { Services } from '../../../services.js';
-import { newMessage, type ChatUser, type MessageRecord } from '../model.js';
+import type { Services } from '../../services.js';
+import { newMessage } from '../model.js';
 import type { RoomIncarnation } from '../../../db/rooms/messages/room-messages.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { RoomEvent } from '../live/feed.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 /**
  * When a message is posted: now, but never before its room was created, so a

@@ -4,16 +4,17 @@
  * feed like any message, marked with their parent (Message.replyTo), and in
  * their parent's thread (Message.replies, oldest first).
  */
-import { roomMessageKey, type Context } from '../../../context.js';
-import type { MessageRecord } from '../model.js';
+import { roomMessageKey, type Context } from '../../context.js';
+
 import type { RoomHead } from '../../../db/rooms/rooms.js';
-import { isTimeUuid, timeUuidDate } from '../../../db/cassandra/timeuuids.js';
+import { isTimeUuid, timeUuidDate } from '../../../timeuuids.js';
 import { badInput, forbidden } from '../../../errors.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { decodeMessageId } from '../ids.js';
+import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 /** The message a reply in `room` may go under: one of the room's, not deleted, not a system message, not a reply. */
 export async function requireThreadParent(ctx: Context, room: RoomHead, field: string, id: string): Promise<MessageRecord> {

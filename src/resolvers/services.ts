@@ -1,28 +1,22 @@
 /**
  * The long-lived parts every request shares, built once per app instance.
  */
-import type { PasswordHasher } from './auth/password-hasher.js';
+import type { PasswordHasher } from '../auth/password-hasher.js';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { Database } from './db/cassandra/client.js';
-import type { Stores } from './db/stores.js';
-import type { PubSub } from './pubsub/pubsub.js';
-import type { TokenService } from './auth/tokens.js';
-import type { RevocationList } from './auth/revocation-list.js';
-import type { RateLimiter } from './rate-limiter.js';
-import type { MarketplaceRuntime } from './resolvers/marketplace/runtime.js';
-import type { RoomSequencer } from './resolvers/rooms/live/feed.js';
-import type { RecentRoomReads } from './resolvers/rooms/live/feed-access.js';
-import type { ReactionEvents } from './resolvers/rooms/live/reaction-events.js';
-import type { RoomPresence } from './resolvers/rooms/live/presence.js';
-import type { Metrics } from './observability/metrics.js';
-
-/** Injectable time, so tests can post into past days and months. */
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/cassandra/client.js';
+import type { Stores } from '../db/stores.js';
+import type { PubSub } from '../pubsub/pubsub.js';
+import type { TokenService } from '../auth/tokens.js';
+import type { RevocationList } from '../auth/revocation-list.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import type { MarketplaceRuntime } from './marketplace/runtime.js';
+import type { RoomSequencer } from './rooms/live/feed.js';
+import type { RecentRoomReads } from './rooms/live/feed-access.js';
+import type { ReactionEvents } from './rooms/live/reaction-events.js';
+import type { RoomPresence } from './rooms/live/presence.js';
+import type { Metrics } from '../observability/metrics.js';
 
 export interface Services {
   config: Config;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { bigIntOf, Long, TimeUuid } from '../src/db/cassandra/client.js';
-import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks, timeUuidDate, timeUuidMs } from '../src/db/cassandra/timeuuids.js';
+import { bigIntOf, Long, TimeUuid } from '../../src/db/cassandra/client.js';
+import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks, timeUuidDate, timeUuidMs } from '../../src/timeuuids.js';
 
 const order = (ids: InstanceType<typeof TimeUuid>[]) => ids.map((id) => BigInt(timeTicks(id).toString()));
 

@@ -6,8 +6,8 @@
  * event (src/server/live/live-subscriptions.ts applies it).
  */
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import type { Context } from '../context.js';
-import { ErrorCode, withoutStackTrace } from '../errors.js';
+import type { Context } from '../../resolvers/context.js';
+import { ErrorCode, withoutStackTrace } from '../../errors.js';
 
 export function sessionEnded(ctx: Context): string | null {
   const viewer = ctx.viewer;

@@ -4,7 +4,10 @@
  * validated here.
  */
 import { randomBytes } from 'node:crypto';
-import { Long, TimeUuid } from './client.js';
+import cassandra from 'cassandra-driver';
+
+const { Long, TimeUuid } = cassandra.types;
+type TimeUuid = cassandra.types.TimeUuid;
 
 const TICKS_PER_MS = 10_000;
 const TICKS_PER_MICRO = 10;

@@ -2,15 +2,15 @@
  * The GraphQL context, built in one typed function for HTTP and WebSocket alike.
  */
 import DataLoader from 'dataloader';
-import type { UserRecord } from './db/accounts/users.js';
-import type { RoomRecord } from './db/rooms/rooms.js';
-import type { MessageRow } from './db/rooms/messages/message-row.js';
-import type { ItemRecord } from './db/marketplace/items.js';
-import type { StoredPurchase } from './db/marketplace/purchases.js';
-import type { Session } from './auth/tokens.js';
+import type { UserRecord } from '../db/accounts/users.js';
+import type { RoomRecord } from '../db/rooms/rooms.js';
+import type { MessageRecord } from '../db/rooms/messages/message-row.js';
+import type { ItemRecord } from '../db/marketplace/items.js';
+import type { StoredPurchase } from '../db/marketplace/purchases.js';
+import type { Session } from '../auth/tokens.js';
 import type { Services } from './services.js';
-import type { Stores } from './db/stores.js';
-import { isPossibleLogin } from './validation.js';
+import type { Stores } from '../db/stores.js';
+import { isPossibleLogin } from '../validation.js';
 
 /** A loader that reads rows by key in batches of 100 and answers null for a key with no row. */
 function byKey<K, V>(read: (keys: readonly K[]) => Promise<V[]>, keyOf: (row: V) => K): DataLoader<K, V | null> {
@@ -38,7 +38,7 @@ export class Loaders {
   private items?: DataLoader<string, ItemRecord | null>;
   private purchases?: DataLoader<string, StoredPurchase | null>;
   private rooms?: DataLoader<string, RoomRecord | null>;
-  private messages?: DataLoader<string, MessageRow | null>;
+  private messages?: DataLoader<string, MessageRecord | null>;
   private markers?: DataLoader<string, Map<string, string | null>>;
   private mine?: DataLoader<ViewerReactionsKey, Set<string>, string>;
 
@@ -66,16 +66,16 @@ export class Loaders {
    * together, one query per day bucket (replies' parents on a thread page),
    * and the rooms side by side (the last-read messages of a room list).
    */
-  get message(): DataLoader<string, MessageRow | null> {
+  get message(): DataLoader<string, MessageRecord | null> {
     const { roomMessages } = this.stores;
-    return (this.messages ??= new DataLoader<string, MessageRow | null>(
+    return (this.messages ??= new DataLoader<string, MessageRecord | null>(
       async (keys) => {
         const byRoom = new Map<string, string[]>();
         for (const key of keys) {
           const [room, id] = key.split('\u0000') as [string, string];
           byRoom.set(room, [...(byRoom.get(room) ?? []), id]);
         }
-        const found = new Map<string, MessageRow>();
+        const found = new Map<string, MessageRecord>();
         // The rooms side by side: a room list's last-read messages are one per room.
         await Promise.all(
           [...byRoom].map(async ([room, ids]) => {
@@ -110,7 +110,7 @@ export class Loaders {
 }
 
 interface ViewerReactionsKey {
-  message: MessageRow;
+  message: MessageRecord;
   emojis: string[];
   login: string;
 }

@@ -1,0 +1,6 @@
+/** Injectable time, so tests can post into past days and months. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
