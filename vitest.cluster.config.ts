@@ -15,7 +15,7 @@ export default defineConfig({
       // delete, ban against join, buyers against stock, DMs and unread counts, edits, deletions and reactions.
       'test/accounts/accounts.test.ts',
       'test/rooms/concurrency.test.ts',
-      'test/rooms/actions-concurrency.test.ts',
+      'test/rooms/messages/concurrency.test.ts',
       'test/rooms/moderation.test.ts',
       'test/marketplace/concurrency.test.ts',
       'test/messenger/concurrency.test.ts',

@@ -58,6 +58,7 @@ export type RegisterMutationVariables = Exact<{
   input: RegisterInput;
 }>;
 
+
 export type RegisterMutation = { register: { token: string, user: { login: string, firstname: string, lastname: string, displayName: string, email: string | null, bio: string | null, createdAt: string } } };
 
 export type LoginMutationVariables = Exact<{
@@ -65,13 +66,16 @@ export type LoginMutationVariables = Exact<{
   password: string;
 }>;
 
+
 export type LoginMutation = { login: { token: string, user: { login: string, firstname: string, lastname: string, displayName: string, email: string | null, bio: string | null, createdAt: string } } };
 
 export type LogoutMutationVariables = Exact<{ [key: string]: never; }>;
 
+
 export type LogoutMutation = { logout: boolean };
 
 export type MeQueryVariables = Exact<{ [key: string]: never; }>;
+
 
 export type MeQuery = { me: { login: string, firstname: string, lastname: string, displayName: string, email: string | null, bio: string | null, createdAt: string } | null };
 
@@ -79,17 +83,20 @@ export type UserByLoginQueryVariables = Exact<{
   login: string;
 }>;
 
+
 export type UserByLoginQuery = { user: { login: string, firstname: string, lastname: string, displayName: string, email: string | null, bio: string | null, createdAt: string } | null };
 
 export type UpdateProfileMutationVariables = Exact<{
   input: UpdateProfileInput;
 }>;
 
+
 export type UpdateProfileMutation = { updateProfile: { login: string, firstname: string, lastname: string, displayName: string, email: string | null, bio: string | null, createdAt: string } };
 
 export type ProfileUpdatedSubscriptionVariables = Exact<{
   login: string;
 }>;
+
 
 export type ProfileUpdatedSubscription = { profileUpdated: { login: string, firstname: string, lastname: string } };
 
@@ -98,9 +105,11 @@ export type ChangePasswordMutationVariables = Exact<{
   newPassword: string;
 }>;
 
+
 export type ChangePasswordMutation = { changePassword: number };
 
 export type LogoutEverywhereMutationVariables = Exact<{ [key: string]: never; }>;
+
 
 export type LogoutEverywhereMutation = { logoutEverywhere: number };
 
@@ -112,11 +121,13 @@ export type CreateItemMutationVariables = Exact<{
   input: CreateItemInput;
 }>;
 
+
 export type CreateItemMutation = { createItem: { id: string, name: string, description: string, unitPrice: string, offeredUnits: number, availableUnits: number, startDate: string, endDate: string, tags: Array<string>, auctionFinished: boolean, seller: { login: string } } };
 
 export type ItemQueryVariables = Exact<{
   itemId: string;
 }>;
+
 
 export type ItemQuery = { item: { id: string, name: string, description: string, unitPrice: string, offeredUnits: number, availableUnits: number, startDate: string, endDate: string, tags: Array<string>, auctionFinished: boolean, seller: { login: string } } | null };
 
@@ -126,6 +137,7 @@ export type ItemsBySellerQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type ItemsBySellerQuery = { itemsBySeller: { edges: Array<{ cursor: string, node: { id: string, name: string, description: string, unitPrice: string, offeredUnits: number, availableUnits: number, startDate: string, endDate: string, tags: Array<string>, auctionFinished: boolean, seller: { login: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type ItemsByTagQueryVariables = Exact<{
@@ -133,6 +145,7 @@ export type ItemsByTagQueryVariables = Exact<{
   first?: number | null | undefined;
   after?: string | null | undefined;
 }>;
+
 
 export type ItemsByTagQuery = { itemsByTag: { edges: Array<{ node: { id: string, name: string, description: string, unitPrice: string, offeredUnits: number, availableUnits: number, startDate: string, endDate: string, tags: Array<string>, auctionFinished: boolean, seller: { login: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
@@ -143,6 +156,7 @@ export type ItemHistoryQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type ItemHistoryQuery = { itemHistory: { edges: Array<{ node: { id: string, name: string, description: string, unitPrice: string, offeredUnits: number, availableUnits: number, startDate: string, endDate: string, tags: Array<string>, auctionFinished: boolean, seller: { login: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type BuyItemMutationVariables = Exact<{
@@ -151,11 +165,13 @@ export type BuyItemMutationVariables = Exact<{
   clientPurchaseId?: string | null | undefined;
 }>;
 
+
 export type BuyItemMutation = { buyItem: { id: string, unitPrice: string, quantity: number, status: PurchaseStatus, createdAt: string, buyer: { login: string }, item: { id: string, name: string } } };
 
 export type PurchaseQueryVariables = Exact<{
   purchaseId: string;
 }>;
+
 
 export type PurchaseQuery = { purchase: { id: string, unitPrice: string, quantity: number, status: PurchaseStatus, createdAt: string, buyer: { login: string }, item: { id: string, name: string } } | null };
 
@@ -163,6 +179,7 @@ export type MyPurchasesQueryVariables = Exact<{
   first?: number | null | undefined;
   after?: string | null | undefined;
 }>;
+
 
 export type MyPurchasesQuery = { myPurchases: { edges: Array<{ node: { id: string, unitPrice: string, quantity: number, status: PurchaseStatus, createdAt: string, buyer: { login: string }, item: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
@@ -172,11 +189,13 @@ export type ItemPurchasesQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type ItemPurchasesQuery = { item: { id: string, purchases: { edges: Array<{ node: { id: string, unitPrice: string, quantity: number, status: PurchaseStatus, createdAt: string, buyer: { login: string }, item: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type ItemUpdatedSubscriptionVariables = Exact<{
   itemId: string;
 }>;
+
 
 export type ItemUpdatedSubscription = { itemUpdated: { id: string, availableUnits: number, auctionFinished: boolean, unitPrice: string, seller: { login: string } } };
 
@@ -189,12 +208,14 @@ export type SendDirectMessageMutationVariables = Exact<{
   content: string;
 }>;
 
+
 export type SendDirectMessageMutation = { sendDirectMessage: { id: string, content: string | null, createdAt: string, from: { login: string }, to: { login: string } } };
 
 export type ConversationsQueryVariables = Exact<{
   first?: number | null | undefined;
   after?: string | null | undefined;
 }>;
+
 
 export type ConversationsQuery = { conversations: { edges: Array<{ cursor: string, node: { id: string, lastMessageAt: string | null, unreadCount: number, firstUnreadAt: string | null, readUpTo: string | null, readAt: string | null, partnerReadUpTo: string | null, partnerReadAt: string | null, partner: { login: string }, lastMessage: { id: string, content: string | null, createdAt: string, from: { login: string }, to: { login: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
@@ -203,11 +224,13 @@ export type InboxSummaryQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type InboxSummaryQuery = { conversations: { edges: Array<{ node: { unreadCount: number, partner: { login: string }, lastMessage: { id: string, content: string | null } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type ConversationQueryVariables = Exact<{
   with: string;
 }>;
+
 
 export type ConversationQuery = { conversation: { id: string, lastMessageAt: string | null, unreadCount: number, firstUnreadAt: string | null, readUpTo: string | null, readAt: string | null, partnerReadUpTo: string | null, partnerReadAt: string | null, partner: { login: string }, lastMessage: { id: string, content: string | null, createdAt: string, from: { login: string }, to: { login: string } } | null } | null };
 
@@ -217,15 +240,18 @@ export type ConversationMessagesQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type ConversationMessagesQuery = { conversation: { id: string, messages: { edges: Array<{ cursor: string, node: { id: string, content: string | null, createdAt: string, from: { login: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type MarkConversationReadMutationVariables = Exact<{
   with: string;
 }>;
 
+
 export type MarkConversationReadMutation = { markConversationRead: { id: string, lastMessageAt: string | null, unreadCount: number, firstUnreadAt: string | null, readUpTo: string | null, readAt: string | null, partnerReadUpTo: string | null, partnerReadAt: string | null, partner: { login: string }, lastMessage: { id: string, content: string | null, createdAt: string, from: { login: string }, to: { login: string } } | null } };
 
 export type InboxEventsSubscriptionVariables = Exact<{ [key: string]: never; }>;
+
 
 export type InboxEventsSubscription = { inboxEvents:
     | { __typename: 'ConversationRead', readAt: string, readUpTo: string, partner: { login: string }, reader: { login: string } }
@@ -238,15 +264,18 @@ export type BlockUserMutationVariables = Exact<{
   login: string;
 }>;
 
+
 export type BlockUserMutation = { blockUser: { login: string } };
 
 export type UnblockUserMutationVariables = Exact<{
   login: string;
 }>;
 
+
 export type UnblockUserMutation = { unblockUser: boolean };
 
 export type BlockedUsersQueryVariables = Exact<{ [key: string]: never; }>;
+
 
 export type BlockedUsersQuery = { blockedUsers: Array<{ login: string }> };
 
@@ -260,11 +289,13 @@ export type EditMessageMutationVariables = Exact<{
   expectedVersion?: number | null | undefined;
 }>;
 
+
 export type EditMessageMutation = { editMessage: { id: string, roomName: string, content: string | null, visible: boolean, deleted: boolean, version: number, editedAt: string | null, createdAt: string, replyCount: number, lastReplyAt: string | null, author: { login: string }, mentions: Array<{ login: string }> } };
 
 export type DeleteMessageMutationVariables = Exact<{
   messageId: string;
 }>;
+
 
 export type DeleteMessageMutation = { deleteMessage: { id: string, roomName: string, content: string | null, visible: boolean, deleted: boolean, version: number, editedAt: string | null, createdAt: string, replyCount: number, lastReplyAt: string | null, author: { login: string }, mentions: Array<{ login: string }> } };
 
@@ -274,12 +305,14 @@ export type MessageWithEditsQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type MessageWithEditsQuery = { message: { id: string, roomName: string, content: string | null, visible: boolean, deleted: boolean, version: number, editedAt: string | null, createdAt: string, replyCount: number, lastReplyAt: string | null, edits: { edges: Array<{ cursor: string, node: { version: number, content: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, author: { login: string }, mentions: Array<{ login: string }> } | null };
 
 export type AddReactionMutationVariables = Exact<{
   messageId: string;
   emoji: string;
 }>;
+
 
 export type AddReactionMutation = { addReaction: { id: string, reactions: Array<{ emoji: string, count: number, reactedByViewer: boolean, firstReactors: Array<{ login: string }> }> } };
 
@@ -288,11 +321,13 @@ export type RemoveReactionMutationVariables = Exact<{
   emoji: string;
 }>;
 
+
 export type RemoveReactionMutation = { removeReaction: { id: string, reactions: Array<{ emoji: string, count: number, reactedByViewer: boolean, firstReactors: Array<{ login: string }> }> } };
 
 export type MessageReactionsQueryVariables = Exact<{
   messageId: string;
 }>;
+
 
 export type MessageReactionsQuery = { message: { id: string, reactions: Array<{ emoji: string, count: number, reactedByViewer: boolean, firstReactors: Array<{ login: string }> }> } | null };
 
@@ -303,6 +338,7 @@ export type PostReplyMutationVariables = Exact<{
   clientMessageId?: string | null | undefined;
 }>;
 
+
 export type PostReplyMutation = { postMessage: { id: string, roomName: string, content: string | null, visible: boolean, deleted: boolean, version: number, editedAt: string | null, createdAt: string, replyCount: number, lastReplyAt: string | null, replyTo: { id: string } | null, author: { login: string }, mentions: Array<{ login: string }> } };
 
 export type ThreadQueryVariables = Exact<{
@@ -311,11 +347,13 @@ export type ThreadQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type ThreadQuery = { message: { id: string, replyCount: number, lastReplyAt: string | null, replies: { edges: Array<{ cursor: string, node: { id: string, content: string | null, replyTo: { id: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type PinMessageMutationVariables = Exact<{
   messageId: string;
 }>;
+
 
 export type PinMessageMutation = { pinMessage: { id: string } };
 
@@ -323,17 +361,20 @@ export type UnpinMessageMutationVariables = Exact<{
   messageId: string;
 }>;
 
+
 export type UnpinMessageMutation = { unpinMessage: { id: string } };
 
 export type PinnedMessagesQueryVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type PinnedMessagesQuery = { room: { name: string, pinnedMessages: Array<{ id: string, content: string | null }> } | null };
 
 export type RoomActionEventsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type RoomActionEventsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }
@@ -358,6 +399,7 @@ export type ResumableRoomEventsSubscriptionVariables = Exact<{
   roomName: string;
   after?: string | null | undefined;
 }>;
+
 
 export type ResumableRoomEventsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }
@@ -386,6 +428,7 @@ export type SetRoomModeratorMutationVariables = Exact<{
   moderator: boolean;
 }>;
 
+
 export type SetRoomModeratorMutation = { setRoomModerator: { name: string, moderators: Array<string> } };
 
 export type RemoveParticipantMutationVariables = Exact<{
@@ -394,12 +437,14 @@ export type RemoveParticipantMutationVariables = Exact<{
   ban?: boolean | null | undefined;
 }>;
 
+
 export type RemoveParticipantMutation = { removeParticipant: { name: string, moderators: Array<string>, participants: Array<{ login: string }>, bannedParticipants: { edges: Array<{ node: { login: string, bannedAt: string } }> } | null, mutedParticipants: { edges: Array<{ node: { login: string, mutedUntil: string } }> } | null } };
 
 export type UnbanFromRoomMutationVariables = Exact<{
   roomName: string;
   login: string;
 }>;
+
 
 export type UnbanFromRoomMutation = { unbanFromRoom: { name: string, moderators: Array<string>, participants: Array<{ login: string }>, bannedParticipants: { edges: Array<{ node: { login: string, bannedAt: string } }> } | null, mutedParticipants: { edges: Array<{ node: { login: string, mutedUntil: string } }> } | null } };
 
@@ -409,6 +454,7 @@ export type MuteParticipantMutationVariables = Exact<{
   minutes: number;
 }>;
 
+
 export type MuteParticipantMutation = { muteParticipant: { name: string, moderators: Array<string>, participants: Array<{ login: string }>, bannedParticipants: { edges: Array<{ node: { login: string, bannedAt: string } }> } | null, mutedParticipants: { edges: Array<{ node: { login: string, mutedUntil: string } }> } | null } };
 
 export type SetSlowModeMutationVariables = Exact<{
@@ -416,11 +462,13 @@ export type SetSlowModeMutationVariables = Exact<{
   seconds: number;
 }>;
 
+
 export type SetSlowModeMutation = { setSlowMode: { name: string, slowModeSeconds: number | null } };
 
 export type ModerationEventsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type ModerationEventsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }
@@ -447,11 +495,13 @@ export type RoomModerationQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type RoomModerationQuery = { room: { name: string, moderators: Array<string>, viewerMutedUntil: string | null, slowModeSeconds: number | null, bannedParticipants: { edges: Array<{ cursor: string, node: { login: string, bannedAt: string, user: { login: string, firstname: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } | null, mutedParticipants: { edges: Array<{ node: { login: string, mutedUntil: string, user: { login: string } | null } }>, pageInfo: { hasNextPage: boolean } } | null } | null };
 
 export type OnlineParticipantsQueryVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type OnlineParticipantsQuery = { room: { name: string, onlineParticipants: Array<{ login: string, lastSeenAt: string | null }> } | null };
 
@@ -459,11 +509,13 @@ export type PresenceEventsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type PresenceEventsSubscription = { roomPresence: { online: boolean, user: { login: string } } };
 
 export type UserLastSeenQueryVariables = Exact<{
   login: string;
 }>;
+
 
 export type UserLastSeenQuery = { user: { login: string, lastSeenAt: string | null } | null };
 
@@ -473,9 +525,11 @@ export type RoomReadStateQueryVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type RoomReadStateQuery = { room: { name: string, readState: { unreadCount: number, unreadCapped: boolean, mentionCount: number, lastReadMessage: { id: string, content: string | null } | null, firstUnreadMessage: { id: string, content: string | null, author: { login: string } } | null } } | null };
 
 export type MyRoomListQueryVariables = Exact<{ [key: string]: never; }>;
+
 
 export type MyRoomListQuery = { me: { login: string, chatRooms: Array<{ name: string, readState: { unreadCount: number, unreadCapped: boolean, mentionCount: number, lastReadMessage: { id: string, content: string | null } | null, firstUnreadMessage: { id: string, content: string | null, author: { login: string } } | null } }> | null } | null };
 
@@ -484,12 +538,14 @@ export type MarkRoomReadMutationVariables = Exact<{
   upTo: string;
 }>;
 
+
 export type MarkRoomReadMutation = { markRoomRead: { unreadCount: number, unreadCapped: boolean, mentionCount: number, lastReadMessage: { id: string, content: string | null } | null, firstUnreadMessage: { id: string, content: string | null, author: { login: string } } | null } };
 
 export type MarkRoomUnreadMutationVariables = Exact<{
   roomName: string;
   from: string;
 }>;
+
 
 export type MarkRoomUnreadMutation = { markRoomUnread: { unreadCount: number, unreadCapped: boolean, mentionCount: number, lastReadMessage: { id: string, content: string | null } | null, firstUnreadMessage: { id: string, content: string | null, author: { login: string } } | null } };
 
@@ -499,6 +555,7 @@ export type SearchMessagesQueryVariables = Exact<{
   first?: number | null | undefined;
   after?: string | null | undefined;
 }>;
+
 
 export type SearchMessagesQuery = { searchMessages: { edges: Array<{ cursor: string, node: { id: string, content: string | null, createdAt: string, visible: boolean, deleted: boolean, version: number, author: { login: string } } }>, pageInfo: { hasNextPage: boolean, startCursor: string | null, endCursor: string | null } } };
 
@@ -512,11 +569,13 @@ export type CreateRoomMutationVariables = Exact<{
   input: CreateRoomInput;
 }>;
 
+
 export type CreateRoomMutation = { createRoom: { name: string, banner: string | null, createdAt: string, participantCount: number, creator: { login: string, firstname: string, lastname: string }, participants: Array<{ login: string, firstname: string, lastname: string, displayName: string }> } };
 
 export type JoinRoomMutationVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type JoinRoomMutation = { joinRoom: { name: string, banner: string | null, createdAt: string, participantCount: number, creator: { login: string, firstname: string, lastname: string }, participants: Array<{ login: string, firstname: string, lastname: string, displayName: string }> } };
 
@@ -524,11 +583,13 @@ export type LeaveRoomMutationVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type LeaveRoomMutation = { leaveRoom: boolean };
 
 export type DeleteRoomMutationVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type DeleteRoomMutation = { deleteRoom: boolean };
 
@@ -536,11 +597,13 @@ export type RoomQueryVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type RoomQuery = { room: { name: string, banner: string | null, createdAt: string, participantCount: number, creator: { login: string, firstname: string, lastname: string }, participants: Array<{ login: string, firstname: string, lastname: string, displayName: string }> } | null };
 
 export type RoomParticipantsFullQueryVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type RoomParticipantsFullQuery = { room: { name: string, participants: Array<{ login: string, bio: string | null, createdAt: string, email: string | null }> } | null };
 
@@ -549,15 +612,18 @@ export type RoomsQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type RoomsQuery = { rooms: { edges: Array<{ cursor: string, node: { name: string, participantCount: number } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type MyChatRoomsQueryVariables = Exact<{ [key: string]: never; }>;
+
 
 export type MyChatRoomsQuery = { me: { login: string, chatRooms: Array<{ name: string }> | null } | null };
 
 export type OtherUserRoomsQueryVariables = Exact<{
   login: string;
 }>;
+
 
 export type OtherUserRoomsQuery = { user: { login: string, chatRooms: Array<{ name: string }> | null, messages: { edges: Array<{ node: { id: string } }> } | null } | null };
 
@@ -567,17 +633,20 @@ export type PostMessageMutationVariables = Exact<{
   clientMessageId?: string | null | undefined;
 }>;
 
+
 export type PostMessageMutation = { postMessage: { id: string, roomName: string, content: string | null, createdAt: string, systemMessage: boolean, visible: boolean, deleted: boolean, author: { login: string, displayName: string } } };
 
 export type HideMessageMutationVariables = Exact<{
   messageId: string;
 }>;
 
+
 export type HideMessageMutation = { hideMessage: { id: string, roomName: string, content: string | null, createdAt: string, systemMessage: boolean, visible: boolean, deleted: boolean, author: { login: string, displayName: string } } };
 
 export type MessageQueryVariables = Exact<{
   messageId: string;
 }>;
+
 
 export type MessageQuery = { message: { id: string, roomName: string, content: string | null, createdAt: string, systemMessage: boolean, visible: boolean, deleted: boolean, author: { login: string, displayName: string } } | null };
 
@@ -589,6 +658,7 @@ export type HistoryQueryVariables = Exact<{
   before?: string | null | undefined;
 }>;
 
+
 export type HistoryQuery = { room: { name: string, messages: { edges: Array<{ cursor: string, node: { id: string, roomName: string, content: string | null, createdAt: string, systemMessage: boolean, visible: boolean, deleted: boolean, author: { login: string, displayName: string } } }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } } | null };
 
 export type MyMessagesQueryVariables = Exact<{
@@ -596,17 +666,20 @@ export type MyMessagesQueryVariables = Exact<{
   after?: string | null | undefined;
 }>;
 
+
 export type MyMessagesQuery = { me: { login: string, messages: { edges: Array<{ cursor: string, node: { id: string, roomName: string, content: string | null, createdAt: string, systemMessage: boolean, visible: boolean, deleted: boolean, author: { login: string, displayName: string } } }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } | null } | null };
 
 export type SendTypingMutationVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type SendTypingMutation = { sendTyping: boolean };
 
 export type RoomEventsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type RoomEventsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted', roomName: string, resumeCursor: string }
@@ -631,6 +704,7 @@ export type RoomPostsWithBiosSubscriptionVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type RoomPostsWithBiosSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }
     | { __typename: 'MessageDeleted' }
@@ -654,6 +728,7 @@ export type RoomPostsWithBiosAndJoinsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
 
+
 export type RoomPostsWithBiosAndJoinsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }
     | { __typename: 'MessageDeleted' }
@@ -676,6 +751,7 @@ export type RoomPostsWithBiosAndJoinsSubscription = { roomEvents:
 export type RoomPostsWithEmailsSubscriptionVariables = Exact<{
   roomName: string;
 }>;
+
 
 export type RoomPostsWithEmailsSubscription = { roomEvents:
     | { __typename: 'FeedInterrupted' }

@@ -1,3 +1,4 @@
+// Live feeds over graphql-ws against a running app.
 import { describe, expect, it, beforeAll } from 'vitest';
 import type { App } from '../../src/app.js';
 import { WS_CLOSE } from '../../src/server/live/websocket.js';

@@ -1,3 +1,4 @@
+// Items and listings by seller and tag, over HTTP against the real node.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import {

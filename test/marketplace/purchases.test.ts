@@ -1,3 +1,4 @@
+// Buying items: stock, purchases and their completion, over HTTP against the real node.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { schema } from '../../src/schema/index.js';

@@ -1,3 +1,4 @@
+// The marketplace's pure rules: hour buckets of pending purchases, exact prices, tidy tags.
 import { describe, expect, it } from 'vitest';
 import { hourBucket, hourBucketsBetween } from '../../src/buckets.js';
 import { validTags, validUnitPrice } from '../../src/resolvers/marketplace/validation.js';

@@ -1,3 +1,4 @@
+// One-to-one conversations: sending, history, the inbox and read receipts, over HTTP against the real node.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import {

@@ -1,3 +1,4 @@
+// Rooms: creating, joining, leaving, listing and deleting them, over HTTP against the real node.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import {

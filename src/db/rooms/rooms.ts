@@ -54,7 +54,7 @@ const INSERT_IF_NOT_EXISTS = cql(
 const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
 // One person's entries of the participants set, by a slice of the set: its elements sort by login first, and the
 // slice from {login} to {login + NUL} holds exactly that login's entries (a login never holds NUL). A room of a
-// thousand people would otherwise be sent and decoded whole: measured, 0.9 ms of the driver's CPU per read, not 0.1.
+// thousand people would otherwise be sent and decoded whole on every read.
 const HEAD_COLUMNS = 'room_name, creation_date, banner, creator, creator_login';
 const SELECT_SEEN_BY = cql(
   `SELECT ${HEAD_COLUMNS}, ${MODERATION_COLUMNS}, participants[?..?] AS own_entries FROM chat_rooms WHERE room_name = ?`,

@@ -1,8 +1,9 @@
+// Migrations against the real node: two instances migrating one new keyspace at once.
 import { describe, expect, it, inject } from 'vitest';
 import cassandra from 'cassandra-driver';
 import { pino } from 'pino';
-import { loadConfig } from '../src/config.js';
-import { loadMigrations, migrate } from '../src/db/cassandra/migrate.js';
+import { loadConfig } from '../../src/config.js';
+import { loadMigrations, migrate } from '../../src/db/cassandra/migrate.js';
 
 describe('migrations', () => {
   it('lets two instances migrate one new keyspace at once without corrupting it', async () => {

@@ -4,18 +4,18 @@
  * first message at a bounded number of queries per page.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { HistoryDocument, PostMessageDocument, RoomDocument } from '../generated/graphql.js';
-import { ManualClock, startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk } from '../testkit/http.js';
-import { Limits } from '../../src/limits.js';
-import { catchUpSettleMs } from '../../src/resolvers/rooms/model.js';
-import { eventually } from '../testkit/poll.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { roomWith } from '../testkit/data/rooms.js';
-import { seedHistory, spreadOverDays } from '../testkit/data/seed-history.js';
-import { recordCql } from '../testkit/faults/cql-spy.js';
-import { cqlRows } from '../testkit/cql.js';
+import type { App } from '../../../src/app.js';
+import { HistoryDocument, PostMessageDocument, RoomDocument } from '../../generated/graphql.js';
+import { ManualClock, startApp } from '../../testkit/app.js';
+import { codes, gql, gqlOk } from '../../testkit/http.js';
+import { Limits } from '../../../src/limits.js';
+import { catchUpSettleMs } from '../../../src/resolvers/rooms/model.js';
+import { eventually } from '../../testkit/poll.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { roomWith } from '../../testkit/data/rooms.js';
+import { seedHistory, spreadOverDays } from '../../testkit/data/seed-history.js';
+import { recordCql } from '../../testkit/faults/cql-spy.js';
+import { cqlRows } from '../../testkit/cql.js';
 
 const DAY = 86_400_000;
 let app: App;

@@ -29,12 +29,12 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { projectPath } from '../src/project-root.js';
+import { projectPath } from '../../src/project-root.js';
 
 /** Composite fields nested this deep below a member select only __typename. */
 const MAX_DEPTH = 3;
 
-// The committed schema: test/schema.test.ts checks it matches the code-first one.
+// The committed schema: test/schema/schema.test.ts checks it matches the code-first one.
 const schema = buildSchema(readFileSync(projectPath('schema.graphql'), 'utf8'));
 
 /** A literal of the argument's type: "x", 1, 1.0, true, an enum's first value, required input fields, [one]. */

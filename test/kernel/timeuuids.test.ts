@@ -1,7 +1,8 @@
+// The timeuuid generator and validator: every id that orders something in time.
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
 import { bigIntOf, Long, TimeUuid } from '../../src/db/cassandra/client.js';
 import { isTimeUuid, newTimeUuid, parseTimeUuid, timeMicros, timeTicks, timeUuidDate, timeUuidMs } from '../../src/timeuuids.js';
+import fc from 'fast-check';
 
 const order = (ids: InstanceType<typeof TimeUuid>[]) => ids.map((id) => BigInt(timeTicks(id).toString()));
 
@@ -76,5 +77,47 @@ describe('reading a timeuuid time and a bigint without the driver', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe('message time uuids', () => {
+  it('sort in the order they were made, even thousands within one millisecond', () => {
+    const at = new Date('2025-06-01T12:00:00.000Z');
+    const ids = Array.from({ length: 12_000 }, () => newTimeUuid(at));
+    const key = (u: InstanceType<typeof TimeUuid>) => {
+      const { date, ticks } = u.getDatePrecision();
+      return BigInt(date.getTime()) * 10_000n + BigInt(ticks);
+    };
+    for (let i = 1; i < ids.length; i++) expect(key(ids[i]!)).toBeGreaterThan(key(ids[i - 1]!));
+    expect(timeUuidDate(ids[0]!.toString()).toISOString()).toBe(at.toISOString());
+  });
+});
+
+describe('message ids', () => {
+  it('give ids made in one millisecond successive whole microseconds, in order', () => {
+    const at = new Date('2026-06-01T00:00:00.123Z');
+    const ids = Array.from({ length: 5 }, () => newTimeUuid(at, 'microsecond'));
+    const micros = ids.map(timeMicros);
+    // A random start in the first half of the millisecond (instances rarely collide), then successive.
+    expect(micros[0]! % 1000).toBeLessThan(500);
+    expect(micros.map((m) => m - micros[0]!)).toEqual([0, 1, 2, 3, 4]);
+    for (const id of ids) {
+      expect(id.getDate().getTime()).toBe(at.getTime());
+      // Whole microseconds: ticks (100 ns) are exactly ten per microsecond.
+      expect(timeTicks(id).toString()).toBe(String(BigInt(timeMicros(id)) * 10n));
+    }
+  });
+  it('restart the microseconds in a new millisecond', () => {
+    const id = newTimeUuid(new Date('2026-06-01T00:00:00.124Z'), 'microsecond');
+    const offset = timeMicros(id) - Date.parse('2026-06-01T00:00:00.124Z') * 1000;
+    expect(offset).toBeGreaterThanOrEqual(0);
+    expect(offset).toBeLessThan(500);
+  });
+  it('parse only time-based UUIDs', () => {
+    const id = TimeUuid.now();
+    expect(parseTimeUuid(id.toString())?.equals(id)).toBe(true);
+    expect(parseTimeUuid('0f8fad5b-d9cb-469f-a165-70867728950e')).toBeUndefined(); // version 4
+    expect(parseTimeUuid('not-a-uuid')).toBeUndefined();
+    expect(parseTimeUuid('')).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  * event crossing instances in order.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../../src/app.js';
 import {
   AddReactionDocument,
   DeleteMessageDocument,
@@ -21,18 +21,18 @@ import {
   RoomActionEventsDocument,
   ThreadDocument,
   UnpinMessageDocument,
-} from '../generated/graphql.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
-import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
-import { cqlRow, cqlRows } from '../testkit/cql.js';
-import { recordCql } from '../testkit/faults/cql-spy.js';
-import { inboxFeed, roomFeed } from '../testkit/feeds.js';
-import { onNextStatement } from '../testkit/faults/statement-faults.js';
-import { newMessage } from '../../src/resolvers/rooms/model.js';
-import { chatUser } from '../../src/resolvers/rooms/model.js';
-import { encodeMessageId } from '../../src/resolvers/rooms/ids.js';
+} from '../../generated/graphql.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gql, gqlOk } from '../../testkit/http.js';
+import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
+import { messageKey, post, roomWith } from '../../testkit/data/rooms.js';
+import { cqlRow, cqlRows } from '../../testkit/cql.js';
+import { recordCql } from '../../testkit/faults/cql-spy.js';
+import { inboxFeed, roomFeed } from '../../testkit/feeds.js';
+import { onNextStatement } from '../../testkit/faults/statement-faults.js';
+import { newMessage } from '../../../src/resolvers/rooms/model.js';
+import { chatUser } from '../../../src/resolvers/rooms/model.js';
+import { encodeMessageId } from '../../../src/resolvers/rooms/ids.js';
 
 let a: App;
 let b: App;
