@@ -162,6 +162,11 @@ export interface Config {
    */
   webConcurrency: number;
   redisUrl?: string;
+  /**
+   * A Redis Cluster's nodes (host:port,...), any of them: events go through sharded pub/sub, and rate limits and
+   * presence through the cluster. Takes the place of REDIS_URL.
+   */
+  redisClusterNodes?: string;
   /** Prefix of every Redis key and channel. */
   redisPrefix: string;
   cassandra: CassandraConfig;
@@ -252,8 +257,8 @@ export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const webConcurrency = int(env, 'WEB_CONCURRENCY', 1);
   if (webConcurrency < 1 || webConcurrency > 64) throw new Error(`WEB_CONCURRENCY must be between 1 and 64, got ${webConcurrency}`);
-  if (webConcurrency > 1 && !env.REDIS_URL) {
-    throw new Error('WEB_CONCURRENCY above 1 needs REDIS_URL: live events, rate limits and revocations must reach every worker');
+  if (webConcurrency > 1 && !env.REDIS_URL && !env.REDIS_CLUSTER_NODES) {
+    throw new Error('WEB_CONCURRENCY above 1 needs REDIS_URL or REDIS_CLUSTER_NODES: live events, rate limits and revocations must reach every worker');
   }
   return {
     webConcurrency,
@@ -263,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
     exposeSchema: bool(env, 'EXPOSE_SCHEMA', !production),
     logLevel: env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'warn' : 'info'),
     redisUrl: env.REDIS_URL || undefined,
+    redisClusterNodes: env.REDIS_CLUSTER_NODES || undefined,
     redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),

@@ -5,7 +5,7 @@
  * If Redis is unreachable the limiter fails open (and logs): an outage of the
  * limiter must not lock every user out.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface Counter {
@@ -74,7 +74,7 @@ return n`;
 
 export class RedisRateLimiter implements RateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly logger: Logger,
     /** Namespaces keys, so deployments (or test runs) sharing one Redis never share counters. */
     private readonly prefix: string,

@@ -7,7 +7,7 @@
  * answers whether it changed the user's presence anywhere, decided atomically
  * (one Lua script in Redis), so exactly one instance announces each change.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 export interface PresenceStore {
   /** Adds or refreshes this instance's entry; true when no other live entry of the user existed (they came online). */
@@ -72,7 +72,8 @@ export class MemoryPresence implements PresenceStore {
   }
 }
 
-// KEYS: the room's sorted set (member login\0instance, score: expiry ms), the last-seen hash.
+// Each script touches one key, the room's sorted set (member login\0instance, score: expiry ms), so that on a Redis
+// Cluster it runs on the room's shard; the last-seen hash is written beside it, as its own command.
 // ARGV: now, expiresAt, member, login. Returns 1 when no other live entry of the login existed.
 const ENTER = `
 local prefix = ARGV[4] .. '\\0'
@@ -84,14 +85,12 @@ local mine = redis.call('ZSCORE', KEYS[1], ARGV[3])
 local wasLive = mine and tonumber(mine) > tonumber(ARGV[1])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) - tonumber(ARGV[1]) + 60000)
-redis.call('HSET', KEYS[2], ARGV[4], ARGV[1])
 if others == 0 and not wasLive then return 1 end
 return 0`;
 
 // ARGV: now, member, login. Returns 1 when the entry was there and no other live entry of the login remains.
 const EXIT = `
 local removed = redis.call('ZREM', KEYS[1], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
 if removed == 0 then return 0 end
 local prefix = ARGV[3] .. '\\0'
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')) do
@@ -124,7 +123,7 @@ export class RedisPresence implements PresenceStore {
   private readonly seenKey: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
     private readonly instance: string,
   ) {
@@ -135,22 +134,31 @@ export class RedisPresence implements PresenceStore {
   private member = (login: string) => `${login}${SEP}${this.instance}`;
 
   async enter(room: string, login: string, now: number, expiresAt: number): Promise<boolean> {
-    return (await this.redis.eval(ENTER, 2, this.roomKey(room), this.seenKey, now, expiresAt, this.member(login), login)) === 1;
+    const [entered] = await Promise.all([
+      this.redis.eval(ENTER, 1, this.roomKey(room), now, expiresAt, this.member(login), login),
+      this.redis.hset(this.seenKey, login, now),
+    ]);
+    return entered === 1;
   }
 
   async exit(room: string, login: string, now: number): Promise<boolean> {
-    return (await this.redis.eval(EXIT, 2, this.roomKey(room), this.seenKey, now, this.member(login), login)) === 1;
+    const [left] = await Promise.all([
+      this.redis.eval(EXIT, 1, this.roomKey(room), now, this.member(login), login),
+      this.redis.hset(this.seenKey, login, now),
+    ]);
+    return left === 1;
   }
 
   async refresh(list: Array<{ room: string; login: string }>, now: number, expiresAt: number): Promise<void> {
     if (list.length === 0) return;
-    const batch = this.redis.pipeline();
-    for (const { room, login } of list) {
-      batch.zadd(this.roomKey(room), expiresAt, this.member(login));
-      batch.pexpire(this.roomKey(room), expiresAt - now + 60_000);
-      batch.hset(this.seenKey, login, now);
-    }
-    await batch.exec();
+    // Sent together, not as one pipeline: on a Redis Cluster the keys live on different shards.
+    await Promise.all(
+      list.flatMap(({ room, login }) => [
+        this.redis.zadd(this.roomKey(room), expiresAt, this.member(login)),
+        this.redis.pexpire(this.roomKey(room), expiresAt - now + 60_000),
+        this.redis.hset(this.seenKey, login, now),
+      ]),
+    );
   }
 
   async sweep(room: string, now: number): Promise<string[]> {

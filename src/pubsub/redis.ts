@@ -6,6 +6,7 @@ import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
 import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
 import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
 import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.js';
+import { DeliveryState } from './delivery-state.js';
 
 /** How long a publish may wait for Redis's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
@@ -49,6 +50,7 @@ export class RedisBackedPubSub implements PubSub {
    * this instance listens to it again by then (else Redis would send its events here for the process's life).
    */
   private readonly leftWhileDown = new Set<string>();
+  private readonly delivery: DeliveryState;
 
   constructor(
     readonly publisher: Redis,
@@ -59,6 +61,7 @@ export class RedisBackedPubSub implements PubSub {
     private readonly meter: PubSubMeter,
   ) {
     this.channels = new ChannelListeners(logger, meter);
+    this.delivery = new DeliveryState(logger);
     // graphql-redis-subscriptions fires UNSUBSCRIBE/PUNSUBSCRIBE without handling their promises, and ioredis
     // resubscribes as it reconnects without handling those of SUBSCRIBE/PSUBSCRIBE; while Redis is down (or
     // during shutdown) those reject, and an unhandled rejection ends the process. Observe them here (a caller
@@ -85,10 +88,10 @@ export class RedisBackedPubSub implements PubSub {
     // Delivery is live while the subscriber connection is up and resubscribed. ioredis resubscribes
     // every channel when it reconnects, before 'ready' is handled here; a PING sent now is answered
     // after those SUBSCRIBEs, so when it returns every listen() hears events again.
-    subscriber.on('close', () => this.setLive(false));
+    subscriber.on('close', () => this.delivery.set(false));
     subscriber.on('ready', () => {
       subscriber.ping().then(
-        () => this.setLive(true),
+        () => this.delivery.set(true),
         (err: Error) => logger.debug({ err: err.message }, 'redis subscriber ping failed'),
       );
     });
@@ -125,7 +128,7 @@ export class RedisBackedPubSub implements PubSub {
         return; // not JSON: not a notice
       }
       const span = notice === DUPLICATE ? undefined : missedSpan(notice);
-      if (span) this.eventsMissed(span.since, span.until);
+      if (span) this.delivery.eventsMissed(span.since, span.until);
     });
     const subscribe = () =>
       this.subscriber.subscribe(channel).catch((err: Error) => {
@@ -135,24 +138,6 @@ export class RedisBackedPubSub implements PubSub {
         this.subscriber.once('ready', () => void subscribe());
       });
     void subscribe();
-  }
-
-  /**
-   * Another instance's (or this one's) publishes made from `since` to `until` (ms) may not have been
-   * delivered: every feed catches up from `since`.
-   */
-  private eventsMissed(sinceMs: number, until: number | undefined): void {
-    const since = new Date(sinceMs);
-    const { lostAt, restoredAt } = this.lastInterruption;
-    if (this.live && until !== undefined && sinceMs >= lostAt && until <= restoredAt) {
-      // All made while this instance's own delivery was down: its feeds were told to catch up from before, once back.
-      this.logger.debug({ since: since.toISOString() }, 'publishes reported missed during this instance\'s own interruption');
-      return;
-    }
-    this.logger.info({ since: since.toISOString() }, 'an instance reported publishes that may not have been delivered');
-    for (const watcher of this.watchers) watcher.onDeliveryChange(false, since);
-    // While delivery is down, the feeds are told it is back when it is.
-    if (this.live) for (const watcher of this.watchers) watcher.onDeliveryChange(true);
   }
 
   static connect(url: string, logger: Logger, prefix: string, meter: PubSubMeter): RedisBackedPubSub {
@@ -266,26 +251,12 @@ export class RedisBackedPubSub implements PubSub {
     this.engine.unsubscribe(await subscription.id);
   }
 
-  private live = true;
-  /** This instance's last loss of delivery and its end (ms), for the notices it covers (eventsMissed). */
-  private lastInterruption = { lostAt: Infinity, restoredAt: -Infinity };
-  private readonly watchers = new Set<DeliveryWatcher>();
-
-  private setLive(live: boolean): void {
-    if (live === this.live) return;
-    this.live = live;
-    if (live) this.lastInterruption.restoredAt = Date.now();
-    else this.lastInterruption = { lostAt: Date.now(), restoredAt: Infinity };
-    this.logger.info({ live }, live ? 'pub/sub delivery restored' : 'pub/sub delivery lost');
-    for (const watcher of this.watchers) watcher.onDeliveryChange(live);
-  }
-
   watchDelivery(watcher: DeliveryWatcher): void {
-    this.watchers.add(watcher);
+    this.delivery.watch(watcher);
   }
 
   unwatchDelivery(watcher: DeliveryWatcher): void {
-    this.watchers.delete(watcher);
+    this.delivery.unwatch(watcher);
   }
 
   listeners(channel: string): number {

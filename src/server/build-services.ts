@@ -12,6 +12,7 @@ import { createStores } from '../db/stores.js';
 import { RevocationStore } from '../db/accounts/revocations.js';
 import { InProcessPubSub } from '../pubsub/in-process.js';
 import { RedisBackedPubSub } from '../pubsub/redis.js';
+import { ShardedRedisPubSub } from '../pubsub/redis-cluster.js';
 import type { PubSub } from '../pubsub/pubsub.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from '../rate-limiter.js';
 import { scryptParams } from '../auth/passwords.js';
@@ -45,7 +46,12 @@ export async function buildServices(
   let pubsub: PubSub;
   let rateLimiter: RateLimiter;
   let presenceStore: PresenceStore = new MemoryPresence();
-  if (config.redisUrl) {
+  if (config.redisClusterNodes) {
+    const shardedPubSub = ShardedRedisPubSub.connect(config.redisClusterNodes, logger, config.redisPrefix, metrics);
+    pubsub = shardedPubSub;
+    rateLimiter = new RedisRateLimiter(shardedPubSub.cluster, logger, `${config.redisPrefix}ratelimit:`);
+    presenceStore = new RedisPresence(shardedPubSub.cluster, config.redisPrefix, randomUUID());
+  } else if (config.redisUrl) {
     const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix, metrics);
     pubsub = redisPubSub;
     rateLimiter = new RedisRateLimiter(redisPubSub.publisher, logger, `${config.redisPrefix}ratelimit:`);

@@ -1,0 +1,106 @@
+/**
+ * A local Redis Cluster of three masters on loopback (ports 7101–7103 unless
+ * REDIS_CLUSTER_PORTS says otherwise), from Debian's redis-server and
+ * redis-cli: for running Parley as it runs past one Redis, and for the tests
+ * of sharded pub/sub. Data is not kept (no RDB, no AOF): a master restarted is
+ * empty, as a failed-over shard's new master may be.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export class LocalRedisError extends Error {}
+
+export interface RedisClusterOptions {
+  ports: number[];
+  /** Where each master keeps its nodes.conf (its identity in the cluster). */
+  dir: string;
+  log: (line: string) => void;
+}
+
+export function defaultRedisClusterOptions(): RedisClusterOptions {
+  const ports = (process.env.REDIS_CLUSTER_PORTS ?? '7101,7102,7103').split(',').map((p) => Number(p.trim()));
+  return { ports, dir: resolve(process.env.REDIS_CLUSTER_DIR ?? '.redis/cluster'), log: (line) => console.error(`[redis] ${line}`) };
+}
+
+/** The nodes of the cluster as REDIS_CLUSTER_NODES takes them. */
+export const clusterNodes = (opts: RedisClusterOptions) => opts.ports.map((port) => `127.0.0.1:${port}`).join(',');
+
+function cli(port: number, ...args: string[]): { ok: boolean; out: string } {
+  const run = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 30_000 });
+  if (run.error) throw new LocalRedisError(`redis-cli is missing: install it (apt-get install -y redis-server): ${run.error.message}`);
+  return { ok: run.status === 0, out: `${run.stdout}${run.stderr}` };
+}
+
+const answers = (port: number) => cli(port, 'PING').out.trim() === 'PONG';
+
+/** Starts one master on `port`, with the cluster state it had (its nodes.conf), and waits for it to answer. */
+export async function startMaster(opts: RedisClusterOptions, port: number): Promise<void> {
+  if (answers(port)) return;
+  const dir = join(opts.dir, String(port));
+  mkdirSync(dir, { recursive: true });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
+      // A shard down leaves the others serving their channels and keys (the cluster does not stop as a whole).
+      '--cluster-require-full-coverage', 'no',
+      // A master whose slots all move away stays a master (the default makes it a replica of the one that took them).
+      '--cluster-allow-replica-migration', 'no',
+      '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', join(dir, 'redis.log')],
+    { stdio: 'ignore', detached: true },
+  );
+  child.on('error', () => {});
+  child.unref();
+  for (let i = 0; i < 100 && !answers(port); i++) await delay(100);
+  if (!answers(port)) throw new LocalRedisError(`redis-server on ${port} did not answer (is redis-server installed? apt-get install -y redis-server); log: ${join(dir, 'redis.log')}`);
+}
+
+/** Stops one master at once (no save): as a shard dies. */
+export function stopMaster(port: number): void {
+  if (answers(port)) cli(port, 'SHUTDOWN', 'NOSAVE');
+}
+
+/**
+ * Whether the master on `port` sees the whole cluster well: every slot served, and every master connected and
+ * none suspected or failed (a shard down leaves the cluster's state "ok" here, where full coverage is not required).
+ */
+function seesAllWell(port: number, masters: number): boolean {
+  const info = cli(port, 'CLUSTER', 'INFO').out;
+  if (!/cluster_state:ok/.test(info) || !/cluster_slots_ok:16384\b/.test(info)) return false;
+  const nodes = cli(port, 'CLUSTER', 'NODES').out.split('\n').filter((line) => line.trim() !== '');
+  return nodes.length === masters && nodes.every((line) => line.includes(' connected') && !/\bfail\??\b/.test(line.split(' ')[2] ?? ''));
+}
+
+/** Waits until every master sees every slot served and every other master up. */
+export async function untilClusterOk(opts: RedisClusterOptions, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (opts.ports.every((port) => answers(port) && seesAllWell(port, opts.ports.length))) return;
+    await delay(200);
+  }
+  throw new LocalRedisError(`the Redis Cluster on ${clusterNodes(opts)} is not ok after ${timeoutMs} ms`);
+}
+
+/**
+ * Starts the three masters and, the first time, joins them into one cluster with the slots split evenly
+ * (redis-cli --cluster create). `fresh` forgets the cluster first.
+ */
+export async function startRedisCluster(opts: RedisClusterOptions, { fresh = false } = {}): Promise<void> {
+  if (fresh) {
+    stopRedisCluster(opts);
+    rmSync(opts.dir, { recursive: true, force: true });
+  }
+  for (const port of opts.ports) await startMaster(opts, port);
+  const known = cli(opts.ports[0]!, 'CLUSTER', 'INFO').out;
+  if (/cluster_slots_assigned:0\b/.test(known)) {
+    const created = cli(opts.ports[0]!, '--cluster', 'create', ...opts.ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes');
+    if (!created.ok) throw new LocalRedisError(`redis-cli --cluster create failed: ${created.out.trim().split('\n').slice(-3).join(' ')}`);
+  }
+  await untilClusterOk(opts);
+  opts.log(`Redis Cluster up: REDIS_CLUSTER_NODES=${clusterNodes(opts)}`);
+}
+
+export function stopRedisCluster(opts: RedisClusterOptions): void {
+  for (const port of opts.ports) stopMaster(port);
+}

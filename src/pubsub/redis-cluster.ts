@@ -1,0 +1,273 @@
+/**
+ * Events through a Redis Cluster with sharded pub/sub (Redis 7's SPUBLISH and
+ * SSUBSCRIBE): a channel lives on the shard that owns its slot, so each shard
+ * carries its own channels' events, where classic PUBLISH would cross the
+ * cluster bus to every node. ioredis's Cluster with shardedSubscribers holds
+ * one subscriber connection per master and subscribes again after a topology
+ * change; this engine adds what the single-Redis one gives: an event once
+ * across reconnects (its stamp), interruptions told to every feed, and failed
+ * publishes told to every instance (missed-publishes.ts).
+ *
+ * When delivery counts as lost: a subscriber or node connection closing (a
+ * master died, or the network cut), and any change of which master owns which
+ * slot (a reshard or a failover: Redis ends the subscriptions of a moved slot
+ * without a word to ioredis, so events published from the move until
+ * ioredis's next look at the slots are lost to them). ioredis looks every
+ * SLOTS_REFRESH_MS, so a change counts as lost from one look before it was
+ * seen. Delivery is back once every subscriber connection is up again and has
+ * answered a PING sent after its subscriptions.
+ */
+import { Cluster, type Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
+import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
+import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
+import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.js';
+import { DeliveryState } from './delivery-state.js';
+import { redisEventChannel } from './redis.js';
+
+/** How long a publish may wait for the cluster's answer before it fails (it may still have run). */
+const PUBLISH_TIMEOUT_MS = 1000;
+/** How long closing waits to send a notice of failed publishes still owed. */
+const CLOSING_NOTICE_MS = 500;
+/** How often ioredis reads the cluster's slots: a moved slot's lost subscriptions are found within this. */
+export const SLOTS_REFRESH_MS = 1000;
+
+/** How often delivery is looked at while it is lost. */
+const CHECK_MS = 250;
+
+/** What this engine reads of ioredis's sharded subscribers (5.11): each master's subscriber connection. */
+interface SubscriberGroupInternals {
+  shardedSubscribers?: { shardedSubscribers: Map<string, { getInstance(): Redis | null; readonly subscriberStatus: string }> };
+}
+
+/** The sharded channels a subscriber connection holds (ioredis keeps them to subscribe again on reconnect). */
+function subscribedChannels(connection: Redis): string[] {
+  const condition = (connection as unknown as { condition?: { subscriber?: { channels(kind: string): string[] } | false } }).condition;
+  return condition?.subscriber ? condition.subscriber.channels('ssubscribe') : [];
+}
+
+/** Parses REDIS_CLUSTER_NODES: "host:port,host:port". */
+export function parseClusterNodes(value: string): Array<{ host: string; port: number }> {
+  return value.split(',').map((entry) => {
+    const [host, port] = entry.trim().split(':');
+    if (!host || !port || !/^\d+$/.test(port)) throw new Error(`REDIS_CLUSTER_NODES: "${entry.trim()}" is not host:port`);
+    return { host, port: Number(port) };
+  });
+}
+
+export class ShardedRedisPubSub implements PubSub {
+  private readonly channels: ChannelListeners;
+  /** The SSUBSCRIBE of each channel with a listener here, and how many listen() calls await it. */
+  private readonly subscriptions = new Map<string, { done: Promise<unknown>; joining: number }>();
+  private readonly stamp = new EventStamp();
+  private readonly heard = new HeardEvents();
+  private readonly missed: MissedPublishes;
+  private readonly delivery: DeliveryState;
+  private slotsSeen: string | undefined;
+  private lastSlotsCheck = Date.now();
+  private checking: Promise<void> | undefined;
+  private closed = false;
+  private recheck: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly cluster: Cluster,
+    private readonly logger: Logger,
+    /** Namespaces channels, so deployments (or test runs) sharing one cluster never hear each other. */
+    private readonly prefix: string,
+    private readonly meter: PubSubMeter,
+  ) {
+    this.channels = new ChannelListeners(logger, meter);
+    this.delivery = new DeliveryState(logger);
+    cluster.on('smessage', (channel: string, message: string) => this.arrived(channel, message));
+    // A connection lost: a master died or the network cut. Events may be missed from now.
+    cluster.on('-node', () => this.lost(new Date()));
+    cluster.on('-subscriber', () => this.lost(new Date()));
+    cluster.on('refresh', () => this.slotsRead());
+    cluster.on('subscribersReady', () => this.check());
+    cluster.on('ready', () => this.check());
+    cluster.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis cluster error'));
+    this.missed = new MissedPublishes(
+      (notice) => this.stamp.stamp(notice),
+      (stamped) => this.send(MISSED_CHANNEL, stamped),
+      cluster,
+      logger,
+    );
+    void this.listenForMissed();
+  }
+
+  static connect(nodes: string, logger: Logger, prefix: string, meter: PubSubMeter): ShardedRedisPubSub {
+    const cluster = new Cluster(parseClusterNodes(nodes), {
+      shardedSubscribers: true,
+      slotsRefreshInterval: SLOTS_REFRESH_MS,
+      clusterRetryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
+      redisOptions: { connectionName: 'parley', maxRetriesPerRequest: 2, connectTimeout: 5000, commandTimeout: PUBLISH_TIMEOUT_MS },
+    });
+    return new ShardedRedisPubSub(cluster, logger, redisEventChannel(prefix, ''), meter);
+  }
+
+  private arrived(redisChannel: string, message: string): void {
+    if (!redisChannel.startsWith(this.prefix)) return;
+    const channel = redisChannel.slice(this.prefix.length);
+    let arrival: unknown;
+    try {
+      arrival = JSON.parse(message);
+    } catch {
+      return;
+    }
+    const event = this.heard.open(arrival);
+    if (event === DUPLICATE) return;
+    if (channel === MISSED_CHANNEL) {
+      const span = missedSpan(event);
+      if (span) this.delivery.eventsMissed(span.since, span.until);
+      return;
+    }
+    this.channels.deliver(channel, event);
+  }
+
+  /** Hears every instance's notices of failed publishes for the instance's life (subscribed again until it is). */
+  private async listenForMissed(): Promise<void> {
+    for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+      try {
+        await this.cluster.ssubscribe(this.prefix + MISSED_CHANNEL);
+        return;
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'not yet listening for missed publishes; trying again');
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        if (this.cluster.status === 'end') return;
+      }
+    }
+  }
+
+  private lost(since: Date): void {
+    this.delivery.set(false, since);
+    // Checked again once the cluster says its subscribers are back; and now, in case they already are.
+    void this.check();
+  }
+
+  /**
+   * The slots as ioredis just read them: a change of owner loses the subscriptions of the moved slots (Redis
+   * ends them without telling ioredis), from as early as the look before this one.
+   */
+  private slotsRead(): void {
+    const slots = JSON.stringify((this.cluster as unknown as { slots: string[][] }).slots.map((nodes) => nodes?.[0]));
+    const previousCheck = this.lastSlotsCheck;
+    this.lastSlotsCheck = Date.now();
+    if (this.slotsSeen !== undefined && slots !== this.slotsSeen) {
+      this.logger.info('redis cluster slots moved; feeds catch up');
+      this.lost(new Date(previousCheck - SLOTS_REFRESH_MS));
+    }
+    this.slotsSeen = slots;
+  }
+
+  /**
+   * Live again once every subscriber connection is ready, holds every channel subscribed here, and has answered
+   * a PING sent after its subscriptions; looked at again every CHECK_MS while it is not.
+   */
+  private check(): Promise<void> {
+    if (this.checking || this.delivery.isLive || this.closed) return this.checking ?? Promise.resolve();
+    const again = (waiting: string) => {
+      this.checking = undefined;
+      this.logger.debug({ waiting }, 'redis cluster: subscribers not back yet');
+      if (this.recheck) return;
+      this.recheck = setTimeout(() => {
+        this.recheck = undefined;
+        void this.check();
+      }, CHECK_MS);
+      this.recheck.unref();
+    };
+    this.checking = this.subscribersBack().then(
+      (back) => {
+        if (back !== true) return again(back);
+        this.checking = undefined;
+        this.delivery.set(true);
+      },
+      (err: Error) => again(err.message),
+    );
+    return this.checking;
+  }
+
+  /** True once every subscriber connection is back with its channels; else what is awaited. */
+  private async subscribersBack(): Promise<true | string> {
+    if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
+    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
+    // A master's subscriber connects once it has a channel to hold (ioredis's lazy connect): an idle one holds none.
+    const used = [...(group?.shardedSubscribers.values() ?? [])].filter((s) => s.subscriberStatus !== 'idle');
+    const connections = used.map((s) => s.getInstance());
+    const down = connections.filter((c) => !c || c.status !== 'ready').length;
+    if (down > 0) return `${down} subscriber connection(s)`;
+    // Answered after the SSUBSCRIBEs sent before it on the same connection.
+    await Promise.all(connections.map((c) => c!.ping()));
+    const subscribed = new Set(connections.flatMap((c) => subscribedChannels(c!)));
+    const missing = [...this.subscriptions.keys()].filter((channel) => !subscribed.has(this.prefix + channel)).length;
+    return missing === 0 ? true : `${missing} channel(s) to be subscribed again`;
+  }
+
+  private send(channel: string, stamped: unknown): Promise<unknown> {
+    return this.cluster.spublish(this.prefix + channel, JSON.stringify(stamped));
+  }
+
+  async publish(channel: string, event: unknown): Promise<void> {
+    const madeAt = Date.now();
+    try {
+      await this.send(channel, this.stamp.stamp(event));
+    } catch (err) {
+      this.missed.failed(madeAt);
+      throw err;
+    }
+    this.meter.eventPublished(channelKind(channel));
+  }
+
+  async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
+    let subscription = this.subscriptions.get(channel);
+    if (!subscription) {
+      subscription = { done: this.cluster.ssubscribe(this.prefix + channel), joining: 0 };
+      this.subscriptions.set(channel, subscription);
+    }
+    subscription.joining += 1;
+    try {
+      await subscription.done;
+    } catch (err) {
+      if (this.subscriptions.get(channel) === subscription) this.subscriptions.delete(channel);
+      throw err;
+    } finally {
+      subscription.joining -= 1;
+    }
+    this.channels.add(channel, listener as Listener<unknown>);
+  }
+
+  async unlisten(channel: string, listener: Listener<unknown>): Promise<void> {
+    if (!this.channels.delete(channel, listener)) return;
+    const subscription = this.subscriptions.get(channel);
+    if (!subscription || subscription.joining > 0) return;
+    this.subscriptions.delete(channel);
+    // A failed SUNSUBSCRIBE (the shard down) leaves nothing behind that matters: a reconnect starts afresh
+    // from ioredis's list of channels, which no longer holds it.
+    await this.cluster.sunsubscribe(this.prefix + channel).catch(() => undefined);
+  }
+
+  watchDelivery(watcher: DeliveryWatcher): void {
+    this.delivery.watch(watcher);
+  }
+
+  unwatchDelivery(watcher: DeliveryWatcher): void {
+    this.delivery.unwatch(watcher);
+  }
+
+  listeners(channel: string): number {
+    return this.channels.count(channel);
+  }
+
+  async ping(): Promise<void> {
+    // Every master answers: a shard down fails readiness, as one Redis down does.
+    if (this.cluster.status !== 'ready') throw new Error(`Connection is closed (the Redis Cluster is ${this.cluster.status})`);
+    await Promise.all(this.cluster.nodes('master').map((node) => node.ping()));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.recheck);
+    await this.missed.close(CLOSING_NOTICE_MS);
+    this.cluster.disconnect();
+  }
+}
