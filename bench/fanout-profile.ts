@@ -8,6 +8,7 @@
  * profiled with --cpu-prof over Parley's step and over its delivery alone. `npm run bench:profile fanout [rate]`.
  */
 import { setUpFanout } from './fanout-setup.js';
+import { oneRedis } from './fanout-bus.js';
 import { runStep, warmUp, type Contender, type StepResult } from './fanout-ramp.js';
 import { cpuProfArgs, profileClockUs, summarizeProfile, type CpuProfile } from './cpu-profile.js';
 import type { ServerProcess } from './server-process.js';
@@ -43,7 +44,7 @@ async function measured(contender: Contender, processes: ServerProcess[], rate: 
 /** Parley, then Parley's delivery alone (no posts: see FanoutStage), then the relay floor; Parley's instances profiled over both of their steps. */
 export async function profileFanout(rate: number): Promise<{ cpu: FanoutCpu[]; profiles: CpuProfile[]; deliveryOnlyProfiles: CpuProfile[] }> {
   const posts = (rate * STEP_MS) / 1000;
-  const stage = await setUpFanout(WARM_UP_MAX + 2 * posts + 1, cpuProfArgs());
+  const stage = await setUpFanout(WARM_UP_MAX + 2 * posts + 1, oneRedis(), cpuProfArgs());
   let parley;
   let deliveryOnly;
   let relay;

@@ -5,12 +5,12 @@
  * their own, one room of SUBSCRIBERS participants (the poster and the
  * others), and both contenders' subscriber sockets, half on each instance.
  */
-import { Redis } from 'ioredis';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { PRODUCTION_ENV, remoteApp } from './scenarios.js';
 import { startRelayProcess, relayPayload } from './relay-floor.js';
 import { startFanoutClients, type FanoutClients } from './fanout-clients.js';
 import type { Contender } from './fanout-ramp.js';
+import type { FanoutBus } from './fanout-bus.js';
 import { redisEventChannel } from '../src/pubsub/redis.js';
 import { EventStamp } from '../src/pubsub/event-stamps.js';
 import { roomChannel } from '../src/resolvers/rooms/live/feed.js';
@@ -21,7 +21,6 @@ import { roomWith } from '../test/testkit/data/rooms.js';
 import { signUp, signUpMany, type TestUser } from '../test/testkit/data/users.js';
 
 export const SUBSCRIBERS = 1_000;
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** What a chat client needs of a new message; the relay sends this very shape. */
 const SUBSCRIPTION = 'subscription Fanout($roomName: String!) { roomEvents(roomName: $roomName) { __typename ... on MessagePosted { message { id content } } } }';
 const POST = 'mutation Post($roomName: String!, $content: String!) { postMessage(roomName: $roomName, content: $content) { id } }';
@@ -72,17 +71,16 @@ async function openClients(urls: string[], tokens: string[], roomName: string, m
  * Sets the stage. `maxSeq` bounds the sequence numbers posted (it sizes each
  * socket's bitmap); `nodeArgs` go to Parley's processes (such as --cpu-prof).
  */
-export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Promise<FanoutStage> {
+export async function setUpFanout(maxSeq: number, bus: FanoutBus, nodeArgs: string[] = []): Promise<FanoutStage> {
   // Keys and channels of this run only: the Redis may be shared with others.
   const prefix = `bench-fanout-${process.pid}-${Date.now()}:`;
   const started: Stoppable[] = [];
-  const redis = new Redis(REDIS_URL);
   const stop = async () => {
     for (const s of started.reverse()) await s.stop().catch((err: Error) => console.error(`teardown: ${err.message}`));
-    redis.disconnect();
+    bus.close();
   };
   try {
-    const env = { ...PRODUCTION_ENV, REDIS_URL, REDIS_PREFIX: prefix };
+    const env = { ...PRODUCTION_ENV, ...bus.env, REDIS_PREFIX: prefix };
     // One after the other: both apply the keyspace's migrations at start.
     const servers: ServerProcess[] = [];
     for (let i = 0; i < 2; i++) {
@@ -92,7 +90,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
     const relayChannel = `${prefix}relay`;
     const relays: ServerProcess[] = [];
     for (let i = 0; i < 2; i++) {
-      relays.push(await startRelayProcess(REDIS_URL, relayChannel));
+      relays.push(await startRelayProcess(bus, relayChannel));
       started.push(relays[i]!);
     }
 
@@ -125,7 +123,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
       name: 'Parley, delivery alone',
       post: async (content) => {
         const message = newMessage(room, new Date(), author, content, false);
-        return (await redis.publish(channel, JSON.stringify(stamp.stamp({ kind: 'MessagePosted', roomName, message })))) >= 0;
+        return (await bus.publish(channel, JSON.stringify(stamp.stamp({ kind: 'MessagePosted', roomName, message })))) as number >= 0;
       },
     };
     const relay: Contender = {
@@ -133,7 +131,7 @@ export async function setUpFanout(maxSeq: number, nodeArgs: string[] = []): Prom
       serverPids: relays.map((r) => r.pid),
       sockets: SUBSCRIBERS,
       clients: await openClients(relays.map((r) => r.url), tokens, roomName, maxSeq, started),
-      post: async (content) => (await redis.publish(relayChannel, relayPayload(roomName, content))) >= 0,
+      post: async (content) => ((await bus.publish(relayChannel, relayPayload(roomName, content))) as number) >= 0,
     };
     return { parley, deliveryOnly, relay, servers, relays, stop };
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * Live fan-out (issue 12): two Parley instances (compiled, production mode)
- * sharing Redis, 1,000 graphql-ws subscribers of one room's roomEvents split
+ * Live fan-out: two Parley instances (compiled, production mode) sharing one
+ * Redis (bench/fanout-cluster.bench.ts: a Redis Cluster), 1,000 graphql-ws subscribers of one room's roomEvents split
  * over them, and one poster whose rate rises step by step. Beside it, the
  * floor: a minimal WebSocket relay (bench/relay-floor.ts, two processes) of
  * the same frames through the same Redis to the same number of sockets, read
@@ -11,6 +11,7 @@
  * step (and Parley ends a subscription that falls 1,000 events behind).
  */
 import { setUpFanout, SUBSCRIBERS } from './fanout-setup.js';
+import { ONE_REDIS, oneRedis, type FanoutBus } from './fanout-bus.js';
 import { runStep, warmUp, type Contender, type StepResult } from './fanout-ramp.js';
 import { cassandraPid, watchCpu } from './process-cpu.js';
 
@@ -54,12 +55,17 @@ function saturated(step: StepResult, previous: StepResult | undefined): string |
   return null;
 }
 
-export default async function run(): Promise<string> {
+export default function run(): Promise<string> {
+  return runFanout(oneRedis());
+}
+
+/** The ramp through `bus`, its report in markdown. */
+export async function runFanout(bus: FanoutBus): Promise<string> {
   const began = Date.now();
   // Parley's two contenders share its sockets, so their sequence numbers follow one another.
   const posted = (rates: number[]) => rates.reduce((a, r) => a + (r * STEP_MS) / 1000, 0);
   const maxSeq = 2 * (2 * WARM_UP_MAX + posted([WARM_STEP_RATE, ...RATES])) + 1;
-  const stage = await setUpFanout(maxSeq);
+  const stage = await setUpFanout(maxSeq, bus);
   try {
     const { parley, deliveryOnly, relay } = stage;
     const setupMs = Date.now() - began;
@@ -92,13 +98,14 @@ export default async function run(): Promise<string> {
         console.log(`${c.name} @ ${rate}/s: ${f(step.deliveriesPerSec)} deliveries/s, p50 ${f(step.p50, 1)} ms, p99 ${f(step.p99, 1)} ms, lost ${step.lost}, dup ${step.duplicated}, out of order ${step.outOfOrder}${flat ? ` (stops: ${flat})` : ''}`);
       }
     }
-    return report(results, knees, parley, deliveryOnly, relay, { setupMs, rampMs: Date.now() - rampBegan, totalMs: Date.now() - began });
+    return report(bus, results, knees, parley, deliveryOnly, relay, { setupMs, rampMs: Date.now() - rampBegan, totalMs: Date.now() - began });
   } finally {
     await stage.stop();
   }
 }
 
 function report(
+  bus: FanoutBus,
   results: Map<Contender, Measured[]>,
   knees: Map<Contender, Knees>,
   parley: Contender,
@@ -134,11 +141,11 @@ function report(
   const samples = [...results.values()].flat().flatMap((s) => s.otherSamples).slice(0, 3);
   const frame = (c: Contender) => results.get(c)!.find((s) => s.sample)?.sample ?? '';
   return [
-    `Two Parley processes (compiled, NODE_ENV=production) sharing one Redis, ${SUBSCRIBERS} roomEvents subscribers of one room`,
+    `Two Parley processes (compiled, NODE_ENV=production) sharing ${bus.name}, ${SUBSCRIBERS} roomEvents subscribers of one room`,
     '(the poster and 999 other participants, one graphql-ws socket each, half on each instance), one poster posting through',
     `the first instance's postMessage over HTTP, open loop (at most 64 posts in flight), ${STEP_MS / 1000} s per step. Floor: two`,
-    'relay processes (bench/relay-floor.ts) each subscribed to one Redis channel, sending each published payload to each of',
-    'its sockets as the graphql-ws `next` frame Parley sends for it; its poster publishes the same payloads to Redis at the',
+    `relay processes (bench/relay-floor.ts) each subscribed to one channel of ${bus.name}, sending each published payload to each of`,
+    'its sockets as the graphql-ws `next` frame Parley sends for it; its poster publishes the same payloads to that bus at the',
     'same rates. Subscribers live in two processes per contender (bench/fanout-clients.ts, one code path for both), which',
     `read each frame with indexOf. Each contender first runs one unreported step at ${WARM_STEP_RATE} posts/s (warm-up). Contenders`,
     'then alternate step by step (Parley at a rate, then the relay at it); each climbs past its latency knee until its',
@@ -183,6 +190,12 @@ function report(
     `within p99 ≤ ${KNEE_P99_MS} ms up to ${f(withinBound(deliveryOnly))}. With the posts written and served, at its peak step (${peakStep(parley).rate} posts/s offered)`,
     `the Cassandra node kept ${f(peakStep(parley).cores.cassandra, 2)} cores busy, Parley's instances ${f(peakStep(parley).cores.servers, 2)} and its subscribers ${f(peakStep(parley).cores.clients, 2)}, of 2;`,
     `during the relay's steps the node idles (${f(Math.max(...results.get(relay)!.map((x) => x.cores.cassandra)), 2)} cores at most).`,
+    ...(bus.name === ONE_REDIS ? ONE_REDIS_HISTORY : []),
+  ].join('\n');
+}
+
+/** How the one-Redis run's figures came to be: earlier runs, commits and profiles. */
+const ONE_REDIS_HISTORY = [
     '',
     "What bounded Parley's peak before commit c2bcfc2: a room's publishes were sent one at a time, each waiting for Redis's",
     'answer to the one before (src/resolvers/rooms/live/feed.ts, RoomSequencer), so a room got at most one event per round trip,',
@@ -252,5 +265,4 @@ function report(
     "Tried and not kept (2026-11-23T09:00): each result's frame written straight to the socket from the results, but",
     "still through every subscriber's own iterator chain, skipping only graphql-ws's loop (by its onOperation hook): peak",
     '57,627 deliveries/s against 211,142 (0.27), against 58,943 and 223,623 (0.26) without it: no change beyond noise.',
-  ].join('\n');
-}
+];

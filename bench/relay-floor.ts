@@ -1,6 +1,6 @@
 /**
  * The floor for live fan-out: a minimal WebSocket relay. Each process
- * subscribes to one Redis channel and sends every payload published there to
+ * subscribes to one channel of the run's event bus (fanout-bus.ts) and sends every payload published there to
  * each of its sockets as a graphql-ws `next` frame, byte for byte the frame
  * Parley sends for the same event. Nothing else: no GraphQL execution, no
  * token check, no access re-check, no per-subscription queue. What Parley
@@ -10,18 +10,18 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { encodeMessageId } from '../src/resolvers/rooms/ids.js';
 import { newTimeUuid } from '../src/timeuuids.js';
 import { dayBucket } from '../src/buckets.js';
 import { startChildServer, type ServerProcess } from './server-process.js';
+import { relaySubscriber, type FanoutBus } from './fanout-bus.js';
 
 /** The same bound Parley puts on one socket's unsent bytes (WS_MAX_BUFFERED_BYTES's default), with the same 4413. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-export function startRelayProcess(redisUrl: string, channel: string): Promise<ServerProcess> {
-  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_RELAY_CHILD: '1', RELAY_REDIS_URL: redisUrl, RELAY_CHANNEL: channel });
+export function startRelayProcess(bus: FanoutBus, channel: string): Promise<ServerProcess> {
+  return startChildServer(fileURLToPath(import.meta.url), { PARLEY_RELAY_CHILD: '1', ...bus.relayEnv, RELAY_CHANNEL: channel });
 }
 
 /**
@@ -37,7 +37,6 @@ export function relayPayload(roomName: string, content: string): string {
 
 if (process.env.PARLEY_RELAY_CHILD) {
   const channel = process.env.RELAY_CHANNEL!;
-  const redis = new Redis(process.env.RELAY_REDIS_URL!);
   /** Each socket's subscription ids (graphql-ws lets a client choose them). */
   const subscribed = new Map<WebSocket, string[]>();
   const http = createServer((_req, res) => res.writeHead(404).end());
@@ -54,7 +53,7 @@ if (process.env.PARLEY_RELAY_CHILD) {
     });
     socket.once('close', () => subscribed.delete(socket));
   });
-  redis.on('message', (_channel: string, payload: string) => {
+  const unsubscribe = await relaySubscriber(channel, (payload) => {
     for (const [socket, ids] of subscribed) {
       for (const id of ids) {
         // graphql-ws writes { id, type, payload } in this order; so does this.
@@ -67,11 +66,10 @@ if (process.env.PARLEY_RELAY_CHILD) {
       }
     }
   });
-  await redis.subscribe(channel);
   http.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(http.address() as AddressInfo).port}\n`));
   process.once('SIGTERM', () => {
     for (const socket of wss.clients) socket.terminate();
-    redis.disconnect();
+    unsubscribe();
     http.close(() => process.exit(0));
     setTimeout(() => process.exit(0), 2_000).unref();
   });
