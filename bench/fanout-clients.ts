@@ -36,6 +36,8 @@ export interface OpenCommand {
   variables: Record<string, unknown>;
   /** Sequence numbers stay below this (sizes each socket's bitmap). */
   maxSeq: number;
+  /** The loopback address the sockets connect from (each address has its own 64k ports). */
+  localAddress?: string;
 }
 
 export interface Counts {
@@ -175,7 +177,7 @@ if (process.env.PARLEY_FANOUT_CLIENTS) {
   const openOne = (cmd: OpenCommand, token: string) =>
     new Promise<void>((resolve, reject) => {
       const sub: Sub = { seen: new Uint8Array(cmd.maxSeq), lastKey: '', live: false };
-      const ws = new WebSocket(cmd.url, 'graphql-transport-ws', { perMessageDeflate: false });
+      const ws = new WebSocket(cmd.url, 'graphql-transport-ws', { perMessageDeflate: false, localAddress: cmd.localAddress });
       let acked = false;
       ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${token}` } })));
       ws.on('message', (data) => {
