@@ -134,31 +134,31 @@ export class RedisPresence implements PresenceStore {
   private member = (login: string) => `${login}${SEP}${this.instance}`;
 
   async enter(room: string, login: string, now: number, expiresAt: number): Promise<boolean> {
-    const [entered] = await Promise.all([
-      this.redis.eval(ENTER, 1, this.roomKey(room), now, expiresAt, this.member(login), login),
-      this.redis.hset(this.seenKey, login, now),
-    ]);
-    return entered === 1;
+    this.noteSeen(login, now);
+    return (await this.redis.eval(ENTER, 1, this.roomKey(room), now, expiresAt, this.member(login), login)) === 1;
   }
 
   async exit(room: string, login: string, now: number): Promise<boolean> {
-    const [left] = await Promise.all([
-      this.redis.eval(EXIT, 1, this.roomKey(room), now, this.member(login), login),
-      this.redis.hset(this.seenKey, login, now),
-    ]);
-    return left === 1;
+    this.noteSeen(login, now);
+    return (await this.redis.eval(EXIT, 1, this.roomKey(room), now, this.member(login), login)) === 1;
   }
 
   async refresh(list: Array<{ room: string; login: string }>, now: number, expiresAt: number): Promise<void> {
     if (list.length === 0) return;
-    // Sent together, not as one pipeline: on a Redis Cluster the keys live on different shards.
-    await Promise.all(
+    // Sent together, not as one pipeline (on a Redis Cluster the keys live on different shards); as a pipeline's
+    // would, a failed command fails only itself.
+    await Promise.allSettled(
       list.flatMap(({ room, login }) => [
         this.redis.zadd(this.roomKey(room), expiresAt, this.member(login)),
         this.redis.pexpire(this.roomKey(room), expiresAt - now + 60_000),
         this.redis.hset(this.seenKey, login, now),
       ]),
     );
+  }
+
+  /** Last seen: beside the presence entry, not part of it; a failed write loses one timestamp, never an announcement. */
+  private noteSeen(login: string, now: number): void {
+    void this.redis.hset(this.seenKey, login, now).catch(() => undefined);
   }
 
   async sweep(room: string, now: number): Promise<string[]> {

@@ -20,8 +20,16 @@ export class DeliveryState {
     return this.live;
   }
 
-  /** Delivery lost (events may be missed from `since`, by default now) or back. */
+  /**
+   * Delivery lost (events may be missed from `since`, by default now) or back. Lost again while lost, from an
+   * earlier time than known (a slot move found after the connection it closed): the watchers hear that time too.
+   */
   set(live: boolean, since?: Date): void {
+    if (!live && !this.live && since && since.getTime() < this.lastInterruption.lostAt) {
+      this.lastInterruption.lostAt = since.getTime();
+      for (const watcher of this.watchers) watcher.onDeliveryChange(false, since);
+      return;
+    }
     if (live === this.live) return;
     this.live = live;
     if (live) this.lastInterruption.restoredAt = Date.now();

@@ -25,6 +25,7 @@ import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
 import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.js';
 import { DeliveryState } from './delivery-state.js';
 import { redisEventChannel } from './redis.js';
+import { keySlot } from './key-slot.js';
 
 /** How long a publish may wait for the cluster's answer before it fails (it may still have run). */
 const PUBLISH_TIMEOUT_MS = 1000;
@@ -35,6 +36,8 @@ export const SLOTS_REFRESH_MS = 1000;
 
 /** How often delivery is looked at while it is lost. */
 const CHECK_MS = 250;
+/** Delivery lost for longer than this fails readiness: an operator should look. */
+const STUCK_MS = 30_000;
 
 /** What this engine reads of ioredis's sharded subscribers (5.11): each master's subscriber connection. */
 interface SubscriberGroupInternals {
@@ -69,6 +72,11 @@ export class ShardedRedisPubSub implements PubSub {
   private checking: Promise<void> | undefined;
   private closed = false;
   private recheck: NodeJS.Timeout | undefined;
+  /** Bumped by each loss: a look at the subscribers that began before one does not count. */
+  private generation = 0;
+  private lastSubscribeAgain = 0;
+  /** When delivery was last known live (or the engine began): ping() fails once it has not been for too long. */
+  private liveAt = Date.now();
 
   constructor(
     readonly cluster: Cluster,
@@ -140,6 +148,8 @@ export class ShardedRedisPubSub implements PubSub {
   }
 
   private lost(since: Date): void {
+    this.generation += 1;
+    if (this.delivery.isLive) this.liveAt = Date.now();
     this.delivery.set(false, since);
     // Checked again once the cluster says its subscribers are back; and now, in case they already are.
     void this.check();
@@ -161,13 +171,16 @@ export class ShardedRedisPubSub implements PubSub {
   }
 
   /**
-   * Live again once every subscriber connection is ready, holds every channel subscribed here, and has answered
-   * a PING sent after its subscriptions; looked at again every CHECK_MS while it is not.
+   * Live again once the subscriber connection of each channel's master (the missed-publish notices' included) is
+   * ready, has answered a PING, and holds the channel; looked at again every CHECK_MS while it is not. A loss
+   * during a look makes it look again.
    */
   private check(): Promise<void> {
     if (this.checking || this.delivery.isLive || this.closed) return this.checking ?? Promise.resolve();
+    const generation = this.generation;
     const again = (waiting: string) => {
       this.checking = undefined;
+      if (this.closed) return;
       this.logger.debug({ waiting }, 'redis cluster: subscribers not back yet');
       if (this.recheck) return;
       this.recheck = setTimeout(() => {
@@ -179,28 +192,50 @@ export class ShardedRedisPubSub implements PubSub {
     this.checking = this.subscribersBack().then(
       (back) => {
         if (back !== true) return again(back);
+        if (generation !== this.generation) return again('a loss during the look');
         this.checking = undefined;
-        this.delivery.set(true);
+        if (!this.closed) this.delivery.set(true);
       },
       (err: Error) => again(err.message),
     );
     return this.checking;
   }
 
-  /** True once every subscriber connection is back with its channels; else what is awaited. */
+  /** True once every channel's master's subscriber connection is back and holds it; else what is awaited. */
   private async subscribersBack(): Promise<true | string> {
     if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
     const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
-    // A master's subscriber connects once it has a channel to hold (ioredis's lazy connect): an idle one holds none.
-    const used = [...(group?.shardedSubscribers.values() ?? [])].filter((s) => s.subscriberStatus !== 'idle');
-    const connections = used.map((s) => s.getInstance());
-    const down = connections.filter((c) => !c || c.status !== 'ready').length;
-    if (down > 0) return `${down} subscriber connection(s)`;
-    // Answered after the SSUBSCRIBEs sent before it on the same connection.
-    await Promise.all(connections.map((c) => c!.ping()));
-    const subscribed = new Set(connections.flatMap((c) => subscribedChannels(c!)));
-    const missing = [...this.subscriptions.keys()].filter((channel) => !subscribed.has(this.prefix + channel)).length;
-    return missing === 0 ? true : `${missing} channel(s) to be subscribed again`;
+    const slots = (this.cluster as unknown as { slots: string[][] }).slots;
+    const required = [...this.subscriptions.keys(), MISSED_CHANNEL].map((channel) => this.prefix + channel);
+    const byConnection = new Map<Redis, string[]>();
+    const unserved: string[] = [];
+    for (const channel of required) {
+      const owner = slots[keySlot(channel)]?.[0];
+      const connection = owner ? group?.shardedSubscribers.get(owner)?.getInstance() : null;
+      if (!connection || connection.status !== 'ready') unserved.push(channel);
+      else byConnection.set(connection, [...(byConnection.get(connection) ?? []), channel]);
+    }
+    if (unserved.length > 0) return `${unserved.length} channel(s) whose master's subscriber is not ready`;
+    // Answered after every command sent before it on the same connection (the SSUBSCRIBEs ioredis sent again).
+    await Promise.all([...byConnection.keys()].map((connection) => connection.ping()));
+    const missing = [...byConnection].flatMap(([connection, channels]) => {
+      const held = new Set(subscribedChannels(connection));
+      return channels.filter((channel) => !held.has(channel));
+    });
+    if (missing.length === 0) return true;
+    this.subscribeAgain(missing);
+    return `${missing.length} channel(s) to be subscribed again`;
+  }
+
+  /**
+   * ioredis subscribes a master's channels again after a topology change, and only logs a failure (a timeout, a
+   * MOVED answer): channels still missing on their master are asked for again, at most once a second.
+   */
+  private subscribeAgain(channels: string[]): void {
+    if (Date.now() - this.lastSubscribeAgain < 1000) return;
+    this.lastSubscribeAgain = Date.now();
+    this.logger.warn({ channels: channels.length }, 'redis cluster: subscribing again to channels their master does not hold');
+    for (const channel of channels) void this.cluster.ssubscribe(channel).catch(() => undefined);
   }
 
   private send(channel: string, stamped: unknown): Promise<unknown> {
@@ -228,7 +263,11 @@ export class ShardedRedisPubSub implements PubSub {
     try {
       await subscription.done;
     } catch (err) {
-      if (this.subscriptions.get(channel) === subscription) this.subscriptions.delete(channel);
+      if (this.subscriptions.get(channel) === subscription) {
+        this.subscriptions.delete(channel);
+        // ioredis keeps a channel it was asked for, and subscribes to it again on each topology change.
+        void this.cluster.sunsubscribe(this.prefix + channel).catch(() => undefined);
+      }
       throw err;
     } finally {
       subscription.joining -= 1;
@@ -258,10 +297,23 @@ export class ShardedRedisPubSub implements PubSub {
     return this.channels.count(channel);
   }
 
+  /**
+   * Every master that owns slots answers (a shard down fails readiness, as one Redis down does), and delivery has
+   * not been lost for longer than STUCK_MS (channels that cannot be subscribed again).
+   */
   async ping(): Promise<void> {
-    // Every master answers: a shard down fails readiness, as one Redis down does.
     if (this.cluster.status !== 'ready') throw new Error(`Connection is closed (the Redis Cluster is ${this.cluster.status})`);
-    await Promise.all(this.cluster.nodes('master').map((node) => node.ping()));
+    if (!this.delivery.isLive && Date.now() - this.liveAt > STUCK_MS) throw new Error('Connection is closed (redis cluster: delivery lost for too long)');
+    const slots = (this.cluster as unknown as { slots: string[][] }).slots;
+    const owners = new Set(slots.map((nodes) => nodes?.[0]).filter((owner): owner is string => Boolean(owner)));
+    const masters = new Map(this.cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+    await Promise.all(
+      [...owners].map((owner) => {
+        const node = masters.get(owner);
+        if (!node) throw new Error(`Connection is closed (redis cluster: no connection to ${owner})`);
+        return node.ping();
+      }),
+    );
   }
 
   async close(): Promise<void> {
