@@ -17,7 +17,8 @@ export interface FanoutBus {
   env: Record<string, string>;
   /** What a relay process is started with to use it (read by relaySubscriber). */
   relayEnv: Record<string, string>;
-  publish(channel: string, payload: string): Promise<unknown>;
+  /** Publishes `payload`; resolves with the count of subscribers that heard it (on a cluster, of its shard). */
+  publish(channel: string, payload: string): Promise<number>;
   close(): void;
 }
 
@@ -38,7 +39,7 @@ export function redisCluster(nodes: string): FanoutBus {
     name: `a Redis Cluster of ${nodes.split(',').length} masters`,
     env: { REDIS_CLUSTER_NODES: nodes },
     relayEnv: { RELAY_REDIS_CLUSTER_NODES: nodes },
-    publish: (channel, payload) => cluster.spublish(channel, payload),
+    publish: async (channel, payload) => Number(await cluster.spublish(channel, payload)),
     close: () => cluster.disconnect(),
   };
 }

@@ -123,7 +123,7 @@ export async function setUpFanout(maxSeq: number, bus: FanoutBus, nodeArgs: stri
       name: 'Parley, delivery alone',
       post: async (content) => {
         const message = newMessage(room, new Date(), author, content, false);
-        return (await bus.publish(channel, JSON.stringify(stamp.stamp({ kind: 'MessagePosted', roomName, message })))) as number >= 0;
+        return (await bus.publish(channel, JSON.stringify(stamp.stamp({ kind: 'MessagePosted', roomName, message })))) >= 0;
       },
     };
     const relay: Contender = {
@@ -131,7 +131,7 @@ export async function setUpFanout(maxSeq: number, bus: FanoutBus, nodeArgs: stri
       serverPids: relays.map((r) => r.pid),
       sockets: SUBSCRIBERS,
       clients: await openClients(relays.map((r) => r.url), tokens, roomName, maxSeq, started),
-      post: async (content) => ((await bus.publish(relayChannel, relayPayload(roomName, content))) as number) >= 0,
+      post: async (content) => (await bus.publish(relayChannel, relayPayload(roomName, content))) >= 0,
     };
     return { parley, deliveryOnly, relay, servers, relays, stop };
   } catch (err) {

@@ -20,6 +20,11 @@ export class DeliveryState {
     return this.live;
   }
 
+  /** While delivery is lost, since when (ms); undefined while it is live. */
+  get lostSince(): number | undefined {
+    return this.live ? undefined : this.lastInterruption.lostAt;
+  }
+
   /**
    * Delivery lost (events may be missed from `since`, by default now) or back. Lost again while lost, from an
    * earlier time than known (a slot move found after the connection it closed): the watchers hear that time too.

@@ -75,8 +75,6 @@ export class ShardedRedisPubSub implements PubSub {
   /** Bumped by each loss: a look at the subscribers that began before one does not count. */
   private generation = 0;
   private lastSubscribeAgain = 0;
-  /** When delivery was last known live (or the engine began): ping() fails once it has not been for too long. */
-  private liveAt = Date.now();
 
   constructor(
     readonly cluster: Cluster,
@@ -149,7 +147,6 @@ export class ShardedRedisPubSub implements PubSub {
 
   private lost(since: Date): void {
     this.generation += 1;
-    if (this.delivery.isLive) this.liveAt = Date.now();
     this.delivery.set(false, since);
     // Checked again once the cluster says its subscribers are back; and now, in case they already are.
     void this.check();
@@ -160,7 +157,7 @@ export class ShardedRedisPubSub implements PubSub {
    * ends them without telling ioredis), from as early as the look before this one.
    */
   private slotsRead(): void {
-    const slots = JSON.stringify((this.cluster as unknown as { slots: string[][] }).slots.map((nodes) => nodes?.[0]));
+    const slots = JSON.stringify(this.slotOwners());
     const previousCheck = this.lastSlotsCheck;
     this.lastSlotsCheck = Date.now();
     if (this.slotsSeen !== undefined && slots !== this.slotsSeen) {
@@ -205,12 +202,12 @@ export class ShardedRedisPubSub implements PubSub {
   private async subscribersBack(): Promise<true | string> {
     if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
     const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
-    const slots = (this.cluster as unknown as { slots: string[][] }).slots;
+    const owners = this.slotOwners();
     const required = [...this.subscriptions.keys(), MISSED_CHANNEL].map((channel) => this.prefix + channel);
     const byConnection = new Map<Redis, string[]>();
     const unserved: string[] = [];
     for (const channel of required) {
-      const owner = slots[keySlot(channel)]?.[0];
+      const owner = owners[keySlot(channel)];
       const connection = owner ? group?.shardedSubscribers.get(owner)?.getInstance() : null;
       if (!connection || connection.status !== 'ready') unserved.push(channel);
       else byConnection.set(connection, [...(byConnection.get(connection) ?? []), channel]);
@@ -236,6 +233,11 @@ export class ShardedRedisPubSub implements PubSub {
     this.lastSubscribeAgain = Date.now();
     this.logger.warn({ channels: channels.length }, 'redis cluster: subscribing again to channels their master does not hold');
     for (const channel of channels) void this.cluster.ssubscribe(channel).catch(() => undefined);
+  }
+
+  /** The master ("host:port") that owns each slot, as ioredis last read the cluster's slot map. */
+  private slotOwners(): Array<string | undefined> {
+    return (this.cluster as unknown as { slots: Array<string[] | undefined> }).slots.map((nodes) => nodes?.[0]);
   }
 
   private send(channel: string, stamped: unknown): Promise<unknown> {
@@ -303,9 +305,9 @@ export class ShardedRedisPubSub implements PubSub {
    */
   async ping(): Promise<void> {
     if (this.cluster.status !== 'ready') throw new Error(`Connection is closed (the Redis Cluster is ${this.cluster.status})`);
-    if (!this.delivery.isLive && Date.now() - this.liveAt > STUCK_MS) throw new Error('Connection is closed (redis cluster: delivery lost for too long)');
-    const slots = (this.cluster as unknown as { slots: string[][] }).slots;
-    const owners = new Set(slots.map((nodes) => nodes?.[0]).filter((owner): owner is string => Boolean(owner)));
+    const lostSince = this.delivery.lostSince;
+    if (lostSince !== undefined && Date.now() - lostSince > STUCK_MS) throw new Error('Connection is closed (redis cluster: delivery lost for too long)');
+    const owners = new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner)));
     const masters = new Map(this.cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
     await Promise.all(
       [...owners].map((owner) => {

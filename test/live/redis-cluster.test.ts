@@ -16,7 +16,7 @@ import type { App } from '../../src/app.js';
 import { HistoryDocument, InboxEventsDocument, RoomEventsDocument, type RoomEventsSubscription } from '../generated/graphql.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { gqlOk } from '../testkit/http.js';
-import { signUp } from '../testkit/data/users.js';
+import { signUp, type TestUser } from '../testkit/data/users.js';
 import { post, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { send } from '../testkit/data/messenger.js';
 import { inboxFeed, roomFeed, type Feed } from '../testkit/feeds.js';
@@ -85,6 +85,23 @@ async function readUntil(feed: Feed<RoomEventsSubscription>, untilId: string, se
       if (event.message.id === untilId) return;
     } else throw new Error(`unexpected event ${event.__typename}`);
   }
+}
+
+/** Posts on A until one is delivered live on the feed (it goes on after a fault), each delivered once. */
+async function goesOnLive(poster: TestUser, room: string, feed: Feed<RoomEventsSubscription>, seen: { live: string[]; resumeCursors: string[] }, content: string) {
+  const after = await eventually(async () => {
+    const message = await post(a, poster, room, content);
+    await readUntil(feed, message.id, seen);
+    return message;
+  }, { timeoutMs: 60_000, intervalMs: 500, what: `a post (${content}) to be delivered live` });
+  expect(seen.live.at(-1)).toBe(after.id);
+  expect(new Set(seen.live).size).toBe(seen.live.length);
+}
+
+/** The ids a client catching up from an interruption's resume cursor reads on B, `last` of them. */
+async function caughtUpFrom(reader: TestUser, room: string, resumeCursor: string, last: number): Promise<string[]> {
+  const page = (await gqlOk(b, HistoryDocument, { roomName: room, last, before: resumeCursor }, reader.token)).room!.messages;
+  return page.edges.map((e) => e.node.id);
 }
 
 describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
@@ -157,18 +174,11 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     await eventually(async () => (await fetch(`${a.url}/ready`)).status === 200, { timeoutMs: 30_000, what: 'A to be ready again' });
 
     // Delivered live, or told to catch up; the feed goes on live once the shard is back.
-    const after = await eventually(async () => {
-      const message = await post(a, poster, room, 'after');
-      await readUntil(feed, message.id, seen);
-      return message;
-    }, { timeoutMs: 60_000, intervalMs: 500, what: 'a post after the restart to be delivered live' });
-    expect(seen.live.at(-1)).toBe(after.id);
-    expect(new Set(seen.live).size).toBe(seen.live.length);
+    await goesOnLive(poster, room, feed, seen, 'after');
     const missedLive = during.filter((id) => !seen.live.includes(id));
     if (missedLive.length > 0) {
       expect(seen.resumeCursors.length).toBeGreaterThan(0);
-      const page = (await gqlOk(b, HistoryDocument, { roomName: room, last: 100, before: seen.resumeCursors[0]! }, reader.token)).room!.messages;
-      const caughtUp = page.edges.map((e) => e.node.id);
+      const caughtUp = await caughtUpFrom(reader, room, seen.resumeCursors[0]!, 100);
       expect(during.filter((id) => caughtUp.includes(id))).toEqual(during);
     }
     console.log(`[redis-cluster] master ${port} killed: ${during.length - missedLive.length} of ${during.length} live, ${seen.resumeCursors.length} interruption notice(s)`);
@@ -197,18 +207,11 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     await moved;
     expect(await ownerPort(redisChannelOf(room))).toBe(to);
 
-    const after = await eventually(async () => {
-      const message = await post(a, poster, room, 'after the move');
-      await readUntil(feed, message.id, seen);
-      return message;
-    }, { timeoutMs: 60_000, intervalMs: 500, what: 'a post after the move to be delivered live' });
-    expect(seen.live.at(-1)).toBe(after.id);
-    expect(new Set(seen.live).size).toBe(seen.live.length);
+    await goesOnLive(poster, room, feed, seen, 'after the move');
     const missedLive = during.filter((id) => !seen.live.includes(id));
     if (missedLive.length > 0) {
       expect(seen.resumeCursors.length).toBeGreaterThan(0);
-      const page = (await gqlOk(b, HistoryDocument, { roomName: room, last: 200, before: seen.resumeCursors[0]! }, reader.token)).room!.messages;
-      const caughtUp = page.edges.map((e) => e.node.id);
+      const caughtUp = await caughtUpFrom(reader, room, seen.resumeCursors[0]!, 200);
       expect(missedLive.filter((id) => caughtUp.includes(id))).toEqual(missedLive);
     }
     // Moved back, so the shards are even again for whatever runs next.
