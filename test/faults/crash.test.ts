@@ -24,6 +24,7 @@ import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.j
 import { eventually } from '../testkit/poll.js';
 import { roomWith } from '../testkit/data/rooms.js';
 import { signUp, signUpMany } from '../testkit/data/users.js';
+import { keyOf } from '../testkit/ids.js';
 
 /** Kills tried before a test gives up on catching its state: each kill lands at a moment the test picks by watching storage. */
 const TRIES = 5;
@@ -163,7 +164,7 @@ describe('SIGKILL in the middle of purchases', () => {
       return new Map([...((master?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
     };
     type Answer = GqlResult<{ buyItem: { id: string } }> | undefined;
-    const answeredIds = (answers: Answer[]) => new Set(answers.map((r) => r?.data?.buyItem.id).filter((id) => id !== undefined));
+    const answeredIds = (answers: Answer[]) => new Set(answers.map((r) => r?.data?.buyItem.id).filter((id) => id !== undefined).map(keyOf));
     /** Purchases bound to the item whose request got no answer, and still CREATED: no one has completed them. */
     const boundUnanswered = async (itemId: string, answers: Answer[]) => {
       const answered = answeredIds(answers);
@@ -201,7 +202,7 @@ describe('SIGKILL in the middle of purchases', () => {
     later.offsetMs = UNBOUND_IS_FINAL_MS + 1_000;
     const retries = await Promise.all(buyers.map((_, i) => (first[i]?.data?.buyItem ? first[i]! : buy(i)(retrier))));
     const final = new Map<number, { id: string } | string>();
-    retries.forEach((r, i) => final.set(i, r.data?.buyItem ? { id: r.data.buyItem.id } : String(r.errors?.[0]?.extensions?.code)));
+    retries.forEach((r, i) => final.set(i, r.data?.buyItem ? { id: keyOf(r.data.buyItem.id) } : String(r.errors?.[0]?.extensions?.code)));
     // A purchase caught bound and unanswered is its retry's answer, completed: not a second purchase, not a refusal.
     for (const { buyer, purchaseId } of caught) {
       expect([buyer, final.get(buyer)]).toEqual([buyer, { id: purchaseId }]);

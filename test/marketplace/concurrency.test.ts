@@ -12,6 +12,7 @@ import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import type { BuyItemMutation } from '../generated/graphql.js';
+import { globalIdOf, keyOf } from '../testkit/ids.js';
 
 const HEAVY = 300_000; // a shared 2-core machine: generous, and no timing is asserted
 
@@ -27,7 +28,7 @@ type Result = GqlResult<BuyItemMutation>;
 /** Reads the master row straight from Cassandra: the purchases map is the ground truth of what is sold. */
 async function masterRow(itemId: string) {
   const row = await cqlRow(app, 'SELECT offered_units, available_units, auction_finished, purchases FROM items WHERE id = ?', [uuid(itemId)]);
-  const map = new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+  const map = new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
   return { offered: row?.offered_units as number, available: row?.available_units as number, finished: row?.auction_finished as boolean, map };
 }
 
@@ -52,7 +53,7 @@ async function expectHistoriesMatch(buyers: TestUser[], results: Result[], itemI
 async function expectNothingPending(itemId: string) {
   const hours = hourBucketsBetween(new Date(Date.now() - 2 * 3_600_000), new Date());
   const rows = (await Promise.all(hours.map((h) => cqlRows(app, 'SELECT item_id FROM pending_purchases WHERE hour = ?', [h])))).flat();
-  expect(rows.filter((r) => r.item_id.toString() === itemId)).toEqual([]);
+  expect(rows.filter((r) => r.item_id.toString() === keyOf(itemId))).toEqual([]);
 }
 
 /** The seller's view of the item's purchases (purchases_by_item) holds exactly the completed ones. */

@@ -12,6 +12,7 @@ import { codes, gql, gqlOk } from '../testkit/http.js';
 import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { onceHook } from '../testkit/faults/fault-hooks.js';
+import { globalIdOf, keyOf } from '../testkit/ids.js';
 
 let app: App;
 let seller: TestUser;
@@ -25,7 +26,7 @@ beforeAll(async () => {
 /** The item's purchases map, straight from the master row: what the bind LWT recorded as sold. */
 async function boundPurchases(itemId: string): Promise<Map<string, number>> {
   const row = await cqlRow(app, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
-  return new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+  return new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
 }
 
 const claimRow = (login: string, key: string) =>
@@ -47,7 +48,7 @@ async function plantDeadClaim(key: string, itemId: string, quantity: number) {
 async function pendingOf(itemId: string): Promise<string[]> {
   const hours = hourBucketsBetween(new Date(Date.now() - 3_600_000), new Date());
   const rows = (await Promise.all(hours.map((h) => cqlRows(app, 'SELECT purchase_id, item_id FROM pending_purchases WHERE hour = ?', [h])))).flat();
-  return rows.filter((r) => r.item_id.toString() === itemId).map((r) => r.purchase_id.toString());
+  return rows.filter((r) => r.item_id.toString() === keyOf(itemId)).map((r) => globalIdOf('Purchase', r.purchase_id.toString()));
 }
 
 describe('buyItem with a clientPurchaseId', () => {
@@ -72,7 +73,7 @@ describe('buyItem with a clientPurchaseId', () => {
     expect(await pendingOf(item.id)).toEqual([]);
     // The key is remembered for a day, no longer.
     const claim = await claimRow(buyer.login, key);
-    expect(claim?.purchase_id.toString()).toBe(id);
+    expect(claim?.purchase_id.toString()).toBe(keyOf(id));
     expect(claim?.t).toBeGreaterThan(24 * 3600 - 600);
     expect(claim?.t).toBeLessThanOrEqual(24 * 3600);
   });
@@ -134,14 +135,14 @@ describe('buyItem with a clientPurchaseId', () => {
     const hooks = app.services.marketplace.hooks;
     let boundId = '';
     onceHook(hooks, 'afterBind', (id) => {
-      boundId = id;
+      boundId = globalIdOf('Purchase', id);
       throw new Error('the process died after the bind');
     });
     expect(codes(await gql(app, BuyItemDocument, { itemId: item.id, quantity: 2, clientPurchaseId: key }, buyer.token))).toEqual([
       'INTERNAL_SERVER_ERROR',
     ]);
     // The key still names the bound purchase: the retry learns the outcome rather than buying again.
-    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(boundId);
+    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(keyOf(boundId));
     const retry = (await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 2, clientPurchaseId: key }, buyer.token)).buyItem;
     expect(retry).toMatchObject({ id: boundId, status: 'COMPLETED', quantity: 2 });
     expect(await boundPurchases(item.id)).toEqual(new Map([[boundId, 2]]));
@@ -156,8 +157,8 @@ describe('buyItem with a clientPurchaseId', () => {
     const dead = await plantDeadClaim(key, item.id, 1);
     const bought = (await gqlOk(app, BuyItemDocument, { itemId: item.id, quantity: 1, clientPurchaseId: key }, buyer.token)).buyItem;
     expect(bought.status).toBe('COMPLETED');
-    expect(bought.id).not.toBe(dead.toString());
-    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(bought.id);
+    expect(bought.id).not.toBe(globalIdOf('Purchase', dead.toString()));
+    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(keyOf(bought.id));
     expect(await boundPurchases(item.id)).toEqual(new Map([[bought.id, 1]]));
   });
 
@@ -188,11 +189,11 @@ describe('buyItem with a clientPurchaseId', () => {
     const ids = new Set(results.map((r) => r.data!.buyItem.id));
     expect(ids.size).toBe(1);
     const [id] = [...ids] as [string];
-    expect(id).not.toBe(dead.toString());
+    expect(id).not.toBe(globalIdOf('Purchase', dead.toString()));
     for (const r of results) expect(r.data!.buyItem).toMatchObject({ status: 'COMPLETED', quantity: 2 });
 
     // Exactly one takeover applied: the key names the one purchase, and only it is bound.
-    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(id);
+    expect((await claimRow(buyer.login, key))?.purchase_id.toString()).toBe(keyOf(id));
     expect(await boundPurchases(item.id)).toEqual(new Map([[id, 2]]));
     expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(18);
     const mine = (await gqlOk(app, MyPurchasesDocument, {}, buyer.token)).myPurchases.edges.filter((e) => e.node.item.id === item.id);

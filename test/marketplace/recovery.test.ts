@@ -15,6 +15,7 @@ import { metricValue } from '../testkit/metrics.js';
 import { eventually } from '../testkit/poll.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { hookUntilRemoved, onceHook } from '../testkit/faults/fault-hooks.js';
+import { globalIdOf, keyOf } from '../testkit/ids.js';
 
 // Recovery runs at start and then hourly here, so only the runs a test asks for happen; and with no
 // grace period, so it reaches a purchase interrupted a moment ago (the grace has tests of its own).
@@ -63,10 +64,10 @@ async function assertCompleted(on: App, itemId: string, purchaseId: string, tag:
   const purchase = (await gqlOk(on, PurchaseDocument, { purchaseId: purchaseId }, buyer.token)).purchase;
   expect(purchase?.status).toBe('COMPLETED');
   const mine = await gqlOk(on, MyPurchasesDocument, {}, buyer.token);
-  expect(mine.myPurchases.edges.filter((e) => e.node.id === purchaseId)).toHaveLength(1);
+  expect(mine.myPurchases.edges.filter((e) => keyOf(e.node.id) === purchaseId)).toHaveLength(1);
   // The seller's list of the item's purchases is written by the completion, recovery's included.
   const ofItem = (await gqlOk(on, ItemPurchasesDocument, { itemId: itemId }, seller.token)).item?.purchases.edges ?? [];
-  expect(ofItem.filter((e) => e.node.id === purchaseId).map((e) => e.node.status)).toEqual(['COMPLETED']);
+  expect(ofItem.filter((e) => keyOf(e.node.id) === purchaseId).map((e) => e.node.status)).toEqual(['COMPLETED']);
   const row = await cqlRow(on, 'SELECT TTL(status) AS s, TTL(buyer) AS b, TTL(quantity) AS q FROM purchases WHERE id = ?', [uuid(purchaseId)]);
   expect([row?.s, row?.b, row?.q]).toEqual([null, null, null]);
   const byTag = await gqlOk(on, ItemsByTagDocument, { tag }, buyer.token);
@@ -136,10 +137,10 @@ describe('recovery', () => {
     const purchase = res.data!.buyItem;
     expect(purchase).toMatchObject({ status: 'CREATED', quantity: 2, buyer: { login: buyer.login }, item: { id: item.id } });
     expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(3);
-    expect(await pendingIds(app)).toContain(purchase.id);
+    expect(await pendingIds(app)).toContain(keyOf(purchase.id));
 
     await recoverPendingPurchases(app.services);
-    await assertCompleted(app, item.id, purchase.id, tag, 3);
+    await assertCompleted(app, item.id, keyOf(purchase.id), tag, 3);
   });
 
   it('leaves a purchase that never bound to expire, with no trace in listings or history', async () => {
@@ -171,7 +172,7 @@ describe('recovery', () => {
     expect((await gqlOk(app, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(5);
     expect((await gqlOk(app, ItemsByTagDocument, { tag }, buyer.token)).itemsByTag.edges[0]?.node.availableUnits).toBe(5);
     const mine = await gqlOk(app, MyPurchasesDocument, {}, buyer.token);
-    expect(mine.myPurchases.edges.map((e) => e.node.id)).not.toContain(purchaseId);
+    expect(mine.myPurchases.edges.map((e) => keyOf(e.node.id))).not.toContain(purchaseId);
   });
 });
 
@@ -251,7 +252,7 @@ describe('recovery runs', () => {
     // The request, resumed, completes it again (idempotent) and answers with it.
     const res = await request;
     expect(res.errors).toBeUndefined();
-    expect(res.data?.buyItem).toMatchObject({ id: purchaseId, status: 'COMPLETED' });
+    expect(res.data?.buyItem).toMatchObject({ id: globalIdOf('Purchase', purchaseId), status: 'COMPLETED' });
     expect((await gqlOk(clocked, ItemDocument, { itemId: item.id }, buyer.token)).item?.availableUnits).toBe(4);
     await stopApp(clocked);
   });

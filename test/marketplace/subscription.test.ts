@@ -14,6 +14,7 @@ import { eventually } from '../testkit/poll.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { subscribe, wsClient, type WsClient } from '../testkit/ws.js';
 import { withDeadline } from '../testkit/poll.js';
+import { keyOf } from '../testkit/ids.js';
 
 let a: App;
 let b: App;
@@ -40,7 +41,7 @@ describe('itemUpdated', () => {
   it('delivers the item after each purchase made on another server, newest stock only', async () => {
     const item = await createItem(a, seller, { offeredUnits: 6, unitPrice: '19.99' });
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: item.id });
-    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 1, { what: 'subscription live on b' });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(keyOf(item.id))) === 1, { what: 'subscription live on b' });
 
     await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 2 }, buyer.token);
     const first = await sub.next(20_000);
@@ -54,7 +55,7 @@ describe('itemUpdated', () => {
     });
 
     // A stale snapshot (more stock than already delivered) is dropped, not shown as live stock.
-    const stale = (await a.services.stores.items.byId(item.id))!;
+    const stale = (await a.services.stores.items.byId(keyOf(item.id)))!;
     await publishItem(a.services.pubsub, { ...stale, availableUnits: 5 });
 
     await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 4 }, buyer.token);
@@ -66,7 +67,7 @@ describe('itemUpdated', () => {
     await withDeadline(sub.completed, 30_000, 'completion of the subscription');
     expect(sub.pending()).toBe(0);
     sub.unsubscribe();
-    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(keyOf(item.id))) === 0, { what: 'listener released on b' });
   });
 
   it('refuses an unknown item and an anonymous subscriber', async () => {
@@ -82,22 +83,22 @@ describe('itemUpdated', () => {
   it('completes after the purchase that sells the item out, releasing its listener', async () => {
     const item = await createItem(a, seller, { offeredUnits: 3 });
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: item.id });
-    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 1, { what: 'subscription live on b' });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(keyOf(item.id))) === 1, { what: 'subscription live on b' });
     await gqlOk(a, BuyItemDocument, { itemId: item.id, quantity: 3 }, buyer.token);
     expect(await sub.next(20_000)).toEqual({
       data: { itemUpdated: { id: item.id, availableUnits: 0, auctionFinished: true, unitPrice: '19.99', seller: { login: seller.login } } },
     });
     await withDeadline(sub.completed, 30_000, 'completion of the subscription');
-    await eventually(() => b.services.pubsub.listeners(itemChannel(item.id)) === 0, { what: 'listener released on b' });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(keyOf(item.id))) === 0, { what: 'listener released on b' });
   });
 
   it('completes at the end date of the sale', async () => {
     const soon = await createItem(a, seller, { offeredUnits: 3, endDate: new Date(Date.now() + 8_000).toISOString() });
     const sub = subscribe(client(b, buyer.token), ItemUpdatedDocument, { itemId: soon.id });
-    await eventually(() => b.services.pubsub.listeners(itemChannel(soon.id)) === 1, { what: 'subscription live on b' });
+    await eventually(() => b.services.pubsub.listeners(itemChannel(keyOf(soon.id))) === 1, { what: 'subscription live on b' });
     await withDeadline(sub.completed, 30_000, 'completion of the subscription at the end date');
     expect(sub.pending()).toBe(0);
-    expect(b.services.pubsub.listeners(itemChannel(soon.id))).toBe(0);
+    expect(b.services.pubsub.listeners(itemChannel(keyOf(soon.id)))).toBe(0);
   });
 
   it('refuses an item already sold out or past its end date, holding no listener', async () => {

@@ -12,9 +12,10 @@ import {
 import { ManualClock, startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { signUp, uniqueLogin } from '../testkit/data/users.js';
-import { send, ticksOf, wholeHistory } from '../testkit/data/messenger.js';
+import { send, ticksOf, timeUuidOf, wholeHistory } from '../testkit/data/messenger.js';
 import { cql, TimeUuid } from '../../src/db/cassandra/client.js';
 import { timeMicros } from '../../src/timeuuids.js';
+import { globalIdOf } from '../testkit/ids.js';
 
 let app: App;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ describe('sendDirectMessage and the inbox', () => {
 
     const aView = (await gqlOk(app, ConversationDocument, { with: b.login }, a.token)).conversation!;
     const bView = (await gqlOk(app, ConversationDocument, { with: a.login }, b.token)).conversation!;
-    const key = [a.login, b.login].sort().join(':');
+    const key = globalIdOf('Conversation', [a.login, b.login].sort().join(':'));
     expect(aView).toMatchObject({ id: key, partner: { login: b.login }, unreadCount: 0, firstUnreadAt: null });
     expect(bView).toMatchObject({ id: key, partner: { login: a.login }, unreadCount: 1, firstUnreadAt: sent.createdAt });
     for (const view of [aView, bView]) {
@@ -258,7 +259,7 @@ describe('markConversationRead and read receipts', () => {
     const { db } = timed.services;
     // What a send stored before cql/015: its unread id in B's inbox row's set, at the message's time.
     const toLegacySet = async (id: string) => {
-      const uuid = TimeUuid.fromString(id);
+      const uuid = TimeUuid.fromString(timeUuidOf(id));
       await db.execute(cql('DELETE FROM inbox_unread WHERE owner = ? AND partner = ? AND id = ?', { idempotent: true }), [b.login, a.login, uuid]);
       await db.execute(cql('UPDATE inbox USING TIMESTAMP ? SET unread = unread + ? WHERE owner = ? AND partner = ?', { idempotent: true }), [
         timeMicros(uuid),

@@ -25,7 +25,7 @@ export function latestRelease(files: string[]): string {
 
 /** `schema` with `edit` applied to the text of one of its types (`type User {…}`). */
 function inType(schema: string, type: string, edit: (body: string) => string): string {
-  const start = schema.indexOf(`type ${type} {`);
+  const start = schema.search(new RegExp(`type ${type}( implements [A-Za-z& ]+)? \\{`));
   const end = schema.indexOf('\n}', start);
   return schema.slice(0, start) + edit(schema.slice(start, end)) + schema.slice(end);
 }

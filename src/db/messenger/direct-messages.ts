@@ -6,6 +6,7 @@
 import { walkBuckets, type BucketedSource } from '../cassandra/bucket-walk.js';
 import { cql, type Database, type Row, TimeUuid } from '../cassandra/client.js';
 import { timeUuidDate } from '../../timeuuids.js';
+import { monthBucket } from '../../buckets.js';
 import { inboxWritesForSend } from './inbox.js';
 import type { DirectMessageRecord } from './rows.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
@@ -16,6 +17,10 @@ const INSERT = cql(
 );
 const SELECT_NEWEST = cql(
   'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? LIMIT ?',
+  { idempotent: true },
+);
+const SELECT_ONE = cql(
+  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? AND id = ?',
   { idempotent: true },
 );
 const SELECT_OLDER_THAN = cql(
@@ -51,6 +56,13 @@ export class DirectMessageStore {
       },
       ...inboxWritesForSend(id, message),
     ]);
+  }
+
+  /** One message of a conversation by its id (its month follows from the id), or null. */
+  async byId(conversation: string, id: string): Promise<DirectMessageRecord | null> {
+    const month = monthBucket(timeUuidDate(id));
+    const row = (await this.db.execute(SELECT_ONE, [conversation, month, TimeUuid.fromString(id)])).first();
+    return row ? toMessage(month, row) : null;
   }
 
   /** Up to `limit` messages of one month bucket, newest first, older than `before` when given. */

@@ -11,6 +11,7 @@ import { endSessions, startSession } from './sessions.js';
 import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 
 export interface AuthPayload {
   token: string;
@@ -227,6 +228,11 @@ export async function me(ctx: Context): Promise<UserRecord | null> {
 export async function userByLogin(ctx: Context, login: string): Promise<UserRecord | null> {
   requireViewer(ctx);
   return ctx.loaders.user.load(normalizeLogin(login));
+}
+
+/** node(id:)'s users, by login: any signed-in viewer sees any user, as with user(login:). */
+export function userNodes(ctx: Context, logins: readonly string[]): Array<Promise<UserRecord | null>> {
+  return eachVisibleOrNull(logins, (login) => userByLogin(ctx, login));
 }
 
 export async function updateProfile(ctx: Context, patch: ProfilePatch): Promise<UserRecord> {

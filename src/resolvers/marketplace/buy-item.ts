@@ -20,7 +20,7 @@ export async function buyItem(
 ): Promise<PurchaseRecord> {
   const viewer = requireViewer(ctx);
   validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
-  const itemId = parseId('itemId', rawItemId);
+  const itemId = parseId('itemId', 'Item', rawItemId);
   const clientId = validClientId('clientPurchaseId', rawClientPurchaseId);
   if (clientId) return buyOnce(ctx, viewer.login, clientId, { itemId, quantity });
   return runPurchase(ctx, itemId, quantity, newPurchaseId(ctx), { mayBeBound: false });

@@ -57,7 +57,7 @@ export async function publishItem(pubsub: PubSub, item: ItemRecord): Promise<voi
  */
 export async function subscribeItem(ctx: Context, rawId: string): Promise<AsyncIterableIterator<ItemEvent>> {
   requireViewer(ctx);
-  const id = parseId('itemId', rawId);
+  const id = parseId('itemId', 'Item', rawId);
   const { pubsub, stores, clock } = ctx.services;
   const sale = new SaleUpdates();
   const stream = await eventStream(pubsub, itemChannel(id), sale);

@@ -1,11 +1,13 @@
-/** Item and purchase ids are timeuuids; anything else is refused before it reaches Cassandra. */
+/** Item and purchase keys are timeuuids; anything else is refused before it reaches Cassandra. */
 import { badInput } from '../../errors.js';
+import { keyOf } from '../shared/global-ids.js';
 import { isTimeUuid } from '../../timeuuids.js';
 import { decodeCursor, encodeCursor } from '../../pagination.js';
 
-export function parseId(field: string, raw: string): string {
+/** The key of an item's or a purchase's id, global or the bare timeuuid served before ids were global. */
+export function parseId(field: string, typename: 'Item' | 'Purchase', raw: string): string {
   // Lower case: the canonical form, so ids compare (and key loaders) as strings.
-  const id = raw.trim().toLowerCase();
+  const id = keyOf(field, typename, raw.trim()).toLowerCase();
   if (!isTimeUuid(id)) throw badInput(field, `${field} is not a valid id`);
   return id;
 }

@@ -13,6 +13,7 @@ import { parseMonth } from '../../buckets.js';
 import { isPossibleLogin, pageSize, requireLength } from '../../validation.js';
 import { existingUser, normalizeLogin } from '../accounts/accounts.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './validation.js';
 import type { Page } from '../../db/cassandra/page.js';
@@ -63,7 +64,12 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
 
 export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord | null> {
   requireViewer(ctx);
-  return ctx.loaders.item.load(parseId('itemId', rawId));
+  return ctx.loaders.item.load(parseId('itemId', 'Item', rawId));
+}
+
+/** node(id:)'s items, by key: any signed-in viewer, as with item(itemId:). */
+export function itemNodes(ctx: Context, keys: readonly string[]): Array<Promise<ItemRecord | null>> {
+  return eachVisibleOrNull(keys, (key) => itemById(ctx, key));
 }
 
 const itemConnection = (page: Page<ItemSummary>): Connection<ItemView> =>

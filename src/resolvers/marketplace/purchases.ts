@@ -10,17 +10,23 @@ import { existingUser } from '../accounts/accounts.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import type { ItemView } from './items.js';
 
 export async function purchaseById(ctx: Context, rawId: string): Promise<PurchaseRecord | null> {
   const viewer = requireViewer(ctx);
-  const purchase = await ctx.loaders.purchase.load(parseId('purchaseId', rawId));
+  const purchase = await ctx.loaders.purchase.load(parseId('purchaseId', 'Purchase', rawId));
   if (!purchase) return null;
   if (viewer.login !== purchase.buyer && viewer.login !== purchase.seller) {
     throw forbidden('Only the buyer and the seller see a purchase');
   }
   return purchase;
+}
+
+/** node(id:)'s purchases, by key: their buyer and their seller, as with purchase(purchaseId:). */
+export function purchaseNodes(ctx: Context, keys: readonly string[]): Array<Promise<PurchaseRecord | null>> {
+  return eachVisibleOrNull(keys, (key) => purchaseById(ctx, key));
 }
 
 /** The viewer's completed purchases, newest first. */

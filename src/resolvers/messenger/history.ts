@@ -1,15 +1,26 @@
 /** A conversation's messages, newest first, across month buckets. */
 import type { Context } from '../context.js';
-import { conversationKey } from './model.js';
+import { conversationKey, parseDirectMessageKey } from './model.js';
 
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger/rows.js';
 
 // The conversation key rides in the cursor: a cursor only pages the conversation it came from.
 const cursorOf = (key: string) => (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: key });
+
+/** node(id:)'s direct messages, by key (directMessageKey): their sender and their recipient only. */
+export function directMessageNodes(ctx: Context, keys: readonly string[]): Array<Promise<DirectMessageRecord | null>> {
+  return eachVisibleOrNull(keys, async (key) => {
+    const viewer = requireViewer(ctx);
+    const parsed = parseDirectMessageKey(key);
+    if (!parsed || !parsed.logins.includes(viewer.login)) return null;
+    return ctx.services.stores.directMessages.byId(parsed.conversation, parsed.id);
+  });
+}
 
 /**
  * Walks the conversation's month buckets (listed in the viewer's inbox row)

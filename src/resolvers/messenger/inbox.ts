@@ -1,11 +1,13 @@
 /** The inbox (conversations) and one conversation, as the logged-in user sees them. */
 import type { Context } from '../context.js';
-import { conversationKey } from './model.js';
+import { conversationKey, directMessageKey } from './model.js';
+import { globalId } from '../shared/global-ids.js';
 
 import { Limits } from '../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 import { requirePartner } from './participants.js';
 import type { ConversationRecord } from '../../db/messenger/rows.js';
 
@@ -29,8 +31,12 @@ function isAfter(c: ConversationRecord, pos: InboxPosition): boolean {
   return c.lastMessageTicks! < t || (c.lastMessageTicks === t && c.partner > pos.p);
 }
 
-/** A conversation's id: its key, the two logins in sorted order, whoever looks at it. */
+/** A conversation's key: the two logins in sorted order, whoever looks at it. */
 export const conversationId = (c: ConversationRecord) => conversationKey(c.owner, c.partner);
+
+/** A read point (a timeuuid of the conversation between owner and partner) as the global id of its message. */
+export const readPointId = (c: { owner: string; partner: string }, readPoint: string | null): string | null =>
+  readPoint === null ? null : globalId('DirectMessage', directMessageKey(c.owner, c.partner, readPoint));
 
 /**
  * The logged-in user's inbox, most recent conversation first. Each page is cut
@@ -50,6 +56,16 @@ export async function conversations(
   const page = all.slice(start, start + first);
   return connection(page, (c) => encodeCursor({ t: c.lastMessageTicks!.toString(), p: c.partner }), {
     hasNextPage: start + first < all.length,
+  });
+}
+
+/** node(id:)'s conversations, by key ("a:b"): one of the two only, as with conversation(with:). */
+export function conversationNodes(ctx: Context, keys: readonly string[]): Array<Promise<ConversationRecord | null>> {
+  return eachVisibleOrNull(keys, async (key) => {
+    const viewer = requireViewer(ctx);
+    const logins = key.split(':');
+    if (logins.length !== 2 || conversationKey(logins[0]!, logins[1]!) !== key || !logins.includes(viewer.login)) return null;
+    return conversation(ctx, logins[0] === viewer.login ? logins[1]! : logins[0]!);
   });
 }
 

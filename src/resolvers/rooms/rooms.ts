@@ -12,6 +12,7 @@ import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
+import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
@@ -155,6 +156,11 @@ export async function roomByName(ctx: Context, rawName: string): Promise<RoomRec
   const name = normalizeRoomName(rawName);
   if (!isPossibleRoomName(name)) return null;
   return (await ctx.services.stores.rooms.byName(name)) ?? null;
+}
+
+/** node(id:)'s rooms, by name: any signed-in viewer sees any room, as with room(name:). */
+export function roomNodes(ctx: Context, names: readonly string[]): Array<Promise<RoomRecord | null>> {
+  return eachVisibleOrNull(names, (name) => roomByName(ctx, name));
 }
 
 /**

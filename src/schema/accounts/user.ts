@@ -3,8 +3,12 @@ import * as accounts from '../../resolvers/accounts/accounts.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 
-export const UserRef = builder.objectRef<UserRecord>('User').implement({
+export const UserRef = builder.objectRef<UserRecord>('User');
+
+builder.node(UserRef, {
   description: 'A registered person',
+  id: { resolve: (u) => u.login, extensions: sameForEveryViewer },
+  loadMany: (logins, ctx) => accounts.userNodes(ctx, logins),
   fields: (t) => ({
     login: t.exposeString('login'),
     firstname: t.exposeString('firstname'),

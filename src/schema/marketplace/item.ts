@@ -8,10 +8,13 @@ import { Limits } from '../../limits.js';
 import { DecimalRef } from './money.js';
 import { UserRef } from '../accounts/user.js';
 
-export const ItemRef = builder.objectRef<ItemView>('Item').implement({
+export const ItemRef = builder.objectRef<ItemView>('Item');
+
+builder.node(ItemRef, {
   description: 'Something for sale: a number of units at a unit price, between a start and an end date',
+  id: { resolve: (item) => item.id, extensions: sameForEveryViewer },
+  loadMany: (keys, ctx) => items.itemNodes(ctx, keys),
   fields: (t) => ({
-    id: t.exposeID('id'),
     seller: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (item, _args, ctx) => items.itemSeller(ctx, item) }),
     name: t.exposeString('name'),
     description: t.string({ extensions: sameForEveryViewer, resolve: (item, _args, ctx) => items.itemDescription(ctx, item) }),

@@ -24,9 +24,13 @@ const PurchaseStatusRef = builder.enumType('PurchaseStatus', {
   } as const,
 });
 
-export const PurchaseRef = builder.objectRef<PurchaseRecord>('Purchase').implement({
+export const PurchaseRef = builder.objectRef<PurchaseRecord>('Purchase');
+
+builder.node(PurchaseRef, {
+  description: 'Units of an item bought by a buyer',
+  id: { resolve: (p) => p.id, extensions: sameForEveryViewer },
+  loadMany: (keys, ctx) => purchases.purchaseNodes(ctx, keys),
   fields: (t) => ({
-    id: t.exposeID('id'),
     item: t.field({ type: ItemRef, extensions: sameForEveryViewer, resolve: (p, _args, ctx) => purchases.purchaseItem(ctx, p) }),
     buyer: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (p, _args, ctx) => purchases.purchaseBuyer(ctx, p) }),
     unitPrice: t.field({ type: DecimalRef, resolve: (p) => p.unitPrice }),

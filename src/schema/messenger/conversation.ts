@@ -10,10 +10,13 @@ import { DirectMessageConnection, DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
 import type { ConversationRecord } from '../../db/messenger/rows.js';
 
-export const ConversationRef = builder.objectRef<ConversationRecord>('Conversation').implement({
+export const ConversationRef = builder.objectRef<ConversationRecord>('Conversation');
+
+builder.node(ConversationRef, {
   description: 'A direct conversation, as the logged-in user sees it (one row of their inbox)',
+  id: { resolve: (c) => inbox.conversationId(c), extensions: sameForEveryViewer },
+  loadMany: (keys, ctx) => inbox.conversationNodes(ctx, keys),
   fields: (t) => ({
-    id: t.id({ description: 'The two logins in sorted order, "smaller:bigger"', resolve: (c) => inbox.conversationId(c) }),
     partner: t.field({
       type: UserRef,
       description: 'The other participant',
@@ -26,14 +29,14 @@ export const ConversationRef = builder.objectRef<ConversationRecord>('Conversati
     firstUnreadAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.firstUnreadAt }),
     readUpTo: t.id({
       nullable: true,
-      description: 'My read point: the newest message my last markConversationRead covered; every message sent at or before it is read',
-      resolve: (c) => c.readUpTo,
+      description: 'My read point: the id of the newest message my last markConversationRead covered; every message sent at or before it is read',
+      resolve: (c) => inbox.readPointId(c, c.readUpTo),
     }),
     readAt: t.field({ type: 'DateTime', nullable: true, description: 'When I last marked it read', resolve: (c) => c.readAt }),
     partnerReadUpTo: t.id({
       nullable: true,
-      description: "The partner's read point (read receipt): my messages sent at or before it are read",
-      resolve: (c) => c.partnerReadUpTo,
+      description: "The partner's read point (read receipt): the id of the newest message they read; my messages sent at or before it are read",
+      resolve: (c) => inbox.readPointId(c, c.partnerReadUpTo),
     }),
     partnerReadAt: t.field({
       type: 'DateTime',

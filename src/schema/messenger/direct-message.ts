@@ -1,16 +1,21 @@
 
 import { participant } from '../../resolvers/messenger/participants.js';
 import { sendDirectMessage } from '../../resolvers/messenger/send.js';
+import { directMessageNodes } from '../../resolvers/messenger/history.js';
+import { directMessageKey } from '../../resolvers/messenger/model.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import type { DirectMessageRecord } from '../../db/messenger/rows.js';
 
-export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMessage').implement({
+export const DirectMessageRef = builder.objectRef<DirectMessageRecord>('DirectMessage');
+
+builder.node(DirectMessageRef, {
   description: 'A message between two users',
+  id: { resolve: (m) => directMessageKey(m.sender, m.recipient, m.id), extensions: sameForEveryViewer },
+  loadMany: (keys, ctx) => directMessageNodes(ctx, keys),
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'A time-based UUID; ids sort by send time' }),
     from: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.sender) }),
     to: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (m, _args, ctx) => participant(ctx, m.recipient) }),
     content: t.exposeString('content', {

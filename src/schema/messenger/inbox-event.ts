@@ -9,6 +9,7 @@ import {
   type MentionedEvent,
 } from '../../resolvers/messenger/events.js';
 import { participant } from '../../resolvers/messenger/participants.js';
+import { readPointId } from '../../resolvers/messenger/inbox.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { ConversationRef } from './conversation.js';
@@ -40,7 +41,7 @@ const ConversationRead = builder.objectRef<ConversationReadEvent>('ConversationR
     }),
     reader: t.field({ type: UserRef, description: 'Who read', extensions: sameForEveryViewer, resolve: (e, _args, ctx) => participant(ctx, e.reader) }),
     readAt: t.field({ type: 'DateTime', resolve: (e) => e.readAt }),
-    readUpTo: t.id({ description: 'Every message sent at or before this one is read', resolve: (e) => e.readUpTo }),
+    readUpTo: t.id({ description: 'The id of the newest message read: every message sent at or before it is read', resolve: (e) => readPointId(e, e.readUpTo)! }),
   }),
 });
 

@@ -9,13 +9,14 @@ import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 
-export const MessageRef = builder.objectRef<MessageRecord>('Message').implement({
+export const MessageRef = builder.objectRef<MessageRecord>('Message');
+
+builder.node(MessageRef, {
   description: 'A message in a chat room',
+  // Its id is the one message(messageId:) takes, and already global (src/resolvers/shared/global-ids.ts).
+  id: { resolve: (m) => encodeMessageId(m), extensions: sameForEveryViewer },
+  loadMany: (ids, ctx) => messages.messageNodes(ctx, ids),
   fields: (t) => ({
-    id: t.id({
-      description: 'Opaque; enough to read the message again with message(messageId:)',
-      resolve: (m) => encodeMessageId(m),
-    }),
     roomName: t.exposeString('roomName'),
     author: t.field({
       type: UserRef,

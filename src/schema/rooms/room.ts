@@ -9,8 +9,12 @@ import { UserRef } from '../accounts/user.js';
 import { MessageConnection } from './message.js';
 import './room-events.js';
 
-export const RoomRef = builder.objectRef<RoomRecord>('Room').implement({
+export const RoomRef = builder.objectRef<RoomRecord>('Room');
+
+builder.node(RoomRef, {
   description: 'A chat room',
+  id: { resolve: (r) => r.name, extensions: sameForEveryViewer },
+  loadMany: (names, ctx) => rooms.roomNodes(ctx, names),
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Unique, case-insensitive (stored lowercase)' }),
     banner: t.exposeString('banner', { nullable: true }),

@@ -4,7 +4,9 @@ import ComplexityPlugin from '@pothos/plugin-complexity';
 import { Kind } from 'graphql';
 import type { Context } from '../../resolvers/context.js';
 import type { BigDecimal } from '../../db/cassandra/client.js';
-import { AppError, ErrorCode } from '../../errors.js';
+import { AppError, ErrorCode, badInput } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { decodeGlobalId, globalId, type NodeType } from '../../resolvers/shared/global-ids.js';
 import { fieldComplexity } from './complexity.js';
 import { parseDateTime } from './date-time.js';
 
@@ -25,8 +27,24 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    nodeQueryOptions: false,
-    nodesQueryOptions: false,
+    // Relay's object identification: src/resolvers/shared/global-ids.ts says what an id is.
+    encodeGlobalID: (typename, key) => globalId(typename as NodeType, String(key)),
+    decodeGlobalID: (id) => decodeGlobalId('id', id),
+    nodeTypeOptions: { description: 'An object a client can read again by its id alone, with node(id:) or nodes(ids:)' },
+    idFieldOptions: { description: 'Globally unique and opaque: node(id:) reads the object again' },
+    nodeQueryOptions: {
+      description:
+        'Any object by its global id, with the same authorization as its own query: null where the object does not exist ' +
+        'or the viewer may not see it (the two look the same). An id that is no object id at all is BAD_USER_INPUT (field id).',
+    },
+    nodesQueryOptions: {
+      description: `Objects by their global ids, in the same order, each null as node(id:) would be; at most ${Limits.page.max} ids (BAD_USER_INPUT, field ids).`,
+      complexity: (args: { ids?: unknown[] }) => ({ field: 1, multiplier: Math.max(1, Array.isArray(args.ids) ? args.ids.length : 1) }),
+      resolve: (_root, args, _ctx, _info, resolveNodes) => {
+        if (args.ids.length > Limits.page.max) throw badInput('ids', `ids holds at most ${Limits.page.max} ids`);
+        return resolveNodes(args.ids);
+      },
+    },
   },
   complexity: {
     limit: (ctx) => ({ complexity: ctx.services.config.limits.maxCost }),

@@ -5,6 +5,7 @@ import { CreateItemDocument, type CreateItemInput } from '../../generated/graphq
 import { gqlOk } from '../http.js';
 export { cqlRow, cqlRows } from '../cql.js';
 import type { TestUser } from './users.js';
+import { keyOf } from '../ids.js';
 
 const HOUR = 3_600_000;
 
@@ -26,4 +27,5 @@ export async function createItem(app: App, seller: TestUser, overrides: Partial<
   return (await gqlOk(app, CreateItemDocument, { input: itemInput(overrides, now) }, seller.token)).createItem;
 }
 
-export const uuid = (id: string) => TimeUuid.fromString(id);
+/** The timeuuid key of an item or purchase id the API gave (global), for reading its rows in CQL. */
+export const uuid = (id: string) => TimeUuid.fromString(keyOf(id));

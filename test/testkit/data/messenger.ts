@@ -8,15 +8,19 @@ import {
 } from '../../generated/graphql.js';
 import { gqlOk } from '../http.js';
 import type { TestUser } from './users.js';
+import { keyOf } from '../ids.js';
 
 export async function send(app: App, from: TestUser, to: TestUser | string, content: string) {
   const login = typeof to === 'string' ? to : to.login;
   return (await gqlOk(app, SendDirectMessageDocument, { to: login, content }, from.token)).sendDirectMessage;
 }
 
-/** A message id's time in 100 ns ticks: the exact order of messages. */
+/** A direct message's timeuuid, from its global id (or as it is, when bare). */
+export const timeUuidOf = (id: string) => keyOf(id).split(':').at(-1)!;
+
+/** A direct message's time in 100 ns ticks, from its id: the exact order of messages. */
 export function ticksOf(id: string): bigint {
-  const { date, ticks } = TimeUuid.fromString(id).getDatePrecision();
+  const { date, ticks } = TimeUuid.fromString(timeUuidOf(id)).getDatePrecision();
   return BigInt(date.getTime()) * 10_000n + BigInt(ticks);
 }
 

@@ -14,6 +14,7 @@ import { Limits } from '../../../limits.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, type HistoryPosition } from '../../../pagination.js';
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
+import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId } from '../ids.js';
 import { isParticipant } from '../access.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
@@ -88,6 +89,11 @@ export async function messageById(ctx: Context, id: string): Promise<MessageReco
     throw forbidden('Only participants read the messages of a room');
   }
   return message;
+}
+
+/** node(id:)'s room messages: their room's participants and their author, as with message(messageId:). */
+export function messageNodes(ctx: Context, ids: readonly string[]): Array<Promise<MessageRecord | null>> {
+  return eachVisibleOrNull(ids, (id) => messageById(ctx, id));
 }
 
 /** The author or the room's creator hides a message: its content is then null for everyone. */
