@@ -1,7 +1,9 @@
 /**
- * Typed documents for the operations the tests send: `npm run codegen` reads
- * schema.graphql and test/operations/*.graphql and writes test/generated/,
- * including persisted-documents.json, the trusted-documents manifest a client
+ * Typed documents: `npm run codegen` reads schema.graphql and the operations
+ * of the tests (test/operations/*.graphql, into test/generated/) and of the
+ * reference web client (the graphql() calls of examples/web-chat/src/, into
+ * examples/web-chat/src/gql/), writing for each the typed documents and
+ * persisted-documents.json, the trusted-documents manifest a client
  * ships to the server (TRUSTED_DOCUMENTS_FILE): ids are "sha256:<hex of the
  * printed document>", as in GraphQL over HTTP's persisted documents appendix.
  * A test fails when the generated files are stale.
@@ -10,11 +12,22 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['test/operations/**/*.graphql'],
   ignoreNoDocuments: false,
   emitLegacyCommonJSImports: false,
   generates: {
+    'examples/web-chat/src/gql/': {
+      documents: ['examples/web-chat/src/**/*.{ts,tsx}', '!examples/web-chat/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
+      config: {
+        scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
+        enumsAsTypes: true,
+        useTypeImports: true,
+        skipTypename: false,
+      },
+    },
     'test/generated/': {
+      documents: ['test/operations/**/*.graphql'],
       preset: 'client',
       presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
       config: {
