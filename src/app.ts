@@ -142,7 +142,7 @@ export function createApp(options: AppOptions = {}): App {
         await services.passwords.close();
         await services.revocations.stop();
         // Reaction events still waiting out their coalescing window go now, while pub/sub is open.
-        await services.rooms.reactionEvents.flush();
+        await services.rooms.coalescedEvents.flush();
         await services.pubsub.close();
         await services.db.shutdown();
         services = undefined;

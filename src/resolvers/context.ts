@@ -40,6 +40,7 @@ export class Loaders {
   private rooms?: DataLoader<string, RoomRecord | null>;
   private messages?: DataLoader<string, MessageRecord | null>;
   private markers?: DataLoader<string, Map<string, string | null>>;
+  private readers?: DataLoader<string, Map<string, string>>;
   private mine?: DataLoader<ViewerReactionsKey, Set<string>, string>;
 
   constructor(private readonly stores: Stores) {}
@@ -86,6 +87,12 @@ export class Loaders {
       },
       { maxBatchSize: 100 },
     ));
+  }
+
+  /** Every participant's read marker in a room, by login: one read per room for a whole page of seenBy. */
+  get roomReaders(): DataLoader<string, Map<string, string>> {
+    const { readState } = this.stores;
+    return (this.readers ??= new DataLoader((rooms: readonly string[]) => Promise.all(rooms.map((room) => readState.readersOf(room)))));
   }
 
   /** A user's read markers in every room, by room name: one read for a whole room list. */

@@ -14,7 +14,7 @@ import type { RateLimiter } from '../rate-limiter.js';
 import type { MarketplaceRuntime } from './marketplace/runtime.js';
 import type { RoomSequencer } from './rooms/live/feed.js';
 import type { RecentRoomReads } from './rooms/live/feed-access.js';
-import type { ReactionEvents } from './rooms/live/reaction-events.js';
+import type { CoalescedEvents } from './shared/coalesced-events.js';
 import type { RoomPresence } from './rooms/live/presence.js';
 import type { Metrics } from '../observability/metrics.js';
 
@@ -41,8 +41,8 @@ export interface Services {
     sequencer: RoomSequencer;
     /** Room rows shared by this instance's feed re-checks. */
     recentReads: RecentRoomReads;
-    /** ReactionChanged events due, coalesced per message. */
-    reactionEvents: ReactionEvents;
+    /** Live events due, coalesced per subject: ReactionChanged per message, RoomReadUpdated per room. */
+    coalescedEvents: CoalescedEvents;
     /** Who is online in each room, from every instance's open roomEvents subscriptions. */
     presence: RoomPresence;
   };

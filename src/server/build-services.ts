@@ -23,7 +23,7 @@ import { RevocationList } from '../auth/revocation-list.js';
 import { newMarketplaceRuntime, type MarketplaceHooks } from '../resolvers/marketplace/runtime.js';
 import { RoomSequencer } from '../resolvers/rooms/live/feed.js';
 import { RecentRoomReads } from '../resolvers/rooms/live/feed-access.js';
-import { ReactionEvents } from '../resolvers/rooms/live/reaction-events.js';
+import { CoalescedEvents } from '../resolvers/shared/coalesced-events.js';
 import { RoomPresence } from '../resolvers/rooms/live/presence.js';
 import { MemoryPresence, RedisPresence, type PresenceStore } from '../presence/presence-store.js';
 import { type Services } from '../resolvers/services.js';
@@ -95,7 +95,7 @@ export async function buildServices(
     rooms: {
       sequencer,
       recentReads: new RecentRoomReads({ stores, clock }),
-      reactionEvents: new ReactionEvents(config.rooms.reactionEventWindowMs, logger),
+      coalescedEvents: new CoalescedEvents(config.rooms.reactionEventWindowMs, logger),
       presence: new RoomPresence(presenceStore, { pubsub, clock, logger, stores }, config.rooms.presenceTtlMs),
     },
   };

@@ -41,6 +41,7 @@ describe('fields that read the viewer', () => {
       'DirectMessageReceived.conversation',
       'Item.purchases',
       'Message.replies',
+      'Message.seenBy',
       'Reaction.reactedByViewer',
       'Room.bannedParticipants',
       'Room.messages',

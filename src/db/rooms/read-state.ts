@@ -1,15 +1,21 @@
 /**
- * Read state: each participant's read marker per room (room_read_markers) and
- * the mentions of each person per room (room_mentions). A post writes no row
- * per participant: only one per person it mentions, in its own batch.
+ * Read state: each participant's read marker per room (room_read_markers, and
+ * its copy by room, room_readers) and the mentions of each person per room
+ * (room_mentions). A post writes no row per participant: only one per person
+ * it mentions, in its own batch.
  */
-import { cql, type Database, type Statement } from '../cassandra/client.js';
+import { cql, type Database, type Row, type Statement } from '../cassandra/client.js';
 import type { MessageRecord } from './messages/message-row.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { Limits } from '../../limits.js';
 
 const SELECT_MARKERS = cql('SELECT room_name, read_up_to FROM room_read_markers WHERE login = ?', { idempotent: true });
-const SELECT_MARKER = cql('SELECT read_up_to FROM room_read_markers WHERE login = ? AND room_name = ?', { idempotent: true });
+const SELECT_MARKER = cql('SELECT read_up_to, WRITETIME(read_up_to) AS written FROM room_read_markers WHERE login = ? AND room_name = ?', {
+  idempotent: true,
+});
+const COPY_READER = cql('INSERT INTO room_readers (room_name, login, read_up_to) VALUES (?, ?, ?) USING TIMESTAMP ?', { idempotent: true });
+const SELECT_READERS = cql('SELECT login, read_up_to FROM room_readers WHERE room_name = ?', { idempotent: true });
+const DROP_READERS = cql('DELETE FROM room_readers USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
 const SET_MARKER = cql('UPDATE room_read_markers SET read_up_to = ? WHERE login = ? AND room_name = ? IF read_up_to = ?', {
   idempotent: false,
 });
@@ -50,18 +56,38 @@ export class ReadStateStore {
    * Returns the marker as it ends.
    */
   async change(login: string, roomName: string, change: MarkerChange): Promise<string | null> {
-    let current = (await this.db.readSerial(SELECT_MARKER, [login, roomName]))?.read_up_to?.toString() ?? null;
+    let row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
     for (;;) {
+      const current = row?.read_up_to?.toString() ?? null;
       const next = change(current);
-      if (next === 'unchanged' || next === current) return current;
+      if (next === 'unchanged' || next === current) {
+        // The copy of a marker as it is (again: a copy whose write failed after its LWT is written now).
+        await this.copyToRoom(login, roomName, row);
+        return current;
+      }
       const outcome = await this.db.lwt(SET_MARKER, [next, login, roomName, current], async () => {
-        const row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
-        return { applied: (row?.read_up_to?.toString() ?? null) === next, row };
+        const read = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
+        return { applied: (read?.read_up_to?.toString() ?? null) === next, row: read };
       });
-      if (outcome.applied) return next;
-      const row = outcome.row && 'read_up_to' in outcome.row ? outcome.row : await this.db.readSerial(SELECT_MARKER, [login, roomName]);
-      current = row?.read_up_to?.toString() ?? null;
+      // The row as it is now, with its write time: read at SERIAL, after the LWT's outcome.
+      row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
+      if (outcome.applied) {
+        await this.copyToRoom(login, roomName, row);
+        return next;
+      }
     }
+  }
+
+  /** Writes the room's copy of a marker with the marker's own write time: the last change's copy wins, whatever the order. */
+  private async copyToRoom(login: string, roomName: string, row: Row | undefined): Promise<void> {
+    if (!row?.read_up_to || row.written == null) return;
+    await this.db.execute(COPY_READER, [roomName, login, row.read_up_to, row.written]);
+  }
+
+  /** Every participant's read marker in a room, by login, from the room's own partition (one read, at most 1,000 rows). */
+  async readersOf(roomName: string): Promise<Map<string, string>> {
+    const rs = await this.db.execute(SELECT_READERS, [roomName], { fetchSize: 2 * Limits.room.maxParticipants });
+    return new Map(rs.rows.map((r) => [r.login as string, r.read_up_to.toString() as string]));
   }
 
   /** The ids of the room's messages that mention the user after `after` (all of them when null), oldest first, at most `limit`. */
@@ -88,5 +114,6 @@ export class ReadStateStore {
       { stmt: DROP_MENTIONS, params: [at, login, roomName] },
     ]);
     await this.db.batchInChunks(queries, Limits.room.cleanupBatch);
+    await this.db.execute(DROP_READERS, [at, roomName]);
   }
 }

@@ -21,6 +21,7 @@ import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireParticipation } from './access.js';
 import { decodeMessageId } from './ids.js';
 import { validRoomName } from './validation.js';
+import { readMarkerMoved } from './seen-by.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 
 const { readState: limits } = Limits.room;
@@ -113,11 +114,14 @@ export async function markRoomRead(ctx: Context, rawName: string, upTo: string):
   const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
   const key = messageOfRoom('upTo', upTo, room);
   const at = timeUuidDate(key.messageId).getTime();
-  await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
+  let moved = false;
+  const marker = await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
     const mine = markerIn(room, current);
     if (mine && (timeUuidDate(mine).getTime() > at || (timeUuidDate(mine).getTime() === at && mine >= key.messageId))) return 'unchanged';
+    moved = true;
     return key.messageId;
   });
+  if (moved && marker === key.messageId) readMarkerMoved(ctx, room.name, viewer.login);
   ctx.loaders.readMarkers.clear(viewer.login);
   return readStateOf(ctx, room);
 }
@@ -133,7 +137,12 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
   const { stores, clock } = ctx.services;
   const before = await stores.roomMessages.page(room, 'older', { bucket: key.bucket, id: key.messageId }, 1, clock.now());
   const target = before.rows[0]?.messageId ?? null;
-  await stores.readState.change(viewer.login, room.name, () => target);
+  let moved = false;
+  await stores.readState.change(viewer.login, room.name, (current) => {
+    moved = current !== target;
+    return target;
+  });
+  if (moved) readMarkerMoved(ctx, room.name, viewer.login);
   ctx.loaders.readMarkers.clear(viewer.login);
   return readStateOf(ctx, room);
 }

@@ -5,6 +5,8 @@ import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { MessageRef } from './message.js';
 import { RoomRef } from './room.js';
+import { UserRef } from '../accounts/user.js';
+import { seenBy, type SeenBy } from '../../resolvers/rooms/seen-by.js';
 
 const { readState: limits } = Limits.room;
 
@@ -42,6 +44,27 @@ builder.objectFields(RoomRef, (t) => ({
     complexity: { field: 5, multiplier: 1 },
     extensions: readsViewer,
     resolve: (room, _args, ctx) => readState.readStateOf(ctx, room),
+  }),
+}));
+
+const SeenByConnection = builder.connectionObject({
+  type: UserRef,
+  name: 'SeenByConnection',
+  fields: (t) => ({
+    count: t.int({ description: 'Everyone who has seen the message, not just this page', resolve: (c) => (c as SeenBy).count }),
+  }),
+});
+
+builder.objectFields(MessageRef, (t) => ({
+  seenBy: t.field({
+    type: SeenByConnection,
+    description:
+      "The participants who have read the message (their read marker is at or past it), its author aside, in login order; " +
+      'for participants and its author. One read of the room\'s markers per request, for every message of a page. ' +
+      `Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+    args: { first: t.arg.int(), after: t.arg.string() },
+    extensions: readsViewer,
+    resolve: (m, args, ctx) => seenBy(ctx, m, args.first, args.after),
   }),
 }));
 

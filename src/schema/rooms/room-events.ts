@@ -10,6 +10,7 @@ import { MessageRef } from './message.js';
 import { ReactionRef } from './reactions.js';
 import { reactionsOf } from '../../resolvers/rooms/messages/reactions.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
+import { movedReaders } from '../../resolvers/rooms/seen-by.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 
@@ -134,6 +135,23 @@ const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorCha
   }),
 });
 
+const RoomReadUpdated = builder.objectRef<Of<'RoomReadUpdated'>>('RoomReadUpdated').implement({
+  description:
+    'Participants moved their read markers: read Message.seenBy again for the messages you show. At most one event per ' +
+    'room and server every REACTION_EVENT_WINDOW_MS (250 ms by default), naming everyone who moved in it.',
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
+    readers: t.field({
+      type: [UserRef],
+      description: 'Those whose markers moved',
+      complexity: { field: 1, multiplier: Limits.room.maxParticipants },
+      extensions: sameForEveryViewer,
+      resolve: (e, _args, ctx) => movedReaders(ctx, e.readers),
+    }),
+  }),
+});
+
 const FeedInterrupted = builder.objectRef<FeedInterruptedItem>('FeedInterrupted').implement({
   description:
     'The event bus was interrupted and live events of this room may have been lost; the feed goes on live. ' +
@@ -164,6 +182,7 @@ const RoomEventRef = builder.unionType('RoomEvent', {
     ParticipantMuted,
     SlowModeChanged,
     ModeratorChanged,
+    RoomReadUpdated,
     FeedInterrupted,
   ],
   resolveType: (event) => event.kind,

@@ -35,7 +35,9 @@ export type RoomEvent =
   | { kind: 'ParticipantRemoved'; roomName: string; user: ChatUser; by: ChatUser; banned: boolean }
   | { kind: 'ParticipantMuted'; roomName: string; user: ChatUser; until: string | null; by: ChatUser }
   | { kind: 'SlowModeChanged'; roomName: string; seconds: number | null; by: ChatUser }
-  | { kind: 'ModeratorChanged'; roomName: string; user: ChatUser; moderator: boolean; by: ChatUser };
+  | { kind: 'ModeratorChanged'; roomName: string; user: ChatUser; moderator: boolean; by: ChatUser }
+  /** The logins whose read markers moved (coalesced per window): their seenBy may have changed. */
+  | { kind: 'RoomReadUpdated'; roomName: string; readers: string[] };
 
 /** A place in a room's publish order, taken before the write and filled (or given up) after it. */
 export interface Turn {

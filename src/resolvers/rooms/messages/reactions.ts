@@ -47,7 +47,7 @@ async function reactableMessage(ctx: Context, id: string): Promise<{ message: Me
 /** Announces, once per coalescing window, that this message's reactions changed, with the counts as they are then. */
 function reactionsChanged(ctx: Context, message: MessageRecord): void {
   const { stores, rooms, clock } = ctx.services;
-  rooms.reactionEvents.changed(message.roomName, message.messageId, async () => {
+  rooms.coalescedEvents.changed(`reactions\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     // Taken before the read: events of two servers may arrive in either order, and a client keeps the later count.
     const countedAt = clock.now().getTime();
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);

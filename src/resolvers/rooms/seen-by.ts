@@ -1,0 +1,64 @@
+/**
+ * Who has seen a room message: the participants (its author aside) whose read
+ * marker is at or past it. It comes from the markers' copy by room
+ * (room_readers): one read per room and request, whatever the page of
+ * messages or the number of participants, and no write per message per
+ * reader. RoomReadUpdated tells a room's subscribers, coalesced, whose
+ * markers moved, so a client reads seenBy again for what it shows.
+ */
+import type { Context } from '../context.js';
+import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
+import type { UserRecord } from '../../db/accounts/users.js';
+import { forbidden } from '../../errors.js';
+import { madeAfter, timeUuidDate } from '../../timeuuids.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
+import { pageSize } from '../../validation.js';
+import { isPossibleLogin } from '../../validation.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant } from './access.js';
+import { distinctPeople, personAsUser } from './people.js';
+
+export interface SeenBy extends Connection<UserRecord> {
+  /** Everyone who has seen it, not just this page. */
+  count: number;
+}
+
+const encodeSeenByCursor = (u: UserRecord) => encodeCursor({ l: u.login });
+
+/** Those who have seen the message, in login order, a page at a time. Participants and the author only. */
+export async function seenBy(ctx: Context, message: MessageRecord, first: number | null | undefined, after: string | null | undefined): Promise<SeenBy> {
+  const viewer = requireViewer(ctx);
+  const size = pageSize('first', first);
+  const from = after ? decodeCursor('after', after, (p): p is { l: string } => typeof p.l === 'string' && isPossibleLogin(p.l)).l : null;
+  const room = await ctx.loaders.room.load(message.roomName);
+  if (!room || (!isParticipant(room, viewer.login) && message.author.login !== viewer.login)) {
+    throw forbidden('Only participants see who has read the messages of a room');
+  }
+  const readers = await ctx.loaders.roomReaders.load(room.name);
+  const seen = distinctPeople(room.participants).filter((p) => p.login !== message.author.login && hasSeen(room, readers.get(p.login), message));
+  const start = from === null ? 0 : seen.findIndex((p) => p.login > from);
+  const rest = start < 0 ? [] : seen.slice(start);
+  const page = rest.slice(0, size).map((p) => personAsUser(ctx, p));
+  return { ...connection(page, encodeSeenByCursor, { hasNextPage: rest.length > size }), count: seen.length };
+}
+
+/** A marker of this incarnation of the room (not one left by a room of the same name deleted before) at or past the message. */
+function hasSeen(room: RoomRecord, marker: string | undefined, message: MessageRecord): boolean {
+  if (!marker || timeUuidDate(marker) < room.createdAt) return false;
+  return marker === message.messageId || madeAfter(marker, message.messageId);
+}
+
+/** Someone's marker moved in this room: its subscribers hear it once per window, with every reader who moved in it. */
+export function readMarkerMoved(ctx: Context, roomName: string, login: string): void {
+  const { rooms } = ctx.services;
+  rooms.coalescedEvents.add(`reads\u0000${roomName}`, login, async (readers) => {
+    await rooms.sequencer.take(roomName).publish([{ kind: 'RoomReadUpdated', roomName, readers }]);
+  });
+}
+
+/** The users a RoomReadUpdated names (one who has since closed their account is left out). */
+export async function movedReaders(ctx: Context, logins: string[]): Promise<UserRecord[]> {
+  const users = await ctx.loaders.user.loadMany(logins);
+  return users.filter((u): u is UserRecord => !!u && !(u instanceof Error));
+}
