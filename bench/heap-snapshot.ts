@@ -23,6 +23,7 @@ export interface HeapTally {
 
 /** The package a script URL belongs to: "@scope/name" or "name" under node_modules, else the path under the project. */
 function packageOf(url: string): string {
+  if (url === '(sliced string)' || url === '(concatenated string)') return '(a script whose name the snapshot does not keep)';
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (m) return m[1]!;
   const ours = /\/(src|dist)\/(.*)$/.exec(url);
@@ -68,11 +69,15 @@ export function tallyHeap(file: string): HeapTally {
     const name = type.includes('string') ? '(string)' : type === 'code' ? '(code)' : nameOf(n).slice(0, 60);
     bump(tally.byConstructor, `${type} ${name}`, size);
     if (type !== 'closure') continue;
-    const shared = edge(n, 'shared');
-    const script = shared === undefined ? undefined : edge(shared, 'script_or_debug_info');
+    // A bound function (fn.bind) counts with the function it binds; a closure without a script is V8's own (a
+    // promise's resolving functions, an async function's await steps).
+    const bound = edge(n, 'bound_function');
+    const shared = edge(bound ?? n, 'shared');
+    // V8 names the edge either way, by version and by how far the function was compiled.
+    const script = shared === undefined ? undefined : (edge(shared, 'script_or_debug_info') ?? edge(shared, 'script'));
     const url = script === undefined ? '' : nameOf(edge(script, 'name') ?? script);
     const context = edge(n, 'context');
-    const owner = packageOf(url);
+    const owner = `${script === undefined ? 'V8 builtins (promise resolvers, await steps)' : packageOf(url)}${bound === undefined ? '' : ' (bound functions)'}`;
     bump(tally.closuresByPackage, owner, size);
     // A context is counted with the first closure of the package that points at it (contexts are shared by a scope's closures).
     if (context !== undefined && nameOf(context) === 'system / Context' && !seenContexts.has(context)) {

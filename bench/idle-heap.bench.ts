@@ -89,6 +89,7 @@ export default async function run(): Promise<string> {
   } finally {
     await clients.stop();
     await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP_SNAPSHOTS) console.log(`snapshots kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -57,6 +57,8 @@ export const ErrorCode = {
   BANNED: 'BANNED',
   /** A moderator muted this user in the room until extensions.mutedUntil (extensions.retryAfter seconds). */
   MUTED: 'MUTED',
+  /** The poll closed at extensions.closedAt: it takes no more votes. */
+  POLL_CLOSED: 'POLL_CLOSED',
   // marketplace
   AUCTION_FINISHED: 'AUCTION_FINISHED',
   NOT_ENOUGH_UNITS: 'NOT_ENOUGH_UNITS',

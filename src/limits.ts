@@ -87,6 +87,8 @@ export const Limits = {
      * firstReactors people shown per emoji.
      */
     reactions: { maxKinds: 20, firstReactors: 3, emojiMaxLength: 64 },
+    /** Polls: 2 to 10 answers of at most 100 characters each, closing at most 32 days after the post (Discord's bounds). */
+    poll: { minAnswers: 2, maxAnswers: 10, answerMax: 100, maxOpenDays: 32 },
     /** Pinned messages per room; a pin or unpin retries its LWT this many times while others get in first. */
     maxPins: 50,
     pinAttempts: 100,

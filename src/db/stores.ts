@@ -14,6 +14,7 @@ import { MessageClientIdStore } from './rooms/messages/message-client-ids.js';
 import { MessagesByAuthorStore } from './rooms/messages/messages-by-author.js';
 import { MessageEditStore } from './rooms/messages/message-edits.js';
 import { ReactionStore } from './rooms/messages/reactions.js';
+import { PollVoteStore } from './rooms/messages/poll-votes.js';
 import { ThreadStore } from './rooms/messages/threads.js';
 import { PinStore } from './rooms/messages/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
@@ -40,6 +41,7 @@ export function createStores(db: Database) {
     messagesByAuthor: new MessagesByAuthorStore(db),
     messageEdits: new MessageEditStore(db),
     reactions: new ReactionStore(db),
+    pollVotes: new PollVoteStore(db),
     threads: new ThreadStore(db, roomMessages),
     pins: new PinStore(db),
     readState: new ReadStateStore(db),

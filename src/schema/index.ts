@@ -9,6 +9,7 @@ import './rooms/message.js';
 import './rooms/message-edits.js';
 import './rooms/reactions.js';
 import './rooms/threads.js';
+import './rooms/polls.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';

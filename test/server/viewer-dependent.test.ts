@@ -42,6 +42,7 @@ describe('fields that read the viewer', () => {
       'Item.purchases',
       'Message.replies',
       'Message.seenBy',
+      'Poll.myAnswers',
       'Reaction.reactedByViewer',
       'Room.bannedParticipants',
       'Room.messages',

@@ -6,12 +6,20 @@
  * live where their rows are read, in src/db/rooms/.
  */
 import type { RoomIncarnation } from '../../db/rooms/messages/room-messages.js';
-import { postedMessage, type MessageRecord } from '../../db/rooms/messages/message-row.js';
+import { postedMessage, type MessageRecord, type PollDefinition } from '../../db/rooms/messages/message-row.js';
 import type { ChatUser } from '../../db/rooms/chat-user.js';
 import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
 import { messageTerms } from './messages/search-terms.js';
+
+/** What a post adds to its text: a thread, mentions, a poll, the message it forwards. */
+export interface MessageExtras {
+  replyTo?: string | null;
+  mentions?: ChatUser[];
+  poll?: PollDefinition | null;
+  forwardedFrom?: string | null;
+}
 
 /** Only the three fields: anything more would fail to encode as a chat_user. */
 export function chatUser(user: { login: string; firstname: string; lastname: string }): ChatUser {
@@ -28,7 +36,7 @@ export function newMessage(
   author: ChatUser,
   content: string,
   systemMessage: boolean,
-  thread: { replyTo?: string | null; mentions?: ChatUser[] } = {},
+  thread: MessageExtras = {},
 ): MessageRecord {
   return messageWithId(room, newTimeUuid(at).toString(), author, content, systemMessage, thread);
 }
@@ -43,7 +51,7 @@ export function messageWithId(
   author: ChatUser,
   content: string,
   systemMessage: boolean,
-  thread: { replyTo?: string | null; mentions?: ChatUser[] } = {},
+  thread: MessageExtras = {},
 ): MessageRecord {
   return postedMessage({
     roomName: room.name,
@@ -54,6 +62,8 @@ export function messageWithId(
     systemMessage,
     replyTo: thread.replyTo ?? null,
     mentions: thread.mentions ?? [],
+    poll: thread.poll ?? null,
+    forwardedFrom: thread.forwardedFrom ?? null,
     terms: messageTerms(content, systemMessage),
   });
 }

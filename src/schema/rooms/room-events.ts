@@ -23,7 +23,7 @@ const CURSOR = {
   extensions: sameForEveryViewer,
 };
 
-type MessageEventKind = 'MessagePosted' | 'MessageHidden' | 'MessageEdited' | 'MessageDeleted' | 'MessagePinned' | 'MessageUnpinned';
+type MessageEventKind = 'MessagePosted' | 'MessageHidden' | 'MessageEdited' | 'MessageDeleted' | 'MessagePinned' | 'MessageUnpinned' | 'PollUpdated';
 
 /** An event about one message, which it carries as it was when the event was sent. */
 function messageEvent<K extends MessageEventKind>(kind: K, description: string) {
@@ -43,6 +43,10 @@ const MessageEdited = messageEvent('MessageEdited', 'A message was edited: keep 
 const MessageDeleted = messageEvent('MessageDeleted', 'A message was deleted: it carries the tombstone');
 const MessagePinned = messageEvent('MessagePinned', "The room's creator pinned a message");
 const MessageUnpinned = messageEvent('MessageUnpinned', "The room's creator unpinned a message");
+const PollUpdated = messageEvent(
+  'PollUpdated',
+  'Votes of a poll changed: its message, whose poll shows the counts as they are now. At most one event per poll and server every REACTION_EVENT_WINDOW_MS',
+);
 
 const ReactionChanged = builder.objectRef<Of<'ReactionChanged'>>('ReactionChanged').implement({
   description: 'Reactions to a message changed: at most one event per message and server every REACTION_EVENT_WINDOW_MS (250 ms by default)',
@@ -183,6 +187,7 @@ const RoomEventRef = builder.unionType('RoomEvent', {
     SlowModeChanged,
     ModeratorChanged,
     RoomReadUpdated,
+    PollUpdated,
     FeedInterrupted,
   ],
   resolveType: (event) => event.kind,

@@ -30,6 +30,10 @@ export interface MessageRecord {
   mentions: ChatUser[];
   /** Every reaction emoji it has been given (kept when their count falls to 0). */
   reactionKinds: string[];
+  /** The poll it carries (its question is the content), fixed when posted; null for a plain message. */
+  poll: PollDefinition | null;
+  /** For a forwarded message, the id (as the API gives it) of the room message it copies. */
+  forwardedFrom: string | null;
   /**
    * Its search terms, only on a message about to be written (its insert
    * indexes them). Reads leave them out: nothing serves them.
@@ -37,9 +41,16 @@ export interface MessageRecord {
   terms?: string[];
 }
 
+/** A poll as posted: its answers, whether a voter may pick several, and when voting ends (ISO; null: never). */
+export interface PollDefinition {
+  answers: string[];
+  multipleChoice: boolean;
+  closesAt: string | null;
+}
+
 /** The parts of a message a post decides; the rest start empty. */
 export type NewMessageRecord = Pick<MessageRecord, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
-  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms'>>;
+  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms' | 'poll' | 'forwardedFrom'>>;
 
 /** A message as it is right after its post: visible, unedited, unreacted, without replies. */
 export function postedMessage(fields: NewMessageRecord): MessageRecord {
@@ -52,13 +63,15 @@ export function postedMessage(fields: NewMessageRecord): MessageRecord {
     lastReplyAt: null,
     mentions: [],
     reactionKinds: [],
+    poll: null,
+    forwardedFrom: null,
     ...fields,
   };
 }
 
 export const MESSAGE_COLUMNS =
   'room_name, time_bucket, message_id, content, author, system_message, visible, version, edit_id, deleted, ' +
-  'reply_to, last_reply_at, mentions, reaction_kinds';
+  'reply_to, last_reply_at, mentions, reaction_kinds, poll, forwarded_from';
 
 export function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide, edit, reply count) racing a deletion can leave a row without its insert's columns: skip it.
@@ -78,5 +91,7 @@ export function toMessage(row: Row): MessageRecord | undefined {
     lastReplyAt: row.last_reply_at ? (row.last_reply_at as Date).toISOString() : null,
     mentions: ((row.mentions ?? []) as unknown[]).map(fromUdt),
     reactionKinds: [...((row.reaction_kinds as Set<string> | null) ?? [])],
+    poll: row.poll ? (JSON.parse(row.poll as string) as PollDefinition) : null,
+    forwardedFrom: (row.forwarded_from as string | null) ?? null,
   };
 }

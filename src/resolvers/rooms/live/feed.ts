@@ -36,6 +36,8 @@ export type RoomEvent =
   | { kind: 'ParticipantMuted'; roomName: string; user: ChatUser; until: string | null; by: ChatUser }
   | { kind: 'SlowModeChanged'; roomName: string; seconds: number | null; by: ChatUser }
   | { kind: 'ModeratorChanged'; roomName: string; user: ChatUser; moderator: boolean; by: ChatUser }
+  /** A poll's votes changed (coalesced per window): the message, whose poll is read as it is when resolved. */
+  | { kind: 'PollUpdated'; roomName: string; message: MessageRecord }
   /** The logins whose read markers moved (coalesced per window): their seenBy may have changed. */
   | { kind: 'RoomReadUpdated'; roomName: string; readers: string[] };
 

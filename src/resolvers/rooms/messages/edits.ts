@@ -176,8 +176,9 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   try {
     await stores.reactions.dropAll(message);
     await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
+    if (message.poll) await stores.pollVotes.drop(message.roomName, message.messageId);
   } catch (err) {
-    ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions or mentions were not dropped");
+    ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions, mentions or votes were not dropped");
   }
   // Like the copies, a pin that failed to go is the caller's: the retry takes it off.
   await stores.messageEdits.dropCopies(message, horizonMs);

@@ -4,7 +4,7 @@
  * server's own messages are in system-messages.ts.
  */
 import type { Context } from '../../context.js';
-import { commitHorizonMs, messageWithId, newMessage } from '../model.js';
+import { commitHorizonMs, messageWithId, newMessage, type MessageExtras } from '../model.js';
 import type { RoomHead } from '../../../db/rooms/rooms.js';
 import { timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
@@ -19,7 +19,7 @@ import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
-import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 
 /**
  * A message's write is sent only while its id is younger than the write
@@ -41,6 +41,10 @@ export interface PostArgs {
   clientMessageId?: string | null;
   /** The id of the message this one replies to (a thread). */
   replyTo?: string | null;
+  /** A poll the message carries (validated by the caller: polls.ts). */
+  poll?: PollDefinition | null;
+  /** The id of the message this one forwards (checked by the caller: forwarding.ts). */
+  forwardedFrom?: string | null;
 }
 
 /**
@@ -68,7 +72,12 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
   await requirePostAllowed(ctx, room, participants, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
-  const thread = { replyTo: parent?.messageId ?? null, mentions: mentionedParticipants(participants, content) };
+  const thread: MessageExtras = {
+    replyTo: parent?.messageId ?? null,
+    mentions: mentionedParticipants(participants, content),
+    poll: args.poll ?? null,
+    forwardedFrom: args.forwardedFrom ?? null,
+  };
   const { stores } = ctx.services;
   const at = postTime(ctx.services, room);
 
@@ -117,7 +126,7 @@ async function originalPost(
   room: RoomHead,
   author: ChatUser,
   claim: { messageId: string; content: string },
-  thread: { replyTo: string | null; mentions: ChatUser[] },
+  thread: MessageExtras,
 ): Promise<MessageRecord> {
   const { roomMessages } = ctx.services.stores;
   const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
