@@ -10,6 +10,7 @@ import './rooms/message-edits.js';
 import './rooms/reactions.js';
 import './rooms/threads.js';
 import './rooms/polls.js';
+import './rooms/forwarding.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';

@@ -38,8 +38,10 @@ describe('fields that read the viewer', () => {
     const marked = fieldsTakingContext().filter((f) => isViewerDependent(f.field)).map((f) => f.name);
     expect(marked.sort()).toEqual([
       'Conversation.messages',
+      'DirectMessage.forwardedFrom',
       'DirectMessageReceived.conversation',
       'Item.purchases',
+      'Message.forwardedFrom',
       'Message.replies',
       'Message.seenBy',
       'Poll.myAnswers',

@@ -12,19 +12,19 @@ import type { DirectMessageRecord } from './rows.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 
 const INSERT = cql(
-  'INSERT INTO direct_messages (conversation, month, id, sender, recipient, content) VALUES (?, ?, ?, ?, ?, ?)',
+  'INSERT INTO direct_messages (conversation, month, id, sender, recipient, content, forwarded_from) VALUES (?, ?, ?, ?, ?, ?, ?)',
   { idempotent: true },
 );
 const SELECT_NEWEST = cql(
-  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? LIMIT ?',
+  'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? LIMIT ?',
   { idempotent: true },
 );
 const SELECT_ONE = cql(
-  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? AND id = ?',
+  'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? AND id = ?',
   { idempotent: true },
 );
 const SELECT_OLDER_THAN = cql(
-  'SELECT id, sender, recipient, content FROM direct_messages WHERE conversation = ? AND month = ? AND id < ? LIMIT ?',
+  'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? AND id < ? LIMIT ?',
   { idempotent: true },
 );
 
@@ -36,6 +36,7 @@ const toMessage = (month: number, row: Row): DirectMessageRecord => ({
   recipient: row.recipient,
   content: row.content,
   createdAt: timeUuidDate(row.id as TimeUuid),
+  forwardedFrom: (row.forwarded_from as string | null) ?? null,
 });
 
 export class DirectMessageStore {
@@ -52,7 +53,8 @@ export class DirectMessageStore {
     await this.db.batch([
       {
         stmt: INSERT,
-        params: [conversation, message.month, id, message.sender, message.recipient, message.content],
+        // forwarded_from bound unset when absent: a bound null would write a tombstone.
+        params: [conversation, message.month, id, message.sender, message.recipient, message.content, message.forwardedFrom ?? undefined],
       },
       ...inboxWritesForSend(id, message),
     ]);

@@ -12,6 +12,8 @@ export interface DirectMessageRecord {
   recipient: string;
   content: string;
   createdAt: Date;
+  /** For a forwarded message, the id (as the API gives it) of the room message it copies. */
+  forwardedFrom?: string | null;
 }
 
 /** One user's view of one conversation: that user's inbox row. */

@@ -11,7 +11,8 @@ import { blocksBetween, requireNotBlocked } from './blocks.js';
 import { normalizeLogin } from '../accounts/accounts.js';
 import type { DirectMessageRecord } from '../../db/messenger/rows.js';
 
-export async function sendDirectMessage(ctx: Context, to: string, content: string): Promise<DirectMessageRecord> {
+/** Sends `content` to `to`; `forwardedFrom` is the id of a room message it forwards (checked by forwarding.ts). */
+export async function sendDirectMessage(ctx: Context, to: string, content: string, forwardedFrom: string | null = null): Promise<DirectMessageRecord> {
   const viewer = requireViewer(ctx);
   const { min, max } = Limits.messenger.content;
   const text = requireLength('content', content.trim(), min, max);
@@ -20,7 +21,7 @@ export async function sendDirectMessage(ctx: Context, to: string, content: strin
   requireNotBlocked(blocks, viewer.login);
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.
-  const message = directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text);
+  const message = { ...directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text), forwardedFrom };
   await stores.directMessages.send(conversationKey(viewer.login, partner.login), message);
   await publishInboxEvent(ctx, { type: 'DirectMessageReceived', owner: partner.login, message });
   return message;
