@@ -135,6 +135,12 @@ export const Limits = {
    * buyItem's clientPurchaseId): any characters but control characters.
    */
   clientId: { min: 1, max: 64 },
+  /**
+   * Custom data on a message or a room: a JSON object of at most maxBytes as
+   * UTF-8 JSON, nested at most maxDepth deep. It travels in every event and
+   * every version of the message, so it stays small.
+   */
+  metadata: { maxBytes: 4096, maxDepth: 8 },
   /** Default and maximum page size of every connection (the inbox has its own, see messenger.inboxPage). */
   page: { default: 50, max: 200 },
   messenger: {

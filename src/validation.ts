@@ -74,3 +74,15 @@ export function validClientId(field: string, id: string | null | undefined): str
   if (/\p{Cc}/u.test(id)) throw badInput(field, `${field} must not contain control characters`);
   return id;
 }
+
+/** JSON text of `value` when it is custom data (a JSON object within Limits.metadata); null for null; BAD_USER_INPUT otherwise. */
+export function validMetadata(field: string, value: unknown): string | null {
+  if (value === null) return null;
+  const { maxBytes, maxDepth } = Limits.metadata;
+  if (typeof value !== 'object' || Array.isArray(value)) throw badInput(field, `${field} must be a JSON object`);
+  const depth = (v: unknown): number => (v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0);
+  if (depth(value) > maxDepth) throw badInput(field, `${field} nests at most ${maxDepth} levels`);
+  const text = JSON.stringify(value);
+  if (Buffer.byteLength(text) > maxBytes) throw badInput(field, `${field} holds at most ${maxBytes} bytes of JSON`);
+  return text;
+}

@@ -23,6 +23,8 @@ export type CreateItemInput = {
 export type CreateRoomInput = {
   /** At most 280 characters */
   banner?: string | null | undefined;
+  /** Custom data: a JSON object of at most 4096 bytes as JSON */
+  metadata?: unknown;
   /** 3–31 characters: a letter or digit, then letters, digits, '_', '.', '-' */
   name: string;
 };
@@ -293,6 +295,81 @@ export type BlockedUsersQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type BlockedUsersQuery = { blockedUsers: Array<{ login: string }> };
 
+export type PostWithMetadataMutationVariables = Exact<{
+  roomName: string;
+  content: string;
+  metadata?: unknown;
+}>;
+
+
+export type PostWithMetadataMutation = { postMessage: { id: string, metadata: unknown } };
+
+export type EditWithMetadataMutationVariables = Exact<{
+  messageId: string;
+  content: string;
+  metadata?: unknown;
+}>;
+
+
+export type EditWithMetadataMutation = { editMessage: { id: string, content: string | null, version: number, metadata: unknown } };
+
+export type EditKeepingMetadataMutationVariables = Exact<{
+  messageId: string;
+  content: string;
+}>;
+
+
+export type EditKeepingMetadataMutation = { editMessage: { version: number, metadata: unknown } };
+
+export type MessageMetadataQueryVariables = Exact<{
+  messageId: string;
+}>;
+
+
+export type MessageMetadataQuery = { message: { content: string | null, metadata: unknown, edits: { edges: Array<{ node: { version: number, content: string | null, metadata: unknown } }> } } | null };
+
+export type CreateRoomWithMetadataMutationVariables = Exact<{
+  input: CreateRoomInput;
+}>;
+
+
+export type CreateRoomWithMetadataMutation = { createRoom: { name: string, metadata: unknown } };
+
+export type SetRoomMetadataMutationVariables = Exact<{
+  roomName: string;
+  metadata?: unknown;
+}>;
+
+
+export type SetRoomMetadataMutation = { setRoomMetadata: { name: string, metadata: unknown } };
+
+export type MetadataEventsSubscriptionVariables = Exact<{
+  roomName: string;
+}>;
+
+
+export type MetadataEventsSubscription = { roomEvents:
+    | { __typename: 'FeedInterrupted' }
+    | { __typename: 'MessageDeleted' }
+    | { __typename: 'MessageEdited', message: { version: number, metadata: unknown } }
+    | { __typename: 'MessageHidden' }
+    | { __typename: 'MessagePinned' }
+    | { __typename: 'MessagePosted', message: { metadata: unknown } }
+    | { __typename: 'MessageUnpinned' }
+    | { __typename: 'ModeratorChanged' }
+    | { __typename: 'ParticipantJoined' }
+    | { __typename: 'ParticipantLeft' }
+    | { __typename: 'ParticipantMuted' }
+    | { __typename: 'ParticipantRemoved' }
+    | { __typename: 'PollUpdated' }
+    | { __typename: 'ReactionChanged' }
+    | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged', metadata: unknown, by: { login: string } }
+    | { __typename: 'RoomReadUpdated' }
+    | { __typename: 'SlowModeChanged' }
+    | { __typename: 'TypingStarted' }
+   };
+
 export type ActionMessageFieldsFragment = { id: string, roomName: string, content: string | null, visible: boolean, deleted: boolean, version: number, editedAt: string | null, createdAt: string, replyCount: number, lastReplyAt: string | null, author: { login: string }, mentions: Array<{ login: string }> };
 
 export type ReactionFieldsFragment = { emoji: string, count: number, reactedByViewer: boolean, firstReactors: Array<{ login: string }> };
@@ -406,6 +483,7 @@ export type RoomActionEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged', countedAt: string, message: { id: string }, reactions: Array<{ emoji: string, count: number }> }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -433,6 +511,7 @@ export type ResumableRoomEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -485,6 +564,7 @@ export type ForwardedEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -556,6 +636,7 @@ export type ModerationEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged', seconds: number | null }
     | { __typename: 'TypingStarted' }
@@ -622,6 +703,7 @@ export type PollEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated', cursor: string, message: { id: string, poll: { voterCount: number, answers: Array<{ votes: number }> } | null } }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -715,6 +797,7 @@ export type ReadUpdatesSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated', roomName: string, cursor: string, readers: Array<{ login: string }> }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -868,6 +951,7 @@ export type RoomEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted', roomName: string, deletedBy: { login: string } }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted', roomName: string, user: { login: string } }
@@ -894,6 +978,7 @@ export type RoomPostsWithBiosSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -920,6 +1005,7 @@ export type RoomPostsWithBiosAndJoinsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -946,6 +1032,7 @@ export type RoomPostsWithEmailsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged' }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted' }
@@ -993,6 +1080,13 @@ export const InboxEventsDocument = {"__meta__":{"hash":"sha256:d914e0451ee67fb01
 export const BlockUserDocument = {"__meta__":{"hash":"sha256:d7edaa1fac7462e32b8ce2ad7e5fcd6ab1320ebdae88aec64e1179cc635d3923"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"BlockUser"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"login"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"blockUser"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"login"},"value":{"kind":"Variable","name":{"kind":"Name","value":"login"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]} as unknown as DocumentNode<BlockUserMutation, BlockUserMutationVariables>;
 export const UnblockUserDocument = {"__meta__":{"hash":"sha256:e2f2e0b9866d597f89cca8bdc2b6f5541714f23f9b80d46eb03ecb5df396e50d"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"UnblockUser"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"login"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"unblockUser"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"login"},"value":{"kind":"Variable","name":{"kind":"Name","value":"login"}}}]}]}}]} as unknown as DocumentNode<UnblockUserMutation, UnblockUserMutationVariables>;
 export const BlockedUsersDocument = {"__meta__":{"hash":"sha256:0a95d2c276a464dcce44d5affec1f1629ccff2527eaf583f5247d4ccf41d5c41"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"BlockedUsers"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"blockedUsers"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]} as unknown as DocumentNode<BlockedUsersQuery, BlockedUsersQueryVariables>;
+export const PostWithMetadataDocument = {"__meta__":{"hash":"sha256:e09bbacb4d13aa23bd06d09951bed8fdad0d31250926d5dddeb3f7c8353b37dc"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"PostWithMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"content"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"JSON"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"postMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}},{"kind":"Argument","name":{"kind":"Name","value":"content"},"value":{"kind":"Variable","name":{"kind":"Name","value":"content"}}},{"kind":"Argument","name":{"kind":"Name","value":"metadata"},"value":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]} as unknown as DocumentNode<PostWithMetadataMutation, PostWithMetadataMutationVariables>;
+export const EditWithMetadataDocument = {"__meta__":{"hash":"sha256:2d87def7cb7b77ed992cb899276171b6cad4abf997a2062ee9e63d0e5e0502b6"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"EditWithMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"content"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"JSON"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"editMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}},{"kind":"Argument","name":{"kind":"Name","value":"content"},"value":{"kind":"Variable","name":{"kind":"Name","value":"content"}}},{"kind":"Argument","name":{"kind":"Name","value":"metadata"},"value":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]} as unknown as DocumentNode<EditWithMetadataMutation, EditWithMetadataMutationVariables>;
+export const EditKeepingMetadataDocument = {"__meta__":{"hash":"sha256:49a43ef0bd7d2f5be566557a742ec02bb1a9b8860818bd4933e55b9c77eb66ee"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"EditKeepingMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"content"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"editMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}},{"kind":"Argument","name":{"kind":"Name","value":"content"},"value":{"kind":"Variable","name":{"kind":"Name","value":"content"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]} as unknown as DocumentNode<EditKeepingMetadataMutation, EditKeepingMetadataMutationVariables>;
+export const MessageMetadataDocument = {"__meta__":{"hash":"sha256:451e92296bb60b721688d765073fcebd4a27a41ac76067f187d6bcfabc9fad5b"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"MessageMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}},{"kind":"Field","name":{"kind":"Name","value":"edits"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"10"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<MessageMetadataQuery, MessageMetadataQueryVariables>;
+export const CreateRoomWithMetadataDocument = {"__meta__":{"hash":"sha256:2b3e68349a58e36be1ced1f19b81c59732476d93161841acced05d7b6c5b2b80"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateRoomWithMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateRoomInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createRoom"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]} as unknown as DocumentNode<CreateRoomWithMetadataMutation, CreateRoomWithMetadataMutationVariables>;
+export const SetRoomMetadataDocument = {"__meta__":{"hash":"sha256:f983a92a8106d5dd8cfaf633b9a87194b490f53db49558ac01256ccd792704ee"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SetRoomMetadata"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"JSON"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"setRoomMetadata"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}},{"kind":"Argument","name":{"kind":"Name","value":"metadata"},"value":{"kind":"Variable","name":{"kind":"Name","value":"metadata"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}}]} as unknown as DocumentNode<SetRoomMetadataMutation, SetRoomMetadataMutationVariables>;
+export const MetadataEventsDocument = {"__meta__":{"hash":"sha256:18ec6e3ebcf1aba6c6c650b6bd4dda5b9f6210e6451b4f809ac903b3a56a2de5"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"MetadataEvents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"roomEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessagePosted"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessageEdited"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}}]}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"RoomMetadataChanged"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"metadata"}},{"kind":"Field","name":{"kind":"Name","value":"by"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]}}]}}]} as unknown as DocumentNode<MetadataEventsSubscription, MetadataEventsSubscriptionVariables>;
 export const EditMessageDocument = {"__meta__":{"hash":"sha256:e0de5c3fcfef24d6e165c8a8e5349ea8f24e3159a5632ed7821c49987fc2571e"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"EditMessage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"content"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"expectedVersion"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"editMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}},{"kind":"Argument","name":{"kind":"Name","value":"content"},"value":{"kind":"Variable","name":{"kind":"Name","value":"content"}}},{"kind":"Argument","name":{"kind":"Name","value":"expectedVersion"},"value":{"kind":"Variable","name":{"kind":"Name","value":"expectedVersion"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ActionMessageFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ActionMessageFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Message"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"roomName"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"visible"}},{"kind":"Field","name":{"kind":"Name","value":"deleted"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"editedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"mentions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"replyCount"}},{"kind":"Field","name":{"kind":"Name","value":"lastReplyAt"}}]}}]} as unknown as DocumentNode<EditMessageMutation, EditMessageMutationVariables>;
 export const DeleteMessageDocument = {"__meta__":{"hash":"sha256:0a696e7abdf65e5bf9038e46eda007115ae8a8f1969c681b6bb9847d0dc167d0"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteMessage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deleteMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ActionMessageFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ActionMessageFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Message"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"roomName"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"visible"}},{"kind":"Field","name":{"kind":"Name","value":"deleted"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"editedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"mentions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"replyCount"}},{"kind":"Field","name":{"kind":"Name","value":"lastReplyAt"}}]}}]} as unknown as DocumentNode<DeleteMessageMutation, DeleteMessageMutationVariables>;
 export const MessageWithEditsDocument = {"__meta__":{"hash":"sha256:b20c6cfea8f235343bbf2d8e8656c753ffde542dd257a3c5a7d750bf85501258"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"MessageWithEdits"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"messageId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"messageId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ActionMessageFields"}},{"kind":"Field","name":{"kind":"Name","value":"edits"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ActionMessageFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Message"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"roomName"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"visible"}},{"kind":"Field","name":{"kind":"Name","value":"deleted"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"editedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"mentions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"replyCount"}},{"kind":"Field","name":{"kind":"Name","value":"lastReplyAt"}}]}}]} as unknown as DocumentNode<MessageWithEditsQuery, MessageWithEditsQueryVariables>;

@@ -22,7 +22,8 @@ const UNBAN = cql(`UPDATE chat_rooms SET banned = banned - ? ${IF_CREATOR}`, { i
 const MUTE = cql(`UPDATE chat_rooms USING TTL ? SET muted_until[?] = ? ${IF_CREATOR}`, { idempotent: false });
 const UNMUTE = cql(`DELETE muted_until[?] FROM chat_rooms ${IF_CREATOR}`, { idempotent: false });
 const SLOW_MODE = cql(`UPDATE chat_rooms SET slow_mode_seconds = ? ${IF_CREATOR}`, { idempotent: false });
-const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, banned, muted_until, slow_mode_seconds FROM chat_rooms WHERE room_name = ?', {
+const METADATA = cql(`UPDATE chat_rooms SET metadata = ? ${IF_CREATOR}`, { idempotent: false });
+const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, banned, muted_until, slow_mode_seconds, metadata FROM chat_rooms WHERE room_name = ?', {
   idempotent: true,
 });
 
@@ -68,6 +69,11 @@ export class ModerationStore {
 
   slowMode(room: RoomRecord, seconds: number | null): Promise<boolean> {
     return this.onRoom(room, SLOW_MODE, [seconds], (row) => (row.slow_mode_seconds ?? null) === seconds);
+  }
+
+  /** The room's custom data (JSON text; null: none). */
+  metadata(room: RoomRecord, metadata: string | null): Promise<boolean> {
+    return this.onRoom(room, METADATA, [metadata], (row) => (row.metadata ?? null) === metadata);
   }
 
   /**

@@ -25,6 +25,8 @@ export interface RoomRecord {
   mutedUntil: Map<string, Date>;
   /** One message per this many seconds per participant; null without slow mode. */
   slowModeSeconds: number | null;
+  /** Custom data its creator gave it (JSON text of an object); null when none. */
+  metadata: string | null;
 }
 
 /** A room's row without its participants: what a use case about one person needs of it. */
@@ -45,25 +47,26 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'muted
 });
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
-const MODERATION_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds';
+// What the room's creator and moderators set after its creation (moderation, custom data).
+const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata';
 
 const INSERT_IF_NOT_EXISTS = cql(
-  `INSERT INTO chat_rooms (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+  `INSERT INTO chat_rooms (${COLUMNS}, metadata) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
   { idempotent: false },
 );
-const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
+const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
 // One person's entries of the participants set, by a slice of the set: its elements sort by login first, and the
 // slice from {login} to {login + NUL} holds exactly that login's entries (a login never holds NUL). A room of a
 // thousand people would otherwise be sent and decoded whole on every read.
 const HEAD_COLUMNS = 'room_name, creation_date, banner, creator, creator_login';
 const SELECT_SEEN_BY = cql(
-  `SELECT ${HEAD_COLUMNS}, ${MODERATION_COLUMNS}, participants[?..?] AS own_entries FROM chat_rooms WHERE room_name = ?`,
+  `SELECT ${HEAD_COLUMNS}, ${SETTINGS_COLUMNS}, participants[?..?] AS own_entries FROM chat_rooms WHERE room_name = ?`,
   { idempotent: true },
 );
-const SELECT_MANY = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
+const SELECT_MANY = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
 // Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
-const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
-const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${MODERATION_COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
   idempotent: true,
 });
 // IF the creator read: a join that loses the race with a deletion must not leave a row holding only
@@ -110,6 +113,7 @@ function toHead(row: Row): RoomHead {
     banned: (row.banned as Map<string, Date> | null) ?? new Map(),
     mutedUntil: (row.muted_until as Map<string, Date> | null) ?? new Map(),
     slowModeSeconds: row.slow_mode_seconds ?? null,
+    metadata: row.metadata ?? null,
   };
 }
 
@@ -129,7 +133,7 @@ export class RoomStore {
 
   /** Returns false when the name is taken. */
   async insertIfNotExists(room: RoomRecord): Promise<boolean> {
-    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants)];
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();

@@ -19,6 +19,8 @@ export interface MessageExtras {
   mentions?: ChatUser[];
   poll?: PollDefinition | null;
   forwardedFrom?: string | null;
+  /** Custom data, as validated JSON text. */
+  metadata?: string | null;
 }
 
 /** Only the three fields: anything more would fail to encode as a chat_user. */
@@ -64,6 +66,7 @@ export function messageWithId(
     mentions: thread.mentions ?? [],
     poll: thread.poll ?? null,
     forwardedFrom: thread.forwardedFrom ?? null,
+    metadata: thread.metadata ?? null,
     terms: messageTerms(content, systemMessage),
   });
 }

@@ -8,7 +8,7 @@ import type { Context } from '../context.js';
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
-import { pageSize, validLogin } from '../../validation.js';
+import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
@@ -226,3 +226,18 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'SlowModeChanged', roomName: room.name, seconds: value, by }]);
   return { ...room, slowModeSeconds: value };
 }
+
+/** The room's custom data (a JSON object, or null to clear it), set by its creator; published as RoomMetadataChanged. */
+export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata: unknown): Promise<RoomRecord> {
+  const metadata = validMetadata('metadata', rawMetadata);
+  const viewer = requireViewer(ctx);
+  const room = await requireRoom(ctx, validRoomName('roomName', rawName));
+  if (room.creatorLogin !== viewer.login) throw forbidden("Only the room's creator may set its metadata");
+  if (!(await ctx.services.stores.moderation.metadata(room, metadata))) throw notFound('Room');
+  const by = await viewerPerson(ctx);
+  await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'RoomMetadataChanged', roomName: room.name, metadata, by }]);
+  return { ...room, metadata };
+}
+
+/** A room's custom data as a client reads it. */
+export const roomMetadata = (room: Pick<RoomRecord, 'metadata'>): unknown => (room.metadata === null ? null : JSON.parse(room.metadata));

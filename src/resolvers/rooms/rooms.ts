@@ -10,7 +10,7 @@ import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, ErrorCode, conflict, forbidden, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
+import { pageSize, validMetadata } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
@@ -24,12 +24,15 @@ import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } fro
 export interface CreateRoomInput {
   name: string;
   banner?: string | null;
+  /** Custom data: a JSON object (validMetadata). */
+  metadata?: unknown;
 }
 
 export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<RoomRecord> {
   requireViewer(ctx);
   const name = validRoomName('input.name', input.name);
   const banner = validBanner('input.banner', input.banner);
+  const metadata = input.metadata == null ? null : validMetadata('input.metadata', input.metadata);
   const person = await viewerPerson(ctx);
   const { stores, clock } = ctx.services;
   const room: RoomRecord = {
@@ -39,6 +42,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     creator: person,
     creatorLogin: person.login,
     participants: [person],
+    metadata,
     ...unmoderated(),
   };
   // The creator's list first: a request lost after the insert applied leaves the room listed. If the insert

@@ -11,6 +11,12 @@ const MessageVersionRef = builder.objectRef<MessageVersion>('MessageVersion').im
   fields: (t) => ({
     version: t.exposeInt('version', { description: '0 is the message as posted' }),
     content: t.exposeString('content', { nullable: true }),
+    metadata: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The custom data this version had',
+      resolve: (v) => edits.versionMetadata(v),
+    }),
     createdAt: t.field({
       type: 'DateTime',
       description: 'When this version was written (for version 0, when the message was posted)',
@@ -46,8 +52,12 @@ builder.mutationFields((t) => ({
       messageId: t.arg.id({ required: true }),
       content: t.arg.string({ required: true, description: `${Limits.room.content.min}–${Limits.room.content.max} characters after trimming` }),
       expectedVersion: t.arg.int({ description: 'The version the edit is based on' }),
+      metadata: t.arg({
+        type: 'JSON',
+        description: `The new version's custom data (a JSON object of at most ${Limits.metadata.maxBytes} bytes); left out: it stays as it is; null: it goes`,
+      }),
     },
-    resolve: (_root, args, ctx) => edits.editMessage(ctx, args.messageId, args.content, args.expectedVersion),
+    resolve: (_root, args, ctx) => edits.editMessage(ctx, args.messageId, args.content, args.expectedVersion, args.metadata),
   }),
   deleteMessage: t.field({
     type: MessageRef,

@@ -46,6 +46,12 @@ builder.node(MessageRef, {
     deleted: t.exposeBoolean('deleted', {
       description: 'Deleted by its author or the room\'s creator: a tombstone that keeps its place in history, without content',
     }),
+    metadata: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Custom data its author gave it (a JSON object), as of its current version; null when none, and once hidden or deleted',
+      resolve: (m) => messages.visibleMetadata(m),
+    }),
     mentions: t.field({
       type: [UserRef],
       description: `The participants its content mentions with @login, in order of first mention (at most ${Limits.room.maxMentions}). Unknown logins and non-participants are plain text.`,
@@ -99,6 +105,7 @@ builder.mutationFields((t) => ({
           "Makes the message a reply in that message's thread (one level deep: not a reply, not a system message, not deleted). " +
           'A reply shows in the room\'s history and feed like any message, with replyTo set, and in its parent\'s replies.',
       }),
+      metadata: t.arg({ type: 'JSON', description: `Custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON (BAD_USER_INPUT, field metadata, otherwise)` }),
     },
     resolve: (_root, args, ctx) => postMessage(ctx, args),
   }),

@@ -110,4 +110,12 @@ builder.mutationFields((t) => ({
     args: { roomName: t.arg.string({ required: true }), seconds: t.arg.int({ required: true }) },
     resolve: (_root, args, ctx) => moderation.setSlowMode(ctx, args.roomName, args.seconds),
   }),
+  setRoomMetadata: t.field({
+    type: RoomRef,
+    description:
+      `The room's custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON, or null to clear it ` +
+      '(BAD_USER_INPUT, field metadata, otherwise). The creator only. Publishes RoomMetadataChanged.',
+    args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
+    resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata ?? null),
+  }),
 }));

@@ -11,6 +11,7 @@ import { ReactionRef } from './reactions.js';
 import { reactionsOf } from '../../resolvers/rooms/messages/reactions.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import { movedReaders } from '../../resolvers/rooms/seen-by.js';
+import { roomMetadata } from '../../resolvers/rooms/moderation.js';
 
 type Of<K extends RoomEvent['kind']> = Extract<RoomEvent, { kind: K }>;
 
@@ -119,6 +120,15 @@ const ParticipantMuted = builder.objectRef<Of<'ParticipantMuted'>>('ParticipantM
     by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
   }),
 });
+const RoomMetadataChanged = builder.objectRef<Of<'RoomMetadataChanged'>>('RoomMetadataChanged').implement({
+  description: "The room's creator changed its custom data",
+  fields: (t) => ({
+    roomName: t.exposeString('roomName'),
+    cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
+    metadata: t.field({ type: 'JSON', nullable: true, description: 'As it is now (null: cleared)', resolve: (e) => roomMetadata(e) }),
+    by: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (e, _args, ctx) => personAsUser(ctx, e.by) }),
+  }),
+});
 const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChanged').implement({
   description: 'Slow mode changed: one message per `seconds` per participant (null: off)',
   fields: (t) => ({
@@ -188,6 +198,7 @@ const RoomEventRef = builder.unionType('RoomEvent', {
     ModeratorChanged,
     RoomReadUpdated,
     PollUpdated,
+    RoomMetadataChanged,
     FeedInterrupted,
   ],
   resolveType: (event) => event.kind,

@@ -4,6 +4,7 @@ import * as messages from '../../resolvers/rooms/messages/messages.js';
 import { distinctPeople, personAsUser } from '../../resolvers/rooms/people.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
+import { roomMetadata } from '../../resolvers/rooms/moderation.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageConnection } from './message.js';
@@ -18,6 +19,12 @@ builder.node(RoomRef, {
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Unique, case-insensitive (stored lowercase)' }),
     banner: t.exposeString('banner', { nullable: true }),
+    metadata: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'Custom data its creator gave it (a JSON object; setRoomMetadata changes it); null when none',
+      resolve: (r) => roomMetadata(r),
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
     creator: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
@@ -58,6 +65,7 @@ const CreateRoomInput = builder.inputType('CreateRoomInput', {
       description: "3–31 characters: a letter or digit, then letters, digits, '_', '.', '-'",
     }),
     banner: t.string({ description: `At most ${Limits.room.banner.max} characters` }),
+    metadata: t.field({ type: 'JSON', description: `Custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON` }),
   }),
 });
 

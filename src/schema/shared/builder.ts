@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import { Kind } from 'graphql';
+import { Kind, valueFromASTUntyped } from 'graphql';
 import type { Context } from '../../resolvers/context.js';
 import type { BigDecimal } from '../../db/cassandra/client.js';
 import { AppError, ErrorCode, badInput } from '../../errors.js';
@@ -19,6 +19,8 @@ export const builder = new SchemaBuilder<{
     /** Money: a decimal carried as a string ("19.99"), never a float. Declared in money.ts. */
     Decimal: { Input: string; Output: BigDecimal | string };
     ID: { Input: string; Output: string };
+    /** Any JSON value; the use cases say which they take (custom data: an object, src/validation.ts validMetadata). */
+    JSON: { Input: unknown; Output: unknown };
   };
 }>({
   // Authentication is the use cases' own first step (requireViewer in src/resolvers/), declared once there.
@@ -63,6 +65,13 @@ builder.scalarType('DateTime', {
   serialize: (value) => new Date(value).toISOString(),
   parseValue: (value) => parseDateTime(value),
   parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+builder.scalarType('JSON', {
+  description: 'A JSON value, as it is (custom data on messages and rooms: a JSON object of at most 4 KB)',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables ?? undefined),
 });
 
 builder.queryType({});

@@ -67,6 +67,7 @@ export type WebRoomEventsSubscription = { roomEvents:
     | { __typename: 'PollUpdated' }
     | { __typename: 'ReactionChanged', cursor: string, message: { id: string, content: string | null, createdAt: string, deleted: boolean, systemMessage: boolean, version: number, editedAt: string | null, replyCount: number, author: { login: string, displayName: string }, replyTo: { id: string, content: string | null, author: { login: string } } | null, reactions: Array<{ emoji: string, count: number, reactedByViewer: boolean }> } }
     | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
     | { __typename: 'RoomReadUpdated' }
     | { __typename: 'SlowModeChanged' }
     | { __typename: 'TypingStarted', cursor: string, user: { login: string, displayName: string } }

@@ -21,19 +21,19 @@ import type { MessageRecord } from './message-row.js';
 // Version rows and the author's copy are written at copyTimestamp(message, version) and dropped at one above
 // every version: a version row written late by an edit racing the deletion is shadowed as well.
 const SAVE_VERSION = cql(
-  `INSERT INTO message_versions (room_name, time_bucket, message_id, version, content, edit_id)
-   VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
+  `INSERT INTO message_versions (room_name, time_bucket, message_id, version, content, edit_id, metadata)
+   VALUES (?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?`,
   { idempotent: true },
 );
 // The terms change with the content in the same LWT, so the index always finds a message by its current version.
 const EDIT = cql(
-  `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?, terms = ?
+  `UPDATE chat_room_messages SET content = ?, version = ?, edit_id = ?, mentions = ?, terms = ?, metadata = ?
    WHERE room_name = ? AND time_bucket = ? AND message_id = ?
    IF version = ? AND deleted = null AND visible = null AND system_message != null`,
   { idempotent: false },
 );
 const DELETE = cql(
-  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null
+  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null, metadata = null
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null AND system_message != null`,
   { idempotent: false },
 );
@@ -46,7 +46,7 @@ const VERSION_EDIT = cql(
   { idempotent: true },
 );
 const VERSIONS_BELOW = cql(
-  `SELECT version, content, edit_id FROM message_versions
+  `SELECT version, content, edit_id, metadata FROM message_versions
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? AND version < ? LIMIT ?`,
   { idempotent: true },
 );
@@ -71,6 +71,8 @@ export interface VersionRow {
   content: string | null;
   /** The edit that made this version; null for version 0 (the post). */
   editId: string | null;
+  /** The custom data this version had (JSON text), null when none. */
+  metadata: string | null;
 }
 
 export interface EditProposal {
@@ -78,6 +80,8 @@ export interface EditProposal {
   mentions: ChatUser[];
   /** The new content's search terms (empty: none, the old ones are dropped all the same). */
   terms: string[];
+  /** The custom data the new version has (JSON text), null for none. */
+  metadata: string | null;
   /** A fresh timeuuid: identifies this edit and gives its time. */
   editId: string;
 }
@@ -107,10 +111,10 @@ export class MessageEditStore {
   async edit(current: MessageRecord, edit: EditProposal, commitHorizonMs: number): Promise<EditOutcome> {
     const v = current.version;
     const savedAt = copyTimestamp(current, v, commitHorizonMs);
-    await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined, savedAt]);
+    await this.db.execute(SAVE_VERSION, [...key(current), v, current.content, current.editId ?? undefined, current.metadata ?? undefined, savedAt]);
     const outcome = await this.db.lwt(
       EDIT,
-      [edit.content, v + 1, edit.editId, edit.mentions, edit.terms.length > 0 ? edit.terms : null, ...key(current), v === 0 ? null : v],
+      [edit.content, v + 1, edit.editId, edit.mentions, edit.terms.length > 0 ? edit.terms : null, edit.metadata, ...key(current), v === 0 ? null : v],
       async () => {
         const row = await this.db.readSerial(SELECT_STATE, key(current));
         if (row?.edit_id?.toString() === edit.editId) return { applied: true, row };
@@ -155,7 +159,7 @@ export class MessageEditStore {
   /** Versions below `below`, newest first, from `below - 1` down; `limit` of them at most. */
   async versions(message: MessageRecord, below: number, limit: number): Promise<VersionRow[]> {
     const rs = await this.db.execute(VERSIONS_BELOW, [...key(message), below, limit]);
-    return rs.rows.map((r) => ({ version: r.version, content: r.content ?? null, editId: r.edit_id?.toString() ?? null }));
+    return rs.rows.map((r) => ({ version: r.version, content: r.content ?? null, editId: r.edit_id?.toString() ?? null, metadata: r.metadata ?? null }));
   }
 
   /**

@@ -34,6 +34,8 @@ export interface MessageRecord {
   poll: PollDefinition | null;
   /** For a forwarded message, the id (as the API gives it) of the room message it copies. */
   forwardedFrom: string | null;
+  /** Custom data (JSON text of an object, at most Limits.metadata.maxBytes); null when none, and once deleted. */
+  metadata: string | null;
   /**
    * Its search terms, only on a message about to be written (its insert
    * indexes them). Reads leave them out: nothing serves them.
@@ -50,7 +52,7 @@ export interface PollDefinition {
 
 /** The parts of a message a post decides; the rest start empty. */
 export type NewMessageRecord = Pick<MessageRecord, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
-  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms' | 'poll' | 'forwardedFrom'>>;
+  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms' | 'poll' | 'forwardedFrom' | 'metadata'>>;
 
 /** A message as it is right after its post: visible, unedited, unreacted, without replies. */
 export function postedMessage(fields: NewMessageRecord): MessageRecord {
@@ -65,13 +67,14 @@ export function postedMessage(fields: NewMessageRecord): MessageRecord {
     reactionKinds: [],
     poll: null,
     forwardedFrom: null,
+    metadata: null,
     ...fields,
   };
 }
 
 export const MESSAGE_COLUMNS =
   'room_name, time_bucket, message_id, content, author, system_message, visible, version, edit_id, deleted, ' +
-  'reply_to, last_reply_at, mentions, reaction_kinds, poll, forwarded_from';
+  'reply_to, last_reply_at, mentions, reaction_kinds, poll, forwarded_from, metadata';
 
 export function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide, edit, reply count) racing a deletion can leave a row without its insert's columns: skip it.
@@ -93,5 +96,6 @@ export function toMessage(row: Row): MessageRecord | undefined {
     reactionKinds: [...((row.reaction_kinds as Set<string> | null) ?? [])],
     poll: row.poll ? (JSON.parse(row.poll as string) as PollDefinition) : null,
     forwardedFrom: (row.forwarded_from as string | null) ?? null,
+    metadata: row.deleted ? null : ((row.metadata as string | null) ?? null),
   };
 }

@@ -25,10 +25,12 @@ export interface RoomIncarnation {
 }
 
 // visible is left out on purpose: null means visible, and re-writing a message never un-hides it.
-// reply_to, mentions, terms, poll and forwarded_from are bound unset (undefined) when empty: a bound null would write a tombstone.
+// reply_to, mentions, terms, poll, forwarded_from and metadata are bound unset (undefined) when empty: a bound null
+// would write a tombstone.
 const INSERT_MESSAGE = cql(
-  `INSERT INTO chat_room_messages (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms, poll, forwarded_from)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  `INSERT INTO chat_room_messages
+     (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms, poll, forwarded_from, metadata)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   { idempotent: true, writesList: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
@@ -152,6 +154,7 @@ export class RoomMessageStore {
           message.terms?.length ? new Set(message.terms) : undefined,
           message.poll ? JSON.stringify(message.poll) : undefined,
           message.forwardedFrom ?? undefined,
+          message.metadata ?? undefined,
         ],
       },
       ...threadWrites(message),

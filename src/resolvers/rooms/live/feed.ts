@@ -38,6 +38,8 @@ export type RoomEvent =
   | { kind: 'ModeratorChanged'; roomName: string; user: ChatUser; moderator: boolean; by: ChatUser }
   /** A poll's votes changed (coalesced per window): the message, whose poll is read as it is when resolved. */
   | { kind: 'PollUpdated'; roomName: string; message: MessageRecord }
+  /** The room's custom data changed (JSON text; null: cleared). */
+  | { kind: 'RoomMetadataChanged'; roomName: string; metadata: string | null; by: ChatUser }
   /** The logins whose read markers moved (coalesced per window): their seenBy may have changed. */
   | { kind: 'RoomReadUpdated'; roomName: string; readers: string[] };
 

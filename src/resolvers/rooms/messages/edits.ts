@@ -14,7 +14,7 @@ import { newTimeUuid } from '../../../timeuuids.js';
 import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
-import { pageSize } from '../../../validation.js';
+import { pageSize, validMetadata } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
@@ -74,9 +74,12 @@ export async function editMessage(
   id: string,
   rawContent: string,
   expectedVersion: number | null | undefined,
+  rawMetadata?: unknown,
 ): Promise<MessageRecord> {
   const viewer = requireViewer(ctx);
   const content = validContent('content', rawContent);
+  // Left out: the metadata stays as it is; null: it goes.
+  const newMetadata = rawMetadata === undefined ? undefined : validMetadata('metadata', rawMetadata);
   if (expectedVersion != null && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
     throw badInput('expectedVersion', 'expectedVersion must be a version the message has had (0 or more)');
   }
@@ -92,7 +95,8 @@ export async function editMessage(
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   for (let attempt = 0; attempt < Limits.room.edits.attempts; attempt++) {
     requireEditable(message);
-    if (message.content === content) {
+    const metadata = newMetadata === undefined ? message.metadata : newMetadata;
+    if (message.content === content && message.metadata === metadata) {
       if (message.version > 0) {
         // Perhaps a retry of this very edit, whose request applied it and then failed: its copy and its mention rows
         // are written again (the mentions of the version before say whose rows go).
@@ -111,13 +115,13 @@ export async function editMessage(
     const turn = rooms.sequencer.take(room.name);
     let outcome;
     try {
-      outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms }, horizonMs);
+      outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms, metadata }, horizonMs);
     } catch (err) {
       turn.cancel();
       throw err;
     }
     if (outcome.applied) {
-      const edited: MessageRecord = { ...message, content, version: outcome.version, editId, mentions };
+      const edited: MessageRecord = { ...message, content, version: outcome.version, editId, mentions, metadata };
       // The edit stands once its LWT applied: the room hears of it whatever happens to the copy.
       await turn.publish([{ kind: 'MessageEdited', roomName: room.name, message: edited }]);
       await stores.messageEdits.copyEdit(message, outcome.version, { content, editId }, horizonMs);
@@ -149,7 +153,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   if (!byAuthor && room.creatorLogin !== viewer.login) {
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
-  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [] };
+  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null };
   const { stores, config, rooms } = ctx.services;
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {
@@ -190,6 +194,9 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
 export interface MessageVersion extends VersionRow {
   message: MessageRecord;
 }
+
+/** The custom data a version had, as a client reads it. */
+export const versionMetadata = (v: MessageVersion): unknown => (v.metadata === null ? null : JSON.parse(v.metadata));
 
 const encodeVersionCursor = (v: MessageVersion) => encodeCursor({ e: v.version });
 const decodeVersionCursor = (field: string, cursor: string) =>

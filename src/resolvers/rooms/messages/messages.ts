@@ -154,3 +154,6 @@ export const messageVersionAt = (m: MessageRecord, editId: string | null) => tim
 
 /** What clients see of a message's text: nothing once it is hidden. */
 export const visibleContent = (m: MessageRecord) => (m.visible && !m.deleted ? m.content : null);
+
+/** Its custom data as a client reads it: none once hidden or deleted, as its content. */
+export const visibleMetadata = (m: MessageRecord): unknown => (m.visible && !m.deleted && m.metadata !== null ? JSON.parse(m.metadata) : null);

@@ -10,7 +10,7 @@ import { timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
 import { conflict, forbidden, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
-import { validClientId } from '../../../validation.js';
+import { validClientId, validMetadata } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from '../access.js';
 import { validContent, validRoomName } from '../validation.js';
@@ -45,6 +45,8 @@ export interface PostArgs {
   poll?: PollDefinition | null;
   /** The id of the message this one forwards (checked by the caller: forwarding.ts). */
   forwardedFrom?: string | null;
+  /** Custom data: a JSON object (validated here). */
+  metadata?: unknown;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const name = validRoomName('roomName', args.roomName);
   const content = validContent('content', args.content);
   const clientId = validClientId('clientMessageId', args.clientMessageId);
+  const metadata = args.metadata == null ? null : validMetadata('metadata', args.metadata);
   const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
   if (room.banned.has(author.login)) throw bannedFrom(name);
   if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
@@ -77,6 +80,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
     mentions: mentionedParticipants(participants, content),
     poll: args.poll ?? null,
     forwardedFrom: args.forwardedFrom ?? null,
+    metadata,
   };
   const { stores } = ctx.services;
   const at = postTime(ctx.services, room);
