@@ -121,6 +121,12 @@ export function timeTicks(id: TimeUuid) {
   return Long.fromNumber(date.getTime()).multiply(TICKS_PER_MS).add(ticks);
 }
 
+/** A timeuuid's time in ticks (100 ns) as a bigint, for comparing many ids made once each. */
+export function timeTicksOf(id: string): bigint {
+  const { date, ticks } = TimeUuid.fromString(id).getDatePrecision();
+  return BigInt(date.getTime()) * 10_000n + BigInt(ticks);
+}
+
 /** Whether timeuuid `a` was made after `b`, to the tick (100 ns): finer than their dates' milliseconds. */
 export function madeAfter(a: string, b: string): boolean {
   return timeTicks(TimeUuid.fromString(a)).greaterThan(timeTicks(TimeUuid.fromString(b)));

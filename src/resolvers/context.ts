@@ -11,6 +11,9 @@ import type { Session } from '../auth/tokens.js';
 import type { Services } from './services.js';
 import type { Stores } from '../db/stores.js';
 import { isPossibleLogin } from '../validation.js';
+import { timeTicksOf } from '../timeuuids.js';
+import type { ChatUser } from '../db/rooms/chat-user.js';
+import { distinctPeople } from './rooms/people.js';
 
 /** A loader that reads rows by key in batches of 100 and answers null for a key with no row. */
 function byKey<K, V>(read: (keys: readonly K[]) => Promise<V[]>, keyOf: (row: V) => K): DataLoader<K, V | null> {
@@ -40,7 +43,8 @@ export class Loaders {
   private rooms?: DataLoader<string, RoomRecord | null>;
   private messages?: DataLoader<string, MessageRecord | null>;
   private markers?: DataLoader<string, Map<string, string | null>>;
-  private readers?: DataLoader<string, Map<string, string>>;
+  private readers?: DataLoader<string, Map<string, bigint>>;
+  private people?: DataLoader<string, ChatUser[]>;
   private mine?: DataLoader<ViewerReactionsKey, Set<string>, string>;
 
   constructor(private readonly stores: Stores) {}
@@ -89,10 +93,21 @@ export class Loaders {
     ));
   }
 
-  /** Every participant's read marker in a room, by login: one read per room for a whole page of seenBy. */
-  get roomReaders(): DataLoader<string, Map<string, string>> {
+  /**
+   * Every participant's read marker in a room, by login, as its time in ticks (100 ns): one read per room for a
+   * whole page of seenBy, and each marker parsed once.
+   */
+  get roomReaders(): DataLoader<string, Map<string, bigint>> {
     const { readState } = this.stores;
-    return (this.readers ??= new DataLoader((rooms: readonly string[]) => Promise.all(rooms.map((room) => readState.readersOf(room)))));
+    const ticksOf = (markers: Map<string, string>) => new Map([...markers].map(([login, id]) => [login, timeTicksOf(id)]));
+    return (this.readers ??= new DataLoader((rooms: readonly string[]) => Promise.all(rooms.map(async (room) => ticksOf(await readState.readersOf(room))))));
+  }
+
+  /** A room's participants, one entry per login in login order (distinctPeople), worked out once per request. */
+  get roomPeople(): DataLoader<string, ChatUser[]> {
+    return (this.people ??= new DataLoader(async (names: readonly string[]) =>
+      (await this.room.loadMany(names)).map((room) => (room && !(room instanceof Error) ? distinctPeople(room.participants) : [])),
+    ));
   }
 
   /** A user's read markers in every room, by room name: one read for a whole room list. */

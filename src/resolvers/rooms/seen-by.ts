@@ -7,17 +7,16 @@
  * markers moved, so a client reads seenBy again for what it shows.
  */
 import type { Context } from '../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { forbidden } from '../../errors.js';
-import { madeAfter, timeUuidDate } from '../../timeuuids.js';
+import { timeTicksOf } from '../../timeuuids.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { pageSize } from '../../validation.js';
 import { isPossibleLogin } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
-import { distinctPeople, personAsUser } from './people.js';
+import { personAsUser } from './people.js';
 
 export interface SeenBy extends Connection<UserRecord> {
   /** Everyone who has seen it, not just this page. */
@@ -35,18 +34,18 @@ export async function seenBy(ctx: Context, message: MessageRecord, first: number
   if (!room || (!isParticipant(room, viewer.login) && message.author.login !== viewer.login)) {
     throw forbidden('Only participants see who has read the messages of a room');
   }
-  const readers = await ctx.loaders.roomReaders.load(room.name);
-  const seen = distinctPeople(room.participants).filter((p) => p.login !== message.author.login && hasSeen(room, readers.get(p.login), message));
+  const [readers, people] = await Promise.all([ctx.loaders.roomReaders.load(room.name), ctx.loaders.roomPeople.load(room.name)]);
+  // A marker of this incarnation of the room (not one left by a room of the same name deleted before) at or past the message.
+  const seenFrom = timeTicksOf(message.messageId);
+  const createdAt = BigInt(room.createdAt.getTime()) * 10_000n;
+  const seen = people.filter((p) => {
+    const marker = readers.get(p.login);
+    return p.login !== message.author.login && marker !== undefined && marker >= createdAt && marker >= seenFrom;
+  });
   const start = from === null ? 0 : seen.findIndex((p) => p.login > from);
   const rest = start < 0 ? [] : seen.slice(start);
   const page = rest.slice(0, size).map((p) => personAsUser(ctx, p));
   return { ...connection(page, encodeSeenByCursor, { hasNextPage: rest.length > size }), count: seen.length };
-}
-
-/** A marker of this incarnation of the room (not one left by a room of the same name deleted before) at or past the message. */
-function hasSeen(room: RoomRecord, marker: string | undefined, message: MessageRecord): boolean {
-  if (!marker || timeUuidDate(marker) < room.createdAt) return false;
-  return marker === message.messageId || madeAfter(marker, message.messageId);
 }
 
 /** Someone's marker moved in this room: its subscribers hear it once per window, with every reader who moved in it. */
