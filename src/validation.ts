@@ -80,9 +80,21 @@ export function validMetadata(field: string, value: unknown): string | null {
   if (value === null) return null;
   const { maxBytes, maxDepth } = Limits.metadata;
   if (typeof value !== 'object' || Array.isArray(value)) throw badInput(field, `${field} must be a JSON object`);
-  const depth = (v: unknown): number => (v && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0);
-  if (depth(value) > maxDepth) throw badInput(field, `${field} nests at most ${maxDepth} levels`);
-  const text = JSON.stringify(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // Nested past what stringify can walk: far past the depth allowed.
+    throw badInput(field, `${field} nests at most ${maxDepth} levels`);
+  }
   if (Buffer.byteLength(text) > maxBytes) throw badInput(field, `${field} holds at most ${maxBytes} bytes of JSON`);
+  // Within 4 KB now: a walk of every value is short.
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [v, depth] = pending.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (depth > maxDepth) throw badInput(field, `${field} nests at most ${maxDepth} levels`);
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
   return text;
 }

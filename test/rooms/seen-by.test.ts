@@ -5,13 +5,13 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { HistorySeenByDocument, MarkRoomReadDocument, MarkRoomUnreadDocument, ReadUpdatesDocument, SeenByDocument } from '../generated/graphql.js';
+import { HistoryDocument, HistorySeenByDocument, MarkRoomReadDocument, MarkRoomUnreadDocument, ReadUpdatesDocument, SeenByDocument } from '../generated/graphql.js';
 import { startApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { cqlRow } from '../testkit/cql.js';
 import { roomFeed } from '../testkit/feeds.js';
 import { post, roomWith } from '../testkit/data/rooms.js';
-import { signUpMany, type TestUser } from '../testkit/data/users.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 
 let a: App;
 let b: App;
@@ -64,6 +64,29 @@ describe('Message.seenBy', () => {
     // A marker moved back (markRoomUnread) takes its reader off the message.
     await gqlOk(b, MarkRoomUnreadDocument, { roomName: room, from: second.id }, r1.token);
     expect((await seenBy(r0, second.id)).edges.map((e) => e.node.login)).toEqual([r2.login]);
+  });
+
+  it('drops a reader who marks everything unread, and pages logins whose order differs by code point and by locale', async () => {
+    // '-' sorts before '_' by localeCompare and after it by code point: the pages must follow one order.
+    const stem = `sb${Date.now().toString(36)}`;
+    const [dash, under] = await Promise.all([signUp(a, { login: `${stem}-1` }), signUp(a, { login: `${stem}_1` })]);
+    const room = await roomWith(a, author, [dash, under]);
+    const message = await post(a, author, room, 'page me');
+    await Promise.all([dash, under].map((r) => markRead(a, r, room, message.id)));
+    const paged: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 5; pages++) {
+      const page = await seenBy(author, message.id, 1, after);
+      paged.push(...page.edges.map((e) => e.node.login));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor!;
+    }
+    expect(paged.sort()).toEqual([dash.login, under.login].sort());
+
+    // Unread from the room's very first message: no marker is left in the room, and seenBy drops the reader.
+    const oldest = (await gqlOk(a, HistoryDocument, { roomName: room, last: 1 }, dash.token)).room!.messages.edges[0]!.node.id;
+    await gqlOk(b, MarkRoomUnreadDocument, { roomName: room, from: oldest }, dash.token);
+    expect((await seenBy(author, message.id)).edges.map((e) => e.node.login)).toEqual([under.login]);
   });
 
   it('is for participants and the author only', async () => {

@@ -88,6 +88,7 @@ export function RoomView({ api, roomName, me }: { api: Api; roomName: string; me
           case 'MessagePosted':
           case 'MessageEdited':
           case 'MessageDeleted':
+          case 'MessageHidden':
           case 'ReactionChanged':
             add([event.message]);
             break;

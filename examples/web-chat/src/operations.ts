@@ -114,6 +114,12 @@ export const RoomEvents = graphql(`
           ...MessageFields
         }
       }
+      ... on MessageHidden {
+        cursor
+        message {
+          ...MessageFields
+        }
+      }
       ... on ReactionChanged {
         cursor
         message {

@@ -121,6 +121,18 @@ export class Database {
     );
   }
 
+  /** Every row the query selects, `fetchSize` rows a request: a whole partition however large it has grown. */
+  async allRows(stmt: Statement, params: unknown[], fetchSize: number): Promise<Row[]> {
+    const rows: Row[] = [];
+    let pageState: string | undefined;
+    do {
+      const rs = await this.execute(stmt, params, { fetchSize, pageState });
+      rows.push(...rs.rows);
+      pageState = rs.pageState ?? undefined;
+    } while (pageState);
+    return rows;
+  }
+
   async first(stmt: Statement, params: unknown[] = []): Promise<Row | undefined> {
     return (await this.execute(stmt, params)).first() ?? undefined;
   }

@@ -183,15 +183,8 @@ export class InboxStore {
     return row ? toConversation(owner, row, unread ? unreadOf(unread) : NOTHING_UNREAD) : emptyConversation(owner, partner);
   }
 
-  private async wholePartition(stmt: Statement, owner: string): Promise<Row[]> {
-    const rows: Row[] = [];
-    let pageState: string | undefined;
-    do {
-      const rs = await this.db.execute(stmt, [owner], { fetchSize: Limits.messenger.inboxFetchSize, pageState });
-      rows.push(...rs.rows);
-      pageState = rs.pageState ?? undefined;
-    } while (pageState);
-    return rows;
+  private wholePartition(stmt: Statement, owner: string): Promise<Row[]> {
+    return this.db.allRows(stmt, [owner], Limits.messenger.inboxFetchSize);
   }
 
   /**

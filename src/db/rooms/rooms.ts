@@ -133,7 +133,7 @@ export class RoomStore {
 
   /** Returns false when the name is taken. */
   async insertIfNotExists(room: RoomRecord): Promise<boolean> {
-    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata];
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();

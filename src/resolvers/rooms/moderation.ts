@@ -229,6 +229,8 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
 
 /** The room's custom data (a JSON object, or null to clear it), set by its creator; published as RoomMetadataChanged. */
 export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata: unknown): Promise<RoomRecord> {
+  // Left out is not null: clearing the data is said with null.
+  if (rawMetadata === undefined) throw badInput('metadata', 'Give metadata: a JSON object, or null to clear it');
   const metadata = validMetadata('metadata', rawMetadata);
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));

@@ -14,6 +14,7 @@ import type { Services } from '../services.js';
 
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { madeAfter, timeUuidDate } from '../../timeuuids.js';
+import { TimeUuid } from '../../db/cassandra/client.js';
 import { dayBucket } from '../../buckets.js';
 import { badInput, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -39,6 +40,9 @@ export interface RoomReadState {
 
 /** What counts as unread: someone else's message, shown as posted (not hidden, deleted or a system message). */
 const counts = (m: MessageRecord, viewer: string) => m.author.login !== viewer && !m.systemMessage && m.visible && !m.deleted;
+
+/** A marker that reads as none in this room (it predates it): what marking everything unread leaves. */
+const beforeRoom = (room: RoomRecord) => TimeUuid.min(new Date(room.createdAt.getTime() - 1), 0).toString();
 
 /** The marker if it belongs to this incarnation of the room (a room of the same name deleted before leaves none). */
 function markerIn(room: RoomRecord, marker: string | null | undefined): string | null {
@@ -136,7 +140,9 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
   const key = messageOfRoom('from', from, room);
   const { stores, clock } = ctx.services;
   const before = await stores.roomMessages.page(room, 'older', { bucket: key.bucket, id: key.messageId }, 1, clock.now());
-  const target = before.rows[0]?.messageId ?? null;
+  // Nothing before `from`: a marker from before the room (markerIn reads it as none), so the room's copy of the
+  // marker (room_readers, for seenBy) moves with it as with any other value.
+  const target = before.rows[0]?.messageId ?? beforeRoom(room);
   let moved = false;
   await stores.readState.change(viewer.login, room.name, (current) => {
     moved = current !== target;

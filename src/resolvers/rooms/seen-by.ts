@@ -42,7 +42,8 @@ export async function seenBy(ctx: Context, message: MessageRecord, first: number
     const marker = readers.get(p.login);
     return p.login !== message.author.login && marker !== undefined && marker >= createdAt && marker >= seenFrom;
   });
-  const start = from === null ? 0 : seen.findIndex((p) => p.login > from);
+  // The order distinctPeople gives (localeCompare): the cursor's login, then those after it.
+  const start = from === null ? 0 : seen.findIndex((p) => p.login.localeCompare(from) > 0);
   const rest = start < 0 ? [] : seen.slice(start);
   const page = rest.slice(0, size).map((p) => personAsUser(ctx, p));
   return { ...connection(page, encodeSeenByCursor, { hasNextPage: rest.length > size }), count: seen.length };

@@ -114,8 +114,8 @@ builder.mutationFields((t) => ({
     type: RoomRef,
     description:
       `The room's custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON, or null to clear it ` +
-      '(BAD_USER_INPUT, field metadata, otherwise). The creator only. Publishes RoomMetadataChanged.',
+      '(BAD_USER_INPUT, field metadata, otherwise, and when left out). The creator only. Publishes RoomMetadataChanged.',
     args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
-    resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata ?? null),
+    resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata),
   }),
 }));

@@ -19,7 +19,7 @@ const PollAnswerRef = builder.objectRef<{ index: number; text: string; votes: nu
 export const PollRef = builder.objectRef<PollView>('Poll').implement({
   description: `A poll: ${limits.minAnswers}–${limits.maxAnswers} answers, single or multiple choice, open until closesAt`,
   fields: (t) => ({
-    question: t.string({ resolve: (p) => p.message.content ?? '' }),
+    question: t.string({ description: 'The message content', resolve: (p) => polls.pollQuestion(p) }),
     answers: t.field({
       type: [PollAnswerRef],
       complexity: { field: 0, multiplier: limits.maxAnswers },

@@ -69,6 +69,11 @@ describe('metadata on messages', () => {
       expect(fieldAndCode(await postWith(bad)), JSON.stringify(bad).slice(0, 40)).toEqual(['BAD_USER_INPUT', 'metadata']);
     }
     expect((await postWith({ fits: 'x'.repeat(4000) })).errors).toBeUndefined();
+    // Large or deep beyond reason (still within the request size): refused, never a crash.
+    expect(fieldAndCode(await postWith({ a: Array(150_000).fill(1) }))).toEqual(['BAD_USER_INPUT', 'metadata']);
+    let deep: unknown = 1;
+    for (let i = 0; i < 3_000; i++) deep = { d: deep };
+    expect(fieldAndCode(await postWith(deep))).toEqual(['BAD_USER_INPUT', 'metadata']);
   });
 
   it('goes with the content when the message is deleted', async () => {
@@ -94,5 +99,7 @@ describe('metadata on rooms', () => {
       'input.metadata',
     ]);
     expect((await gqlOk(a, SetRoomMetadataDocument, { roomName: name, metadata: null }, author.token)).setRoomMetadata.metadata).toBeNull();
+    // Left out is not null: refused, nothing cleared.
+    expect(fieldAndCode(await gql(a, SetRoomMetadataDocument, { roomName: name }, author.token))).toEqual(['BAD_USER_INPUT', 'metadata']);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.js';
-import { DeleteMessageDocument, JoinRoomDocument, PollEventsDocument, PollOfDocument, PostPollDocument, RetractVoteDocument, VotePollDocument } from '../../generated/graphql.js';
+import { DeleteMessageDocument, HideMessageDocument, JoinRoomDocument, PollEventsDocument, PollOfDocument, PostPollDocument, RetractVoteDocument, VotePollDocument } from '../../generated/graphql.js';
 import { ManualClock, startApp, stopApp } from '../../testkit/app.js';
 import { codes, gql, gqlOk } from '../../testkit/http.js';
 import { roomFeed } from '../../testkit/feeds.js';
@@ -140,5 +140,17 @@ describe('a deleted poll', () => {
     await gqlOk(a, DeleteMessageDocument, { messageId: posted.id }, owner.token);
     expect((await gqlOk(a, PollOfDocument, { messageId: posted.id }, owner.token)).message!.poll).toBeNull();
     expect(codes(await vote(a, x, posted.id, [1]))).toEqual(['NOT_FOUND']);
+  });
+});
+
+describe('a hidden poll', () => {
+  it('shows no poll, publishes no update and takes no vote', async () => {
+    const x = await signUp(a);
+    const room = await roomWith(a, owner, [x]);
+    const posted = (await poll(a, owner, room)).data!.postPoll;
+    await gqlOk(a, HideMessageDocument, { messageId: posted.id }, owner.token);
+    const read = (await gqlOk(a, PollOfDocument, { messageId: posted.id }, x.token)).message!;
+    expect(read.poll).toBeNull();
+    expect((await vote(a, x, posted.id, [0])).errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'messageId' });
   });
 });

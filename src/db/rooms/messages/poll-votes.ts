@@ -31,12 +31,13 @@ export class PollVoteStore {
     await this.db.execute(RETRACT, [roomName, messageId, voter]);
   }
 
-  /** Every vote counted from the partition (one read: a row per voter, at most one per participant). */
+  /** Every vote counted from the partition (a row per voter: one request up to 2,000 voters). */
   async tally(roomName: string, messageId: string, answerCount: number): Promise<PollTally> {
-    const rs = await this.db.execute(SELECT_VOTES, [roomName, messageId], { fetchSize: 2 * Limits.room.maxParticipants });
+    // Voters who left the room keep their vote, so the partition may outgrow the participant cap: read it whole.
+    const rows = await this.db.allRows(SELECT_VOTES, [roomName, messageId], 2 * Limits.room.maxParticipants);
     const counts = Array<number>(answerCount).fill(0);
-    for (const row of rs.rows) for (const answer of (row.answers as Set<number> | null) ?? []) if (answer < answerCount) counts[answer]! += 1;
-    return { counts, voters: rs.rows.length };
+    for (const row of rows) for (const answer of (row.answers as Set<number> | null) ?? []) if (answer < answerCount) counts[answer]! += 1;
+    return { counts, voters: rows.length };
   }
 
   /** The voter's own answers, sorted (empty: no vote). */

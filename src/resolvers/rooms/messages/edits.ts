@@ -153,7 +153,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   if (!byAuthor && room.creatorLogin !== viewer.login) {
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
-  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null };
+  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null };
   const { stores, config, rooms } = ctx.services;
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {

@@ -68,7 +68,8 @@ async function pollToVoteOn(ctx: Context, messageId: string): Promise<{ message:
   const viewer = requireViewer(ctx);
   const { message, room } = await messageWithRoom(ctx, messageId);
   if (!message || !room || message.deleted) throw notFound('Message');
-  if (!message.poll) throw badInput('messageId', 'This message has no poll');
+  // A hidden poll shows nothing of itself, as a hidden message shows no content: it takes no votes either.
+  if (!message.poll || !message.visible) throw badInput('messageId', 'This message has no poll');
   if (!isParticipant(room, viewer.login)) throw new AppError(ErrorCode.FORBIDDEN, 'Only participants of the room vote in its polls');
   if (isClosed(ctx, message.poll)) {
     throw new AppError(ErrorCode.POLL_CLOSED, 'This poll is closed', { closedAt: message.poll.closesAt, field: 'messageId' });
@@ -100,11 +101,14 @@ export async function retractVote(ctx: Context, messageId: string): Promise<Poll
 
 /** Message.poll: the definition with the counts (one read of the votes), or null for a plain message. */
 export async function pollOf(ctx: Context, message: MessageRecord): Promise<PollView | null> {
-  // A deleted message keeps no poll, as it keeps no content.
-  if (!message.poll || message.deleted) return null;
+  // A deleted or hidden message shows no poll, as it shows no content.
+  if (!message.poll || message.deleted || !message.visible) return null;
   const tally = await ctx.services.stores.pollVotes.tally(message.roomName, message.messageId, message.poll.answers.length);
   return { message, definition: message.poll, ...tally, closed: isClosed(ctx, message.poll) };
 }
+
+/** The question: the poll message's content (pollOf serves no poll of a hidden or deleted message). */
+export const pollQuestion = (poll: PollView) => poll.message.content ?? '';
 
 /** The viewer's own answers (empty when they have not voted). */
 export async function myAnswers(ctx: Context, poll: PollView): Promise<number[]> {
@@ -117,7 +121,7 @@ function pollChanged(ctx: Context, message: MessageRecord): void {
   const { rooms, stores } = ctx.services;
   rooms.coalescedEvents.changed(`poll\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
-    if (!current || current.deleted) return;
+    if (!current || current.deleted || !current.visible) return;
     await rooms.sequencer.take(message.roomName).publish([{ kind: 'PollUpdated', roomName: message.roomName, message: current }]);
   });
 }
