@@ -2,6 +2,7 @@
  * Every setting the server reads, in one typed place. docs/configuration.md's
  * configuration table mirrors this file.
  */
+import { Limits } from './limits.js';
 import { availableParallelism } from 'node:os';
 import { between, bool, int, list, oneOf, positive, type Env } from './env-readers.js';
 
@@ -118,6 +119,8 @@ export interface RoomsConfig {
   cleanupRecoveryGraceMs: number;
   /** ReactionChanged events of one message are coalesced into one per this window, per instance. */
   reactionEventWindowMs: number;
+  /** Files one user may upload per UTC day (ATTACHMENT_UPLOADS_PER_DAY), before LIMIT_REACHED. */
+  uploadsPerDay: number;
 }
 
 export interface TrustedDocumentsConfig {
@@ -334,6 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
       cleanupRecoveryIntervalMs: positive(env, 'ROOM_CLEANUP_INTERVAL_MS', 60_000),
       cleanupRecoveryGraceMs: int(env, 'ROOM_CLEANUP_GRACE_MS', 120_000),
       reactionEventWindowMs: between(env, 'REACTION_EVENT_WINDOW_MS', 250, 1, 60_000),
+      uploadsPerDay: positive(env, 'ATTACHMENT_UPLOADS_PER_DAY', Limits.attachments.uploadsPerDay),
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

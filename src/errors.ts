@@ -90,6 +90,10 @@ export const LimitName = {
   EDITS_PER_MESSAGE: 'EDITS_PER_MESSAGE',
   REACTION_KINDS_PER_MESSAGE: 'REACTION_KINDS_PER_MESSAGE',
   BLOCKED_USERS: 'BLOCKED_USERS',
+  /** Files attached to one message. */
+  ATTACHMENTS_PER_MESSAGE: 'ATTACHMENTS_PER_MESSAGE',
+  /** Files one user uploads in a UTC day. */
+  UPLOADS_PER_DAY: 'UPLOADS_PER_DAY',
 } as const;
 export type LimitName = (typeof LimitName)[keyof typeof LimitName];
 

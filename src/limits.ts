@@ -141,6 +141,14 @@ export const Limits = {
    * every version of the message, so it stays small.
    */
   metadata: { maxBytes: 4096, maxDepth: 8 },
+  /**
+   * Attachments. One file per upload request (a multipart body of the
+   * operations, its map and one file: 3 parts), at most maxFileBytes; at most
+   * perMessage files on one message; at most uploadsPerDay uploads per user
+   * and UTC day. A file's head (headBytes) decides its type (sniff.ts). A
+   * link to a file (Attachment.url) is good for urlTtlSeconds.
+   */
+  attachments: { maxFileBytes: 10 * 1024 * 1024, perMessage: 10, uploadsPerDay: 200, headBytes: 64 * 1024, filenameMax: 255, urlTtlSeconds: 3600 },
   /** Default and maximum page size of every connection (the inbox has its own, see messenger.inboxPage). */
   page: { default: 50, max: 200 },
   messenger: {

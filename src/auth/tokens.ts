@@ -65,6 +65,35 @@ export class TokenService {
   }
 
   /**
+   * A short-lived link to one resource (an attachment) for one user, signed as sessions are but for an audience of
+   * its own: a link is never a session, and a session never a link.
+   */
+  async issueLink(login: string, resource: string, ttlSeconds: number): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ res: resource })
+      .setProtectedHeader({ alg: this.alg, typ: 'JWT' })
+      .setSubject(login)
+      .setIssuer(this.config.issuer)
+      .setAudience(`${this.config.audience}/links`)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(this.signKey);
+  }
+
+  /** The user and the resource a link was issued for; throws for any other token, or once it has expired. */
+  async verifyLink(token: string): Promise<{ login: string; resource: string }> {
+    const { payload } = await jwtVerify(token, this.verifyKey, {
+      algorithms: [this.alg],
+      issuer: this.config.issuer,
+      audience: `${this.config.audience}/links`,
+      requiredClaims: ['exp', 'sub'],
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    });
+    if (typeof payload.res !== 'string' || typeof payload.sub !== 'string' || !isPossibleLogin(payload.sub)) throw new Error('not a link');
+    return { login: payload.sub, resource: payload.res };
+  }
+
+  /**
    * Throws on any invalid token: bad signature, wrong algorithm, expired,
    * missing claims. A token verified before is served from memory until it
    * expires (an HMAC or Ed25519 check per request is a measurable share of a

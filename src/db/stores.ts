@@ -23,6 +23,8 @@ import { MessageSearchStore } from './rooms/messages/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
 import { PendingNoticeStore } from './rooms/pending-notices.js';
 import { SearchBackfillStore } from './rooms/messages/search-backfill.js';
+import { AttachmentStore } from './attachments/attachments.js';
+import { CassandraFileBytes, type FileBytes } from './attachments/attachment-bytes.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);
@@ -50,6 +52,8 @@ export function createStores(db: Database) {
     roomCleanups: new RoomCleanupStore(db),
     pendingNotices: new PendingNoticeStore(db),
     searchBackfill: new SearchBackfillStore(db),
+    attachments: new AttachmentStore(db),
+    fileBytes: new CassandraFileBytes(db) as FileBytes,
   };
 }
 

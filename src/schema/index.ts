@@ -11,6 +11,7 @@ import './rooms/reactions.js';
 import './rooms/threads.js';
 import './rooms/polls.js';
 import './rooms/forwarding.js';
+import './rooms/attachments.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';

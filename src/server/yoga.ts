@@ -22,6 +22,8 @@ import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './liv
 import { yogaLogger } from '../observability/logging.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import { useSseEventIds } from './live/sse-event-ids.js';
+import { MAX_UPLOAD_REQUEST_BYTES, useUploads } from './http/uploads.js';
+import { useAttachmentRoute } from './http/attachment-route.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
@@ -72,7 +74,11 @@ export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tra
     useLimitErrorCodes(),
     useValidationErrorLog(logger),
     useRequestParseErrors(),
-    useRequestBodyLimit(MAX_REQUEST_BYTES),
+    useRequestBodyLimit(MAX_REQUEST_BYTES, MAX_UPLOAD_REQUEST_BYTES),
+    // Multipart uploads: one file of bounded size, and never from another site's form.
+    useUploads(),
+    // GET /attachments/<id>: the files, through the links Attachment.url signs.
+    useAttachmentRoute(svc),
     // An SSE stream counts against its address's live connections, as a WebSocket does.
     useEventStreamsPerAddress(live, config.trustProxy),
     useTrustedDocuments(trusted),

@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { App } from '../../src/app.js';
 import { ManualClock, startApp, stopApp } from '../testkit/app.js';
 import { seedHistory } from '../testkit/data/seed-history.js';
+import { projectPath } from '../../src/project-root.js';
 import { launchChromium } from '../testkit/browser.js';
 import { freePort } from '../testkit/free-port.js';
 import { post, roomWith } from '../testkit/data/rooms.js';
@@ -172,6 +173,23 @@ describe('the reference web client', () => {
     // The room view as people see it (examples/web-chat/screenshot.png is one of these).
     await page.screenshot({ path: join(process.env.WEB_CHAT_SCREENSHOT_DIR ?? tmpdir(), 'web-chat-screenshot.png') });
     expect(errors).toEqual([]);
+  });
+
+  it('uploads an image through the page, and the other person sees it shown', async () => {
+    const [alice, bob] = await Promise.all([signUp(writer), signUp(writer)]);
+    const room = await roomWith(writer, alice, [bob]);
+    const [a, b] = [await openClient(), await openClient()];
+    await signIn(a.page, alice);
+    await signIn(b.page, bob);
+    for (const { page } of [a, b]) await page.getByTestId(`room-${room}`).click();
+    await a.page.getByLabel('Attach a file').setInputFiles(projectPath('examples', 'web-chat', 'screenshot.png'));
+    await expect.poll(() => a.page.getByTestId('pending-files').innerText()).toMatch(/screenshot\.png/);
+    await typeAndSend(a.page, 'our room, as it looks');
+    // On the other screen: the message, and its image loaded from its signed link (decoded at its real size).
+    const image = b.page.getByTestId('message').filter({ hasText: 'our room, as it looks' }).getByTestId('attachment-image');
+    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1100);
+    expect(await image.evaluate((img: HTMLImageElement) => img.naturalHeight)).toBe(760);
+    expect([...a.errors, ...b.errors]).toEqual([]);
   });
 
   it('pages history back as the viewer scrolls up', async () => {

@@ -37,6 +37,7 @@ describe('fields that read the viewer', () => {
   it('marks those that answer per viewer', () => {
     const marked = fieldsTakingContext().filter((f) => isViewerDependent(f.field)).map((f) => f.name);
     expect(marked.sort()).toEqual([
+      'Attachment.url',
       'Conversation.messages',
       'DirectMessage.forwardedFrom',
       'DirectMessageReceived.conversation',

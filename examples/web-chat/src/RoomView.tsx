@@ -45,6 +45,7 @@ export function RoomView({ api, roomName, me }: { api: Api; roomName: string; me
   const [replyTo, setReplyTo] = useState<Message | null>(null);
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const [draft, setDraft] = useState('');
+  const [files, setFiles] = useState<Array<{ id: string; filename: string }>>([]);
   const [error, setError] = useState<string | null>(null);
   const cursor = useRef<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
@@ -153,11 +154,13 @@ export function RoomView({ api, roomName, me }: { api: Api; roomName: string; me
 
   async function send(e: FormEvent) {
     e.preventDefault();
-    const content = draft.trim();
+    const content = draft.trim() || files.map((f) => f.filename).join(', ');
     if (!content) return;
-    const result = await post({ roomName, content, clientMessageId: crypto.randomUUID(), replyTo: replyTo?.id ?? null });
+    const attachments = files.map((f) => f.id);
+    const result = await post({ roomName, content, clientMessageId: crypto.randomUUID(), replyTo: replyTo?.id ?? null, attachments });
     if (result.error) return setError(result.error.graphQLErrors[0]?.message ?? result.error.message);
     setDraft('');
+    setFiles([]);
     setReplyTo(null);
     add([result.data!.postMessage]);
   }
@@ -210,6 +213,15 @@ export function RoomView({ api, roomName, me }: { api: Api; roomName: string; me
             ) : (
               <p className="content" data-testid="content">{m.deleted ? <em>deleted</em> : m.content}</p>
             )}
+            {m.attachments.map((a) =>
+              a.contentType.startsWith('image/') ? (
+                <img key={a.id} className="attachment" src={api.origin + a.url} alt={a.filename} width={a.width ?? undefined} height={a.height ?? undefined} data-testid="attachment-image" />
+              ) : (
+                <a key={a.id} className="attachment" href={api.origin + a.url}>
+                  {a.filename}
+                </a>
+              ),
+            )}
             {!m.systemMessage && (
             <div className="actions">
               {m.reactions.map((r) => (
@@ -235,7 +247,23 @@ export function RoomView({ api, roomName, me }: { api: Api; roomName: string; me
           Replying to {replyTo.author.login}: {replyTo.content} <button onClick={() => setReplyTo(null)}>✕</button>
         </div>
       )}
+      {files.length > 0 && <div className="replying" data-testid="pending-files">Attaching {files.map((f) => f.filename).join(', ')}</div>}
       <form className="composer" onSubmit={send}>
+        <input
+          type="file"
+          aria-label="Attach a file"
+          onChange={async (e) => {
+            const file = e.target.files?.[0];
+            e.target.value = '';
+            if (!file) return;
+            try {
+              const uploaded = await api.upload(file);
+              setFiles((f) => [...f, uploaded]);
+            } catch (err) {
+              setError((err as Error).message);
+            }
+          }}
+        />
         <input value={draft} onChange={(e) => changed(e.target.value)} placeholder={`Message #${roomName}`} aria-label="Message" />
         <button type="submit">Send</button>
       </form>

@@ -11,9 +11,14 @@
 import { Client, fetchExchange, type TypedDocumentNode } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
+import { UploadAttachment } from './operations.js';
 
 export interface Api {
   urql: Client;
+  /** The API's origin: Attachment.url paths are on it. */
+  origin: string;
+  /** Uploads one file (a multipart request by document id) and answers its attachment id. */
+  upload(file: File): Promise<{ id: string; filename: string }>;
   /** Runs `document` as a live feed until the returned function is called; see follow(). */
   follow<R, V extends Record<string, unknown>>(document: TypedDocumentNode<R, V>, variables: () => V, onData: (data: R) => void): () => void;
   close(): void;
@@ -79,8 +84,26 @@ export function createApi(httpUrl: string, token: string | null, onLive: (live: 
     };
   }
 
+  async function upload(file: File): Promise<{ id: string; filename: string }> {
+    const form = new FormData();
+    form.append('operations', JSON.stringify({ documentId: documentId(UploadAttachment), variables: { file: null } }));
+    form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+    form.append('0', file, file.name);
+    const res = await fetch(httpUrl, {
+      method: 'POST',
+      // The preflight header: what tells the server this is no form posted from another site.
+      headers: { 'x-graphql-yoga-csrf': '1', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: form,
+    });
+    const body = (await res.json()) as { data?: { uploadAttachment: { id: string; filename: string } }; errors?: Array<{ message: string }> };
+    if (!body.data) throw new Error(body.errors?.[0]?.message ?? `upload failed (${res.status})`);
+    return body.data.uploadAttachment;
+  }
+
   return {
     urql,
+    origin: new URL(httpUrl).origin,
+    upload,
     follow,
     close() {
       window.removeEventListener('offline', offline);

@@ -27,6 +27,23 @@ export const MessageFields = graphql(`
       count
       reactedByViewer
     }
+    attachments {
+      id
+      filename
+      contentType
+      width
+      height
+      url
+    }
+  }
+`);
+
+export const UploadAttachment = graphql(`
+  mutation WebUploadAttachment($file: File!) {
+    uploadAttachment(file: $file) {
+      id
+      filename
+    }
   }
 `);
 
@@ -142,8 +159,8 @@ export const RoomEvents = graphql(`
 `);
 
 export const PostMessage = graphql(`
-  mutation WebPostMessage($roomName: String!, $content: String!, $clientMessageId: String, $replyTo: ID) {
-    postMessage(roomName: $roomName, content: $content, clientMessageId: $clientMessageId, replyTo: $replyTo) {
+  mutation WebPostMessage($roomName: String!, $content: String!, $clientMessageId: String, $replyTo: ID, $attachments: [ID!]) {
+    postMessage(roomName: $roomName, content: $content, clientMessageId: $clientMessageId, replyTo: $replyTo, attachments: $attachments) {
       ...MessageFields
     }
   }

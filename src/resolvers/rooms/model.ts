@@ -21,6 +21,8 @@ export interface MessageExtras {
   forwardedFrom?: string | null;
   /** Custom data, as validated JSON text. */
   metadata?: string | null;
+  /** The ids of the files it carries (attached by the caller). */
+  attachments?: string[];
 }
 
 /** Only the three fields: anything more would fail to encode as a chat_user. */
@@ -67,6 +69,7 @@ export function messageWithId(
     poll: thread.poll ?? null,
     forwardedFrom: thread.forwardedFrom ?? null,
     metadata: thread.metadata ?? null,
+    attachments: thread.attachments ?? [],
     terms: messageTerms(content, systemMessage),
   });
 }

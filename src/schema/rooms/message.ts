@@ -105,6 +105,9 @@ builder.mutationFields((t) => ({
           "Makes the message a reply in that message's thread (one level deep: not a reply, not a system message, not deleted). " +
           'A reply shows in the room\'s history and feed like any message, with replyTo set, and in its parent\'s replies.',
       }),
+      attachments: t.arg.idList({
+        description: `Ids of your uploads (uploadAttachment) to attach, at most ${Limits.attachments.perMessage} (LIMIT_REACHED, limit ATTACHMENTS_PER_MESSAGE)`,
+      }),
       metadata: t.arg({ type: 'JSON', description: `Custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON (BAD_USER_INPUT, field metadata, otherwise)` }),
     },
     resolve: (_root, args, ctx) => postMessage(ctx, args),

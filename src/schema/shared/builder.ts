@@ -21,6 +21,8 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
     /** Any JSON value; the use cases say which they take (custom data: an object, src/validation.ts validMetadata). */
     JSON: { Input: unknown; Output: unknown };
+    /** A multipart request's file (Yoga's File), declared in rooms/attachments.ts. */
+    File: { Input: unknown; Output: never };
   };
 }>({
   // Authentication is the use cases' own first step (requireViewer in src/resolvers/), declared once there.

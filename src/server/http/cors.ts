@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CORSOptions } from 'graphql-yoga';
 import type { Config } from '../../config.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
+import { PREFLIGHT_HEADERS } from './uploads.js';
 
 export interface OriginPolicy {
   /** True for a request with no Origin (not a browser), a same-origin one, or an allowed origin. */
@@ -44,7 +45,7 @@ export function corsFor(policy: OriginPolicy) {
       origin,
       credentials: false,
       methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'accept', REQUEST_ID_HEADER],
+      allowedHeaders: ['authorization', 'content-type', 'accept', REQUEST_ID_HEADER, ...PREFLIGHT_HEADERS],
       exposedHeaders: [REQUEST_ID_HEADER],
       maxAge: 600,
     };

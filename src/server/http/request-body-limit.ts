@@ -10,6 +10,7 @@
  */
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import { AppError, ErrorCode } from '../../errors.js';
+import { isMultipart } from './uploads.js';
 
 type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStream };
 
@@ -22,9 +23,11 @@ const tooLarge = (limit: number) =>
     http: { status: 413, headers: { connection: 'close' } },
   });
 
-export function useRequestBodyLimit(limit: number): YogaPlugin {
+/** `limit` for every body, `multipartLimit` for a multipart one (an upload). */
+export function useRequestBodyLimit(jsonLimit: number, multipartLimit = jsonLimit): YogaPlugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      const limit = isMultipart(request) ? multipartLimit : jsonLimit;
       const contentLength = request.headers.get('content-length');
       if (contentLength !== null) {
         if (Number(contentLength) > limit) throw tooLarge(limit);

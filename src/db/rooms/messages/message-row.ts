@@ -36,6 +36,8 @@ export interface MessageRecord {
   forwardedFrom: string | null;
   /** Custom data (JSON text of an object, at most Limits.metadata.maxBytes); null when none, and once deleted. */
   metadata: string | null;
+  /** The ids of the files it carries, in order. */
+  attachments: string[];
   /**
    * Its search terms, only on a message about to be written (its insert
    * indexes them). Reads leave them out: nothing serves them.
@@ -52,7 +54,7 @@ export interface PollDefinition {
 
 /** The parts of a message a post decides; the rest start empty. */
 export type NewMessageRecord = Pick<MessageRecord, 'roomName' | 'bucket' | 'messageId' | 'author' | 'content' | 'systemMessage'> &
-  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms' | 'poll' | 'forwardedFrom' | 'metadata'>>;
+  Partial<Pick<MessageRecord, 'replyTo' | 'mentions' | 'terms' | 'poll' | 'forwardedFrom' | 'metadata' | 'attachments'>>;
 
 /** A message as it is right after its post: visible, unedited, unreacted, without replies. */
 export function postedMessage(fields: NewMessageRecord): MessageRecord {
@@ -68,13 +70,14 @@ export function postedMessage(fields: NewMessageRecord): MessageRecord {
     poll: null,
     forwardedFrom: null,
     metadata: null,
+    attachments: [],
     ...fields,
   };
 }
 
 export const MESSAGE_COLUMNS =
   'room_name, time_bucket, message_id, content, author, system_message, visible, version, edit_id, deleted, ' +
-  'reply_to, last_reply_at, mentions, reaction_kinds, poll, forwarded_from, metadata';
+  'reply_to, last_reply_at, mentions, reaction_kinds, poll, forwarded_from, metadata, attachments';
 
 export function toMessage(row: Row): MessageRecord | undefined {
   // An UPDATE (hide, edit, reply count) racing a deletion can leave a row without its insert's columns: skip it.
@@ -97,5 +100,6 @@ export function toMessage(row: Row): MessageRecord | undefined {
     poll: row.poll ? (JSON.parse(row.poll as string) as PollDefinition) : null,
     forwardedFrom: (row.forwarded_from as string | null) ?? null,
     metadata: row.deleted ? null : ((row.metadata as string | null) ?? null),
+    attachments: row.deleted ? [] : ((row.attachments as Array<{ toString(): string }> | null) ?? []).map(String),
   };
 }

@@ -29,8 +29,8 @@ export interface RoomIncarnation {
 // would write a tombstone.
 const INSERT_MESSAGE = cql(
   `INSERT INTO chat_room_messages
-     (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms, poll, forwarded_from, metadata)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms, poll, forwarded_from, metadata, attachments)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   { idempotent: true, writesList: true },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
@@ -155,6 +155,7 @@ export class RoomMessageStore {
           message.poll ? JSON.stringify(message.poll) : undefined,
           message.forwardedFrom ?? undefined,
           message.metadata ?? undefined,
+          message.attachments.length > 0 ? message.attachments : undefined,
         ],
       },
       ...threadWrites(message),

@@ -25,6 +25,7 @@ import { messageTerms } from './search-terms.js';
 import { unpinDeleted } from './pins.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import { dropAttachments } from '../../attachments/attachments.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {
@@ -153,7 +154,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   if (!byAuthor && room.creatorLogin !== viewer.login) {
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
-  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null };
+  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null, attachments: [] };
   const { stores, config, rooms } = ctx.services;
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {
@@ -181,6 +182,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     await stores.reactions.dropAll(message);
     await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
     if (message.poll) await stores.pollVotes.drop(message.roomName, message.messageId);
+    await dropAttachments(ctx, message);
   } catch (err) {
     ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions, mentions or votes were not dropped");
   }

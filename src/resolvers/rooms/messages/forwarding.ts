@@ -39,7 +39,8 @@ export async function forwardMessage(ctx: Context, args: ForwardArgs): Promise<F
   }
   const forwardedFrom = encodeMessageId(original);
   if (args.toRoom != null) {
-    return postMessage(ctx, { roomName: args.toRoom, content, clientMessageId: args.clientMessageId, forwardedFrom });
+    // Its files by reference: the copy shows the original's, served through the copy to whoever may see it.
+    return postMessage(ctx, { roomName: args.toRoom, content, clientMessageId: args.clientMessageId, forwardedFrom, forwardedAttachments: original.attachments });
   }
   return sendDirectMessage(ctx, args.to!, content, forwardedFrom);
 }

@@ -18,6 +18,7 @@ import { mayMention, mentionedParticipants, publishMentions } from './mentions.j
 import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
+import { attachUploads } from '../../attachments/attachments.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 
@@ -47,6 +48,10 @@ export interface PostArgs {
   forwardedFrom?: string | null;
   /** Custom data: a JSON object (validated here). */
   metadata?: unknown;
+  /** Ids of the poster's uploads to attach (attachments.ts checks and attaches them). */
+  attachments?: readonly string[] | null;
+  /** A forwarded original's files, carried by reference (forwarding.ts checked the original is readable). */
+  forwardedAttachments?: string[];
 }
 
 /**
@@ -102,10 +107,11 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
       );
       if (!claim.claimed) {
         turn.cancel();
-        return await originalPost(ctx, room, author, claim, thread);
+        return await originalPost(ctx, room, author, claim, thread, args.attachments);
       }
     }
     requireWriteWindow(ctx, message.messageId);
+    message.attachments = args.forwardedAttachments ?? (await attachUploads(ctx, args.attachments, name, message.messageId));
     await stores.roomMessages.insert(room, message);
   } catch (err) {
     turn.cancel();
@@ -131,12 +137,14 @@ async function originalPost(
   author: ChatUser,
   claim: { messageId: string; content: string },
   thread: MessageExtras,
+  attachments: readonly string[] | null | undefined,
 ): Promise<MessageRecord> {
   const { roomMessages } = ctx.services.stores;
   const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
   if (stored) return stored;
   requireWriteWindow(ctx, claim.messageId);
   const message = messageWithId(room, claim.messageId, author, claim.content, false, thread);
+  message.attachments = await attachUploads(ctx, attachments, room.name, claim.messageId);
   await roomMessages.insert(room, message);
   return message;
 }

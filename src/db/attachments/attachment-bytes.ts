@@ -1,0 +1,117 @@
+/**
+ * Where a file's bytes live: the FileBytes interface, so that an object store
+ * can replace the default, and CassandraFileBytes, which keeps them in
+ * attachment_chunks (256 KiB a row, one partition per file).
+ */
+import { createHash } from 'node:crypto';
+import { cql, type Database } from '../cassandra/client.js';
+
+/** Bytes per chunk row: small enough for any mutation and read, few enough rows for a 10 MB file (40). */
+export const CHUNK_BYTES = 256 * 1024;
+/** Chunk writes in flight at once per file. */
+const WRITES_IN_FLIGHT = 4;
+
+export interface StoredBytes {
+  size: number;
+  /** Hex SHA-256 of the whole file. */
+  sha256: string;
+  chunkBytes: number;
+}
+
+/** A byte range of a file, both ends included (HTTP Range's). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface FileBytes {
+  /**
+   * Stores the bytes `source` yields under `id`, refusing past `maxBytes`
+   * (what was written by then is dropped). Bytes written are not a file yet:
+   * the file's row, written after, is what makes them readable.
+   */
+  write(id: string, source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBytes>;
+  /** The bytes of `range` (all of them without one), in order. */
+  read(id: string, stored: StoredBytes, range?: ByteRange): AsyncIterable<Buffer>;
+  drop(id: string): Promise<void>;
+}
+
+export class FileTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The file is larger than ${maxBytes} bytes`);
+  }
+}
+
+const WRITE_CHUNK = cql('INSERT INTO attachment_chunks (id, chunk, data) VALUES (?, ?, ?)', { idempotent: true });
+const READ_CHUNKS = cql('SELECT chunk, data FROM attachment_chunks WHERE id = ? AND chunk >= ? AND chunk <= ?', { idempotent: true });
+const DROP_CHUNKS = cql('DELETE FROM attachment_chunks WHERE id = ?', { idempotent: true });
+
+export class CassandraFileBytes implements FileBytes {
+  constructor(
+    private readonly db: Database,
+    private readonly chunkBytes = CHUNK_BYTES,
+  ) {}
+
+  async write(id: string, source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBytes> {
+    const hash = createHash('sha256');
+    const inFlight = new Set<Promise<void>>();
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let size = 0;
+    let chunk = 0;
+    const flush = async (data: Buffer) => {
+      const write = this.db.execute(WRITE_CHUNK, [id, chunk++, data]).then(() => undefined);
+      inFlight.add(write);
+      void write.finally(() => inFlight.delete(write)).catch(() => undefined);
+      if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+    };
+    try {
+      for await (const part of source) {
+        size += part.byteLength;
+        if (size > maxBytes) throw new FileTooLarge(maxBytes);
+        hash.update(part);
+        pending.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+        pendingBytes += part.byteLength;
+        while (pendingBytes >= this.chunkBytes) {
+          const all = Buffer.concat(pending);
+          await flush(all.subarray(0, this.chunkBytes));
+          pending = [all.subarray(this.chunkBytes)];
+          pendingBytes = all.byteLength - this.chunkBytes;
+        }
+      }
+      if (pendingBytes > 0 || chunk === 0) await flush(Buffer.concat(pending));
+      await Promise.all(inFlight);
+    } catch (err) {
+      // Whatever was written goes (a write still in flight may land after: the cleanup of unattached uploads
+      // drops it, and no file row ever points at it).
+      await Promise.allSettled(inFlight);
+      await this.drop(id).catch(() => undefined);
+      throw err;
+    }
+    return { size, sha256: hash.digest('hex'), chunkBytes: this.chunkBytes };
+  }
+
+  async *read(id: string, stored: StoredBytes, range: ByteRange = { start: 0, end: stored.size - 1 }): AsyncIterable<Buffer> {
+    if (stored.size === 0) return;
+    const first = Math.floor(range.start / stored.chunkBytes);
+    const last = Math.floor(range.end / stored.chunkBytes);
+    // A few chunks a request: a whole 10 MB file is never held in memory at once.
+    for (let from = first; from <= last; from += 4) {
+      const to = Math.min(last, from + 3);
+      const rs = await this.db.execute(READ_CHUNKS, [id, from, to]);
+      // A stored file has every chunk: a gap would serve wrong bytes, never silently.
+      if (rs.rows.length !== to - from + 1) throw new Error(`attachment ${id}: chunks ${from}-${to} are not all there`);
+      for (const row of rs.rows) {
+        const data = row.data as Buffer;
+        const offset = (row.chunk as number) * stored.chunkBytes;
+        const start = Math.max(0, range.start - offset);
+        const end = Math.min(data.byteLength, range.end - offset + 1);
+        if (end > start) yield data.subarray(start, end);
+      }
+    }
+  }
+
+  async drop(id: string): Promise<void> {
+    await this.db.execute(DROP_CHUNKS, [id]);
+  }
+}

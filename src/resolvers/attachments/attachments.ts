@@ -1,0 +1,172 @@
+/**
+ * Attachments: uploading a file (its type sniffed from its bytes, never taken
+ * from the client), attaching uploads to a message as it is posted, the
+ * signed links through which they are served, and what each link may serve.
+ *
+ * Two steps, upload then post with the ids, rather than files inside the
+ * post: a post stays a small JSON request, idempotent with its
+ * clientMessageId, that holds the room's turn for milliseconds rather than
+ * for a 10 MB body; an upload fails or is retried on its own; and an upload
+ * cut off leaves no message pointing at nothing.
+ */
+import type { Context } from '../context.js';
+import type { Services } from '../services.js';
+import type { AttachmentRecord } from '../../db/attachments/attachments.js';
+import type { ByteRange, StoredBytes } from '../../db/attachments/attachment-bytes.js';
+import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
+import { AppError, ErrorCode, LimitName, badInput, limitReached, notFound } from '../../errors.js';
+import { Limits } from '../../limits.js';
+import { dayBucket } from '../../buckets.js';
+import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
+import { requireViewer } from '../shared/guards.js';
+import { isParticipant } from '../rooms/access.js';
+import { decodeMessageId, encodeMessageId } from '../rooms/ids.js';
+import { sniff } from './sniff.js';
+
+const limits = Limits.attachments;
+
+/** An uploaded file as the API takes it (Yoga's File). */
+export interface UploadedFile {
+  name: string;
+  size: number;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A base name, never a path: the last part after any / or \, without control characters, at most 255 characters. */
+export function safeFilename(raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  const base = (raw.split(/[/\\]/).pop() ?? '').replace(/[\u0000-\u001f\u007f"]/g, '').trim();
+  const name = base === '.' || base === '..' ? '' : base.slice(0, limits.filenameMax);
+  return name || 'file';
+}
+
+/** Stores an upload of the viewer's: refused past the daily count, the size limit, or off the type allowlist. */
+export async function uploadAttachment(ctx: Context, file: UploadedFile): Promise<AttachmentView> {
+  const viewer = requireViewer(ctx);
+  const { stores, rateLimiter, clock } = ctx.services;
+  if (!file || typeof file.arrayBuffer !== 'function') throw badInput('file', 'file must be a file of a multipart upload');
+  const now = clock.now();
+  const day = dayBucket(now);
+  const window = await rateLimiter.increment(`uploads:${viewer.login}:${day}`, 86_400);
+  const perDay = ctx.services.config.rooms.uploadsPerDay;
+  if (window.count > perDay) throw limitReached(LimitName.UPLOADS_PER_DAY, perDay, `At most ${perDay} uploads a day`);
+  const bytes = Buffer.from(await file.arrayBuffer());
+  if (bytes.byteLength > limits.maxFileBytes) {
+    throw new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${limits.maxFileBytes} bytes`, { limit: 'fileSize', max: limits.maxFileBytes });
+  }
+  const sniffed = sniff(bytes.subarray(0, limits.headBytes), bytes.byteLength <= limits.headBytes);
+  if (!sniffed) throw badInput('file', 'Unsupported file type: PNG, JPEG, GIF, WebP, PDF and UTF-8 text are taken');
+  const id = newTimeUuid(now).toString();
+  // Listed first: an upload cut off anywhere below is found by the cleanup of unattached uploads.
+  await stores.attachments.listUnattached(day, id);
+  const stored = await stores.fileBytes.write(id, parts(bytes), limits.maxFileBytes);
+  const record = { id, owner: viewer.login, filename: safeFilename(file.name), contentType: sniffed.contentType, ...stored, width: sniffed.width, height: sniffed.height };
+  await stores.attachments.insert(record);
+  return { ...record, roomName: null, messageId: null, via: null };
+}
+
+async function* parts(bytes: Buffer): AsyncIterable<Uint8Array> {
+  for (let at = 0; at < bytes.byteLength; at += 256 * 1024) yield bytes.subarray(at, at + 256 * 1024);
+}
+
+/**
+ * Attaches the viewer's uploads to a message about to be written, each to it alone (an LWT each): refused past
+ * the count per message, and for an id that is not an unattached upload of the viewer's (an earlier try of the
+ * same post, with the same message id, finds its own). Returns the ids in order.
+ */
+export async function attachUploads(ctx: Context, ids: readonly string[] | null | undefined, roomName: string, messageId: string): Promise<string[]> {
+  if (!ids || ids.length === 0) return [];
+  const viewer = requireViewer(ctx);
+  if (ids.length > limits.perMessage) throw limitReached(LimitName.ATTACHMENTS_PER_MESSAGE, limits.perMessage, `At most ${limits.perMessage} files a message`);
+  const keys = ids.map((id) => id.trim().toLowerCase());
+  if (new Set(keys).size !== keys.length) throw badInput('attachments', 'Each file once');
+  const { stores } = ctx.services;
+  const found = new Map((await stores.attachments.byIds(keys.filter(isUploadId))).map((r) => [r.id, r]));
+  for (const key of keys) {
+    const record = found.get(key);
+    if (!record || record.owner !== viewer.login) throw badInput('attachments', 'An attachment must be an upload of yours');
+  }
+  for (const key of keys) {
+    if (!(await stores.attachments.attach(key, viewer.login, roomName, messageId))) throw badInput('attachments', 'That upload is attached to another message');
+    await stores.attachments.unlist(dayBucket(timeUuidDate(key)), key);
+  }
+  return keys;
+}
+
+const isUploadId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+
+/** A file as a message shows it: its record, and the message it is read through (null: an upload not attached yet). */
+export interface AttachmentView extends AttachmentRecord {
+  via: string | null;
+}
+
+/** A message's files, in order (those gone since are left out): its own uploads, or a forwarded original's. */
+export async function attachmentsOf(ctx: Context, message: MessageRecord): Promise<AttachmentView[]> {
+  if (message.attachments.length === 0 || message.deleted || !message.visible) return [];
+  const found = new Map((await ctx.services.stores.attachments.byIds(message.attachments)).map((r) => [r.id, r]));
+  const via = encodeMessageId(message);
+  return message.attachments.flatMap((id) => {
+    const record = found.get(id);
+    return record ? [{ ...record, via }] : [];
+  });
+}
+
+/**
+ * Where the viewer fetches a file: a path on this server with a link token for them, good for urlTtlSeconds,
+ * naming the message it is read through: it serves while that message shows the file to them.
+ */
+export async function attachmentUrl(ctx: Context, attachment: AttachmentView): Promise<string> {
+  const viewer = requireViewer(ctx);
+  const token = await ctx.services.tokens.issueLink(viewer.login, `${attachment.id}|${attachment.via ?? ''}`, limits.urlTtlSeconds);
+  return `/attachments/${attachment.id}?token=${token}`;
+}
+
+export interface Servable {
+  record: AttachmentRecord;
+  bytes: StoredBytes;
+  read(range?: ByteRange): AsyncIterable<Buffer>;
+}
+
+/**
+ * The file a link serves, checked now: the message the link names must still show it (not deleted or hidden, the
+ * file among its attachments) to the link's user, who must still take part in its room; a link without a message
+ * serves an upload not attached yet to its uploader only. NOT_FOUND for anything else, as for a file that is gone.
+ */
+export async function openAttachment(services: Services, id: string, token: string): Promise<Servable> {
+  const key = id.toLowerCase();
+  const gone = () => notFound('Attachment');
+  let link: { login: string; resource: string };
+  try {
+    link = await services.tokens.verifyLink(token);
+  } catch {
+    throw gone();
+  }
+  const [linked, via] = link.resource.split('|') as [string, string | undefined];
+  if (linked !== key || !isUploadId(key)) throw gone();
+  const [record] = await services.stores.attachments.byIds([key]);
+  if (!record) throw gone();
+  if (!via) {
+    if (record.owner !== link.login || record.messageId !== null) throw gone();
+  } else {
+    let message: MessageRecord | undefined;
+    try {
+      const at = decodeMessageId('via', via);
+      message = await services.stores.roomMessages.byKey(at.roomName, at.bucket, at.messageId);
+    } catch {
+      throw gone();
+    }
+    if (!message || message.deleted || !message.visible || !message.attachments.includes(key)) throw gone();
+    const room = await services.stores.rooms.byName(message.roomName);
+    if (!room || !isParticipant(room, link.login)) throw gone();
+  }
+  return { record, bytes: record, read: (range) => services.stores.fileBytes.read(key, record, range) };
+}
+
+/** A deleted message's own files go with it, rows then bytes (a forwarded copy's files are its original's: they stay). */
+export async function dropAttachments(ctx: Context, message: MessageRecord): Promise<void> {
+  const own = (await ctx.services.stores.attachments.byIds(message.attachments)).filter((r) => r.messageId === message.messageId);
+  for (const record of own) {
+    await ctx.services.stores.attachments.drop(record.id);
+    await ctx.services.stores.fileBytes.drop(record.id);
+  }
+}
