@@ -6,6 +6,7 @@ import type { Services } from '../resolvers/services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
 import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
 import { finishPendingNotices } from '../resolvers/rooms/room-notices.js';
+import { dropUnattachedUploads } from '../resolvers/attachments/cleanup.js';
 
 /** Stops the job and waits for a run in progress. */
 export type BackgroundJob = () => Promise<void>;
@@ -17,6 +18,7 @@ export function startBackgroundJobs(services: Services): BackgroundJob {
     startPurchaseRecovery(services),
     startRoomCleanupRecovery(services),
     startNoticeCompletion(services),
+    startUploadCleanup(services),
     () => services.rooms.presence.stop(),
   ];
   return async () => {
@@ -45,6 +47,14 @@ function startNoticeCompletion(services: Services): BackgroundJob {
   return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => finishPendingNotices(services), {
     done: 'completed pending room notices',
     failed: 'room notice completion failed',
+  }));
+}
+
+/** Drops the uploads cut off, or never attached within a day: at start, then every interval. */
+function startUploadCleanup(services: Services): BackgroundJob {
+  return everyInterval(services.config.rooms.cleanupRecoveryIntervalMs, logged(services, () => dropUnattachedUploads(services), {
+    done: 'dropped unattached uploads',
+    failed: 'unattached upload cleanup failed',
   }));
 }
 

@@ -10,7 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { projectPath } from '../../src/project-root.js';
 import { LeaveRoomDocument } from '../generated/graphql.js';
-import { startApp } from '../testkit/app.js';
+import { ManualClock, startApp, stopApp } from '../testkit/app.js';
+import { dropUnattachedUploads } from '../../src/resolvers/attachments/cleanup.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { cqlRow } from '../testkit/cql.js';
 import { roomWith } from '../testkit/data/rooms.js';
@@ -186,5 +187,38 @@ describe('hostile uploads', () => {
     for (let i = 0; i < 31; i++) results.push(await upload(frank!, Buffer.from(`file ${i}`), `f${i}.txt`));
     expect(results.slice(0, 30).every((r) => r.data?.uploadAttachment)).toBe(true);
     expect(code(results[30]!)).toMatchObject({ code: 'LIMIT_REACHED', limit: 'UPLOADS_PER_DAY', max: 30 });
+  });
+});
+
+describe('the cleanup of unattached uploads', () => {
+  it('drops an upload never attached once a day has passed, and keeps one a message has', async () => {
+    const clock = new ManualClock();
+    const clocked = await startApp({ clock });
+    try {
+      const [owner] = await signUpMany(clocked, 1, 'attclean');
+      const r = await roomWith(clocked, owner!);
+      const send = async (name: string) => {
+        const form = new FormData();
+        form.append('operations', JSON.stringify({ query: UPLOAD, variables: { file: null } }));
+        form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+        form.append('0', new Blob([name]), name);
+        const res = await fetch(`${clocked.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${owner!.token}`, 'x-graphql-yoga-csrf': '1' }, body: form });
+        return ((await res.json()) as { data: { uploadAttachment: { id: string } } }).data.uploadAttachment.id;
+      };
+      const [kept, left] = [await send('kept.txt'), await send('left.txt')];
+      await gqlOk(clocked, POST as never, { roomName: r, content: 'with a file', attachments: [kept] } as never, owner!.token);
+      // Within the day, nothing goes: the uploader may still attach it. (Other tests' uploads share the keyspace.)
+      await dropUnattachedUploads(clocked.services);
+      expect((await clocked.services.stores.attachments.byIds([kept, left])).map((a) => a.id).sort()).toEqual([kept, left].sort());
+      clock.advance(25 * 3_600_000);
+      expect(await dropUnattachedUploads(clocked.services)).toBeGreaterThanOrEqual(1);
+      expect((await clocked.services.stores.attachments.byIds([kept, left])).map((a) => a.id)).toEqual([kept]);
+      const chunks = async (id: string) => Number((await cqlRow(clocked, 'SELECT COUNT(*) AS n FROM attachment_chunks WHERE id = ?', [id]))?.n);
+      expect([await chunks(kept), await chunks(left)]).toEqual([1, 0]);
+      // Attaching it now is refused: it is gone.
+      expect(code(await gql(clocked, POST, { roomName: r, content: 'late', attachments: [left] }, owner!.token))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'attachments' });
+    } finally {
+      await stopApp(clocked);
+    }
   });
 });

@@ -34,6 +34,7 @@ const SELECT = cql(
 const ATTACH = cql('UPDATE attachments SET room_name = ?, message_id = ? WHERE id = ? IF owner = ? AND message_id = null', { idempotent: false });
 const SELECT_ATTACHED = cql('SELECT owner, message_id FROM attachments WHERE id = ?', { idempotent: true });
 const DROP = cql('DELETE FROM attachments WHERE id = ?', { idempotent: true });
+const DROP_IF_UNATTACHED = cql('DELETE FROM attachments WHERE id = ? IF message_id = null', { idempotent: false });
 
 const toRecord = (row: Row): AttachmentRecord => ({
   id: row.id.toString(),
@@ -91,5 +92,14 @@ export class AttachmentStore {
 
   async drop(id: string): Promise<void> {
     await this.db.execute(DROP, [id]);
+  }
+
+  /** Drops an upload's row unless a message has it (an LWT, ordered with attach): true when it is gone. */
+  async dropIfUnattached(id: string): Promise<boolean> {
+    const outcome = await this.db.lwt(DROP_IF_UNATTACHED, [id], async () => {
+      const row = await this.db.readSerial(SELECT_ATTACHED, [id]);
+      return { applied: !row, row };
+    });
+    return outcome.applied || !outcome.row;
   }
 }
