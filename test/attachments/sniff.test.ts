@@ -46,3 +46,18 @@ describe('sniffing uploads', () => {
     expect(sniff(Buffer.alloc(0), true)).toBeNull();
   });
 });
+
+describe('sniffing hostile headers', () => {
+  it('keeps no dimension a CQL int cannot hold, and never reads past a short head', () => {
+    const png = (w: number, h: number) => {
+      const head = Buffer.alloc(24);
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(head);
+      head.write('IHDR', 12, 'latin1');
+      head.writeUInt32BE(w, 16);
+      head.writeUInt32BE(h, 20);
+      return head;
+    };
+    expect(sniff(png(0xffffffff, 10), false)).toEqual({ contentType: 'image/png', width: null, height: null });
+    for (let n = 0; n < 30; n++) expect(() => sniff(png(10, 10).subarray(0, n), false)).not.toThrow();
+  });
+});

@@ -78,6 +78,7 @@ describe('attachments', () => {
 
     // A link is its user's while they may see the message: tampered, for another file, or after they left, it is a 404.
     expect((await get(link.replace(/token=.{10}/, 'token=xxxxxxxxxx'))).status).toBe(404);
+    expect((await get('/attachments/%E0%A4%A?token=x')).status).toBe(404);
     expect((await get(link.replace(id, id.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'))))).status).toBe(404);
     await gqlOk(app, LeaveRoomDocument, { roomName: room }, bob.token);
     expect((await get(link)).status).toBe(404);
@@ -91,6 +92,10 @@ describe('attachments', () => {
     expect(code(await gql(app, POST, { roomName: r, content: 'mine?', attachments: [text.id] }, eve.token))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'attachments' });
     expect((await gql(app, POST, { roomName: r, content: 'first', attachments: [text.id] }, alice.token)).errors).toBeUndefined();
     expect(code(await gql(app, POST, { roomName: r, content: 'again', attachments: [text.id] }, alice.token))).toMatchObject({ code: 'BAD_USER_INPUT', field: 'attachments' });
+    // One already attached among them: refused before the other is attached, which stays free for a later post.
+    const fresh = (await upload(alice, Buffer.from('fresh'), 'fresh.txt')).data!.uploadAttachment;
+    expect(code(await gql(app, POST, { roomName: r, content: 'both', attachments: [fresh.id, text.id] }, alice.token))).toMatchObject({ field: 'attachments' });
+    expect((await gql(app, POST, { roomName: r, content: 'fresh alone', attachments: [fresh.id] }, alice.token)).errors).toBeUndefined();
     const eleven = Array.from({ length: 11 }, () => text.id);
     expect(code(await gql(app, POST, { roomName: r, content: 'many', attachments: eleven }, alice.token))).toMatchObject({ code: 'LIMIT_REACHED', limit: 'ATTACHMENTS_PER_MESSAGE' });
   });
@@ -135,6 +140,14 @@ describe('forwarded attachments', () => {
 });
 
 describe('hostile uploads', () => {
+  it('names a file by the type its bytes showed, without direction tricks, and refuses uploads without a session', async () => {
+    expect((await upload(alice, Buffer.from('alert(1)'), 'invoice.js')).data!.uploadAttachment.filename).toBe('invoice.js.txt');
+    expect((await upload(alice, Buffer.from('x'), 'photo\u202Etxt.exe')).data!.uploadAttachment.filename).toBe('phototxt.exe.txt');
+    expect((await upload(alice, png, 'holiday.PNG')).data!.uploadAttachment.filename).toBe('holiday.PNG');
+    const anonymous = await upload({ ...alice, token: 'not-a-token' }, Buffer.from('x'), 'x.txt');
+    expect(code(anonymous)).toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
+
   it('refuses bytes off the allowlist whatever they claim, and files over 10 MB', async () => {
     const exe = await upload(alice, Buffer.concat([Buffer.from('MZ'), randomBytes(4000)]), 'cat.png', 'image/png');
     expect(code(exe)).toMatchObject({ code: 'BAD_USER_INPUT', field: 'file' });

@@ -84,3 +84,18 @@ describe('attachment rows', () => {
     expect(await attachments.attach(id, 'ada', 'room-a', row!.messageId!)).toBe(true);
   });
 });
+
+describe('a chunk write that fails', () => {
+  it('fails the whole write and leaves no chunk, even when later writes succeed', async () => {
+    const id = newTimeUuid(new Date()).toString();
+    const execute = app.services.db.execute.bind(app.services.db);
+    let writes = 0;
+    const failing = Object.assign(Object.create(Object.getPrototypeOf(app.services.db)), app.services.db, {
+      execute: (stmt: { cql: string }, params: unknown[], opts?: unknown) =>
+        stmt.cql.startsWith('INSERT INTO attachment_chunks') && ++writes === 2 ? Promise.reject(new Error('a replica timed out')) : execute(stmt as never, params, opts as never),
+    });
+    const { CassandraFileBytes } = await import('../../src/db/attachments/attachment-bytes.js');
+    await expect(new CassandraFileBytes(failing).write(id, parts(randomBytes(CHUNK_BYTES * 6)), 10 * 1024 * 1024)).rejects.toThrow('a replica timed out');
+    expect(await chunkCount(id)).toBe(0);
+  });
+});

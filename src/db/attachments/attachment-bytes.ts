@@ -59,11 +59,18 @@ export class CassandraFileBytes implements FileBytes {
     let pendingBytes = 0;
     let size = 0;
     let chunk = 0;
+    // The first write that failed: every later step checks it, so no chunk is ever missing from a stored file.
+    let failure: unknown;
     const flush = async (data: Buffer) => {
-      const write = this.db.execute(WRITE_CHUNK, [id, chunk++, data]).then(() => undefined);
+      if (failure) throw failure;
+      const write = this.db.execute(WRITE_CHUNK, [id, chunk++, data]).then(
+        () => undefined,
+        (err: unknown) => void (failure ??= err),
+      );
       inFlight.add(write);
-      void write.finally(() => inFlight.delete(write)).catch(() => undefined);
+      void write.finally(() => inFlight.delete(write));
       if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+      if (failure) throw failure;
     };
     try {
       for await (const part of source) {
@@ -81,6 +88,7 @@ export class CassandraFileBytes implements FileBytes {
       }
       if (pendingBytes > 0 || chunk === 0) await flush(Buffer.concat(pending));
       await Promise.all(inFlight);
+      if (failure) throw failure;
     } catch (err) {
       // Whatever was written goes (a write still in flight may land after: the cleanup of unattached uploads
       // drops it, and no file row ever points at it).

@@ -21,7 +21,7 @@ import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from '../rooms/access.js';
 import { decodeMessageId, encodeMessageId } from '../rooms/ids.js';
-import { sniff } from './sniff.js';
+import { sniff, type SniffedType } from './sniff.js';
 
 const limits = Limits.attachments;
 
@@ -32,12 +32,31 @@ export interface UploadedFile {
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 
-/** A base name, never a path: the last part after any / or \, without control characters, at most 255 characters. */
-export function safeFilename(raw: string): string {
-  // eslint-disable-next-line no-control-regex
-  const base = (raw.split(/[/\\]/).pop() ?? '').replace(/[\u0000-\u001f\u007f"]/g, '').trim();
-  const name = base === '.' || base === '..' ? '' : base.slice(0, limits.filenameMax);
-  return name || 'file';
+/** The extensions a file of each type may be saved under; the first is given to a name without one of them. */
+const EXTENSIONS: Record<SniffedType, string[]> = {
+  'image/png': ['png'],
+  'image/jpeg': ['jpg', 'jpeg'],
+  'image/gif': ['gif'],
+  'image/webp': ['webp'],
+  'application/pdf': ['pdf'],
+  'text/plain; charset=utf-8': ['txt', 'md', 'csv', 'log'],
+};
+
+/**
+ * A base name, never a path: the last part after any / or \, without control or direction-changing characters
+ * (which can make "txt.exe" read as "exe.txt"), ending in an extension of the type its bytes showed (a text
+ * file named invoice.js downloads as invoice.js.txt), at most 255 characters.
+ */
+export function safeFilename(raw: string, type: SniffedType): string {
+  const base = (raw.split(/[/\\]/).pop() ?? '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f"\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+    .trim();
+  const name = base === '.' || base === '..' || base === '' ? 'file' : base;
+  const allowed = EXTENSIONS[type];
+  const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase();
+  const suffix = ext && allowed.includes(ext) ? '' : `.${allowed[0]}`;
+  return name.slice(0, limits.filenameMax - suffix.length) + suffix;
 }
 
 /** Stores an upload of the viewer's: refused past the daily count, the size limit, or off the type allowlist. */
@@ -60,7 +79,7 @@ export async function uploadAttachment(ctx: Context, file: UploadedFile): Promis
   // Listed first: an upload cut off anywhere below is found by the cleanup of unattached uploads.
   await stores.attachments.listUnattached(day, id);
   const stored = await stores.fileBytes.write(id, parts(bytes), limits.maxFileBytes);
-  const record = { id, owner: viewer.login, filename: safeFilename(file.name), contentType: sniffed.contentType, ...stored, width: sniffed.width, height: sniffed.height };
+  const record = { id, owner: viewer.login, filename: safeFilename(file.name, sniffed.contentType), contentType: sniffed.contentType, ...stored, width: sniffed.width, height: sniffed.height };
   await stores.attachments.insert(record);
   return { ...record, roomName: null, messageId: null, via: null };
 }
@@ -82,15 +101,24 @@ export async function attachUploads(ctx: Context, ids: readonly string[] | null 
   if (new Set(keys).size !== keys.length) throw badInput('attachments', 'Each file once');
   const { stores } = ctx.services;
   const found = new Map((await stores.attachments.byIds(keys.filter(isUploadId))).map((r) => [r.id, r]));
+  // Every id checked before any is attached: a post refused for one of them attaches none.
   for (const key of keys) {
     const record = found.get(key);
     if (!record || record.owner !== viewer.login) throw badInput('attachments', 'An attachment must be an upload of yours');
+    if (record.messageId !== null && record.messageId !== messageId) throw badInput('attachments', 'That upload is attached to another message');
   }
   for (const key of keys) {
     if (!(await stores.attachments.attach(key, viewer.login, roomName, messageId))) throw badInput('attachments', 'That upload is attached to another message');
-    await stores.attachments.unlist(dayBucket(timeUuidDate(key)), key);
   }
   return keys;
+}
+
+/**
+ * Takes a posted message's uploads off the list of unattached ones, once the message is written (an upload whose
+ * message was never written stays listed: the cleanup finds it).
+ */
+export async function unlistAttached(ctx: Context, message: MessageRecord): Promise<void> {
+  for (const key of message.attachments) await ctx.services.stores.attachments.unlist(dayBucket(timeUuidDate(key)), key);
 }
 
 const isUploadId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
@@ -157,7 +185,8 @@ export async function openAttachment(services: Services, id: string, token: stri
     }
     if (!message || message.deleted || !message.visible || !message.attachments.includes(key)) throw gone();
     const room = await services.stores.rooms.byName(message.roomName);
-    if (!room || !isParticipant(room, link.login)) throw gone();
+    // The room the message was posted in, not one of the same name made since.
+    if (!room || timeUuidDate(message.messageId) < room.createdAt || !isParticipant(room, link.login)) throw gone();
   }
   return { record, bytes: record, read: (range) => services.stores.fileBytes.read(key, record, range) };
 }

@@ -15,8 +15,9 @@ export const SNIFFED_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/web
 export type SniffedType = (typeof SNIFFED_TYPES)[number];
 
 const startsWith = (head: Buffer, ascii: string, at = 0) => head.subarray(at, at + ascii.length).toString('latin1') === ascii;
+/** Dimensions as stored (a CQL int): none when a header claims zero or more than 2^31 - 1. */
 const image = (contentType: SniffedType, width: number, height: number): Sniffed =>
-  width > 0 && height > 0 ? { contentType, width, height } : { contentType, width: null, height: null };
+  width > 0 && height > 0 && width <= 0x7fffffff && height <= 0x7fffffff ? { contentType, width, height } : { contentType, width: null, height: null };
 
 function png(head: Buffer): Sniffed | null {
   if (!head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return null;

@@ -40,7 +40,13 @@ export function useAttachmentRoute(services: Services): YogaPlugin {
       const respond = (status: number, headers: Record<string, string> = {}, body: BodyInit | null = null) =>
         endResponse(new fetchAPI.Response(body, { status, headers }));
       if (request.method !== 'GET' && request.method !== 'HEAD') return respond(405, { allow: 'GET, HEAD' });
-      return openAttachment(services, decodeURIComponent(match[1]!), url.searchParams.get('token') ?? '').then(
+      let id: string;
+      try {
+        id = decodeURIComponent(match[1]!);
+      } catch {
+        return respond(404, { 'content-type': 'text/plain' }, 'Not found');
+      }
+      return openAttachment(services, id, url.searchParams.get('token') ?? '').then(
         (file) => serve(file, request, respond),
         (err: unknown) => {
           if (err instanceof AppError && err.code === ErrorCode.NOT_FOUND) return respond(404, { 'content-type': 'text/plain' }, 'Not found');
@@ -69,7 +75,8 @@ function serve(file: Servable, request: Request, respond: (status: number, heade
   const range = rangeOf(request.headers.get('range'), record.size);
   if (range === null) return respond(416, { ...headers, 'content-range': `bytes */${record.size}` });
   // A Node stream: whatwg-node's Response streams it as it is read, a few chunks at a time.
-  const body = request.method === 'HEAD' ? null : (Readable.from(file.read(range ?? undefined)) as unknown as BodyInit);
+  const body =
+    request.method === 'HEAD' ? null : (Readable.from(file.read(range ?? undefined), { objectMode: false, highWaterMark: 256 * 1024 }) as unknown as BodyInit);
   if (range === undefined) return respond(200, { ...headers, 'content-length': String(record.size) }, body);
   respond(206, { ...headers, 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${record.size}` }, body);
 }

@@ -9,7 +9,9 @@
  * of its choosing, so such a post is refused before it is read.
  */
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, ErrorCode } from '../../errors.js';
+import { AppError, ErrorCode, unauthenticated } from '../../errors.js';
+import { bearerToken } from '../../auth/authenticate.js';
+import type { TokenService } from '../../auth/tokens.js';
 import { Limits } from '../../limits.js';
 
 /** Headers a page must send with an upload (and CORS lets an allowed origin send). */
@@ -28,34 +30,66 @@ const badRequest = (message: string) => new AppError(ErrorCode.BAD_REQUEST, mess
 
 type FormDataLimits = { fileSize: number; files: number; fields: number; parts: number; fieldSize: number };
 
-export function useUploads(): YogaPlugin {
+/** Uploads read at once by an instance: each may hold a 10 MB body in memory while it is read. */
+const UPLOADS_AT_ONCE = 4;
+
+/**
+ * Only a signed-in user's upload is read at all (its token checked before its body), and at most UPLOADS_AT_ONCE
+ * at a time: past that, SERVICE_UNAVAILABLE with retryAfter, before the body is read.
+ */
+export function useUploads(tokens: TokenService): YogaPlugin {
+  let reading = 0;
   return {
     onRequestParse({ request, setRequestParser }) {
       if (request.method !== 'POST' || !isMultipart(request)) return;
       if (!PREFLIGHT_HEADERS.some((h) => request.headers.has(h))) {
         throw badRequest(`A multipart request needs the header ${PREFLIGHT_HEADERS[0]}: a form posted from another site cannot send it`);
       }
+      const token = bearerToken(request.headers.get('authorization'));
+      if (!token) throw unauthenticated();
       setRequestParser(async (req) => {
-        const limits: FormDataLimits = { fileSize: Limits.attachments.maxFileBytes, files: 1, fields: 2, parts: 3, fieldSize: FIELD_BYTES };
-        let form: FormData;
         try {
-          form = await (req as Request & { formData(opts: { formDataLimits: FormDataLimits }): Promise<FormData> }).formData({ formDataLimits: limits });
-        } catch (err) {
-          const message = (err as Error).message ?? '';
-          if (message.startsWith('File size limit exceeded')) {
-            throw new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${Limits.attachments.maxFileBytes} bytes`, {
-              limit: 'fileSize',
-              max: Limits.attachments.maxFileBytes,
-              http: { status: 413, headers: { connection: 'close' } },
-            });
-          }
-          if (/limit exceeded/.test(message)) throw badRequest('An upload is one file with its operations and map: 3 parts at most');
-          throw badRequest('The multipart body could not be read (cut off, or not multipart)');
+          await tokens.verify(token);
+        } catch {
+          throw unauthenticated();
         }
-        return paramsOf(form);
+        if (reading >= UPLOADS_AT_ONCE) {
+          throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Too many uploads at once: retry shortly', {
+            service: 'uploads',
+            retryAfter: 1,
+            http: { status: 503, headers: { 'retry-after': '1' } },
+          });
+        }
+        reading += 1;
+        try {
+          return await readUpload(req);
+        } finally {
+          reading -= 1;
+        }
       });
     },
   };
+}
+
+/** The multipart body read within its limits, as the request's parameters. */
+async function readUpload(req: Request): Promise<Record<string, unknown>> {
+  const limits: FormDataLimits = { fileSize: Limits.attachments.maxFileBytes, files: 1, fields: 2, parts: 3, fieldSize: FIELD_BYTES };
+  let form: FormData;
+  try {
+    form = await (req as Request & { formData(opts: { formDataLimits: FormDataLimits }): Promise<FormData> }).formData({ formDataLimits: limits });
+  } catch (err) {
+    const message = (err as Error).message ?? '';
+    if (message.startsWith('File size limit exceeded')) {
+      throw new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${Limits.attachments.maxFileBytes} bytes`, {
+        limit: 'fileSize',
+        max: Limits.attachments.maxFileBytes,
+        http: { status: 413, headers: { connection: 'close' } },
+      });
+    }
+    if (/limit exceeded/.test(message)) throw badRequest('An upload is one file with its operations and map: 3 parts at most');
+    throw badRequest('The multipart body could not be read (cut off, or not multipart)');
+  }
+  return paramsOf(form);
 }
 
 /** The request's parameters, each file put where the map says, as the spec has it. */
@@ -76,7 +110,8 @@ function paramsOf(form: FormData): Record<string, unknown> {
   for (const [part, paths] of Object.entries(map as Record<string, unknown>)) {
     const file = form.get(part);
     if (!file || typeof file === 'string') throw badRequest(`The map names a file "${part}" the body does not hold`);
-    if (!Array.isArray(paths)) throw badRequest('Each entry of "map" is a list of paths');
+    // One place per file: the same file at many paths would be stored once per path from one body.
+    if (!Array.isArray(paths) || paths.length !== 1) throw badRequest('Each entry of "map" is a list of one path');
     for (const path of paths) put(operations as Record<string, unknown>, String(path), file);
   }
   return operations as Record<string, unknown>;

@@ -33,7 +33,7 @@ const EDIT = cql(
   { idempotent: false },
 );
 const DELETE = cql(
-  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null, metadata = null, forwarded_from = null, attachments = null
+  `UPDATE chat_room_messages SET deleted = true, content = null, mentions = null, terms = null, metadata = null, forwarded_from = null
    WHERE room_name = ? AND time_bucket = ? AND message_id = ? IF deleted = null AND system_message != null`,
   { idempotent: false },
 );

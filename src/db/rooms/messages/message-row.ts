@@ -36,7 +36,7 @@ export interface MessageRecord {
   forwardedFrom: string | null;
   /** Custom data (JSON text of an object, at most Limits.metadata.maxBytes); null when none, and once deleted. */
   metadata: string | null;
-  /** The ids of the files it carries, in order. */
+  /** The ids of the files it carries, in order (kept on a deleted message until its files are dropped; never shown). */
   attachments: string[];
   /**
    * Its search terms, only on a message about to be written (its insert
@@ -100,6 +100,7 @@ export function toMessage(row: Row): MessageRecord | undefined {
     poll: row.poll ? (JSON.parse(row.poll as string) as PollDefinition) : null,
     forwardedFrom: (row.forwarded_from as string | null) ?? null,
     metadata: row.deleted ? null : ((row.metadata as string | null) ?? null),
-    attachments: row.deleted ? [] : ((row.attachments as Array<{ toString(): string }> | null) ?? []).map(String),
+    // Kept on a tombstone, so a retried deletion still finds the files it must drop (the API shows none).
+    attachments: ((row.attachments as Array<{ toString(): string }> | null) ?? []).map(String),
   };
 }

@@ -154,11 +154,12 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   if (!byAuthor && room.creatorLogin !== viewer.login) {
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
-  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null, attachments: [] };
+  const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null };
   const { stores, config, rooms } = ctx.services;
   const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
   if (message.deleted) {
     await stores.messageEdits.dropCopies(message, horizonMs);
+    await dropAttachments(ctx, message);
     await unpinDeleted(ctx, room, tombstone);
     return tombstone;
   }
@@ -182,12 +183,12 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     await stores.reactions.dropAll(message);
     await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
     if (message.poll) await stores.pollVotes.drop(message.roomName, message.messageId);
-    await dropAttachments(ctx, message);
   } catch (err) {
     ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions, mentions or votes were not dropped");
   }
-  // Like the copies, a pin that failed to go is the caller's: the retry takes it off.
+  // Like the copies, a pin that failed to go is the caller's: the retry takes it off. So are its files (content).
   await stores.messageEdits.dropCopies(message, horizonMs);
+  await dropAttachments(ctx, message);
   await unpinDeleted(ctx, room, tombstone);
   return tombstone;
 }

@@ -18,7 +18,7 @@ import { mayMention, mentionedParticipants, publishMentions } from './mentions.j
 import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
-import { attachUploads } from '../../attachments/attachments.js';
+import { attachUploads, unlistAttached } from '../../attachments/attachments.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 
@@ -107,12 +107,14 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
       );
       if (!claim.claimed) {
         turn.cancel();
-        return await originalPost(ctx, room, author, claim, thread, args.attachments);
+        return await originalPost(ctx, room, author, claim, thread, args);
       }
     }
-    requireWriteWindow(ctx, message.messageId);
+    // Attached first: the write window is checked last, right before the write it guards.
     message.attachments = args.forwardedAttachments ?? (await attachUploads(ctx, args.attachments, name, message.messageId));
+    requireWriteWindow(ctx, message.messageId);
     await stores.roomMessages.insert(room, message);
+    await unlistAttached(ctx, message);
   } catch (err) {
     turn.cancel();
     throw err;
@@ -137,14 +139,15 @@ async function originalPost(
   author: ChatUser,
   claim: { messageId: string; content: string },
   thread: MessageExtras,
-  attachments: readonly string[] | null | undefined,
+  files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>,
 ): Promise<MessageRecord> {
   const { roomMessages } = ctx.services.stores;
   const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
   if (stored) return stored;
-  requireWriteWindow(ctx, claim.messageId);
   const message = messageWithId(room, claim.messageId, author, claim.content, false, thread);
-  message.attachments = await attachUploads(ctx, attachments, room.name, claim.messageId);
+  message.attachments = files.forwardedAttachments ?? (await attachUploads(ctx, files.attachments, room.name, claim.messageId));
+  requireWriteWindow(ctx, claim.messageId);
   await roomMessages.insert(room, message);
+  await unlistAttached(ctx, message);
   return message;
 }
