@@ -10,33 +10,26 @@
  */
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
+/** The client preset as both clients use it; the web client keeps __typename, which its feed switches on. */
+const clientPreset = (documents: string[], skipTypename: boolean) => ({
+  documents,
+  preset: 'client' as const,
+  presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
+  config: {
+    scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
+    enumsAsTypes: true,
+    useTypeImports: true,
+    skipTypename,
+  },
+});
+
 const config: CodegenConfig = {
   schema: 'schema.graphql',
   ignoreNoDocuments: false,
   emitLegacyCommonJSImports: false,
   generates: {
-    'examples/web-chat/src/gql/': {
-      documents: ['examples/web-chat/src/**/*.{ts,tsx}', '!examples/web-chat/src/gql/**'],
-      preset: 'client',
-      presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
-      config: {
-        scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
-        enumsAsTypes: true,
-        useTypeImports: true,
-        skipTypename: false,
-      },
-    },
-    'test/generated/': {
-      documents: ['test/operations/**/*.graphql'],
-      preset: 'client',
-      presetConfig: { fragmentMasking: false, gqlTagName: 'graphql', persistedDocuments: { hashAlgorithm: 'sha256' } },
-      config: {
-        scalars: { DateTime: 'string', ID: 'string', Decimal: 'string' },
-        enumsAsTypes: true,
-        useTypeImports: true,
-        skipTypename: true,
-      },
-    },
+    'examples/web-chat/src/gql/': clientPreset(['examples/web-chat/src/**/*.{ts,tsx}', '!examples/web-chat/src/gql/**'], false),
+    'test/generated/': clientPreset(['test/operations/**/*.graphql'], true),
   },
 };
 

@@ -17,7 +17,7 @@ import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import { AppError, ErrorCode, LimitName, badInput, limitReached, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { dayBucket } from '../../buckets.js';
-import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
+import { isTimeUuid, newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from '../rooms/access.js';
 import { decodeMessageId, encodeMessageId } from '../rooms/ids.js';
@@ -100,7 +100,7 @@ export async function attachUploads(ctx: Context, ids: readonly string[] | null 
   const keys = ids.map((id) => id.trim().toLowerCase());
   if (new Set(keys).size !== keys.length) throw badInput('attachments', 'Each file once');
   const { stores } = ctx.services;
-  const found = new Map((await stores.attachments.byIds(keys.filter(isUploadId))).map((r) => [r.id, r]));
+  const found = new Map((await stores.attachments.byIds(keys.filter(isTimeUuid))).map((r) => [r.id, r]));
   // Every id checked before any is attached: a post refused for one of them attaches none.
   for (const key of keys) {
     const record = found.get(key);
@@ -121,7 +121,6 @@ export async function unlistAttached(ctx: Context, message: MessageRecord): Prom
   for (const key of message.attachments) await ctx.services.stores.attachments.unlist(dayBucket(timeUuidDate(key)), key);
 }
 
-const isUploadId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
 
 /** A file as a message shows it: its record, and the message it is read through (null: an upload not attached yet). */
 export interface AttachmentView extends AttachmentRecord {
@@ -170,7 +169,7 @@ export async function openAttachment(services: Services, id: string, token: stri
     throw gone();
   }
   const [linked, via] = link.resource.split('|') as [string, string | undefined];
-  if (linked !== key || !isUploadId(key)) throw gone();
+  if (linked !== key || !isTimeUuid(key)) throw gone();
   const [record] = await services.stores.attachments.byIds([key]);
   if (!record) throw gone();
   if (!via) {

@@ -36,6 +36,17 @@ function requireWriteWindow(ctx: Context, messageId: string): void {
   }
 }
 
+/**
+ * Writes a new message with its files: attaches the poster's uploads (or carries a forwarded original's) first,
+ * checks the write window last, right before the write it guards, and unlists the uploads once it is written.
+ */
+async function writeWithFiles(ctx: Context, room: RoomHead, message: MessageRecord, files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>) {
+  message.attachments = files.forwardedAttachments ?? (await attachUploads(ctx, files.attachments, room.name, message.messageId));
+  requireWriteWindow(ctx, message.messageId);
+  await ctx.services.stores.roomMessages.insert(room, message);
+  await unlistAttached(ctx, message);
+}
+
 export interface PostArgs {
   roomName: string;
   content: string;
@@ -110,11 +121,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
         return await originalPost(ctx, room, author, claim, thread, args);
       }
     }
-    // Attached first: the write window is checked last, right before the write it guards.
-    message.attachments = args.forwardedAttachments ?? (await attachUploads(ctx, args.attachments, name, message.messageId));
-    requireWriteWindow(ctx, message.messageId);
-    await stores.roomMessages.insert(room, message);
-    await unlistAttached(ctx, message);
+    await writeWithFiles(ctx, room, message, args);
   } catch (err) {
     turn.cancel();
     throw err;
@@ -145,9 +152,6 @@ async function originalPost(
   const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
   if (stored) return stored;
   const message = messageWithId(room, claim.messageId, author, claim.content, false, thread);
-  message.attachments = files.forwardedAttachments ?? (await attachUploads(ctx, files.attachments, room.name, claim.messageId));
-  requireWriteWindow(ctx, claim.messageId);
-  await roomMessages.insert(room, message);
-  await unlistAttached(ctx, message);
+  await writeWithFiles(ctx, room, message, files);
   return message;
 }
