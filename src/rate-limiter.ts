@@ -2,11 +2,13 @@
  * Fixed-window counters: failed logins and sign-ups per login and address,
  * and typing notices per user and room. With Redis the counters
  * are shared by every instance; without it each instance counts on its own.
- * If Redis is unreachable the limiter fails open (and logs): an outage of the
- * limiter must not lock every user out.
+ * If Redis is unreachable, or does not answer within REDIS_STEP_MS, the
+ * limiter fails open (and logs): an outage of the limiter must not lock every
+ * user out, nor hold their requests for its length.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { boundedSteps, type RedisSteps } from './pubsub/redis-steps.js';
 
 export interface Counter {
   count: number;
@@ -78,11 +80,13 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly logger: Logger,
     /** Namespaces keys, so deployments (or test runs) sharing one Redis never share counters. */
     private readonly prefix: string,
+    /** Bounds each command (and, on a cluster, skips a master that did not answer). */
+    private readonly steps: RedisSteps = boundedSteps,
   ) {}
 
   async increment(key: string, windowSeconds: number): Promise<Counter> {
     try {
-      const [count, ttl] = (await this.redis.eval(INCREMENT, 1, this.prefix + key, windowSeconds)) as [number, number];
+      const [count, ttl] = (await this.steps.run(this.prefix + key, () => this.redis.eval(INCREMENT, 1, this.prefix + key, windowSeconds))) as [number, number];
       return { count, retryAfter: Math.max(0, ttl) };
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'rate limiter unavailable; not counting');
@@ -91,10 +95,10 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async decrement(key: string): Promise<void> {
-    await this.redis.eval(DECREMENT, 1, this.prefix + key).catch(() => undefined);
+    await this.steps.run(this.prefix + key, () => this.redis.eval(DECREMENT, 1, this.prefix + key)).catch(() => undefined);
   }
 
   async reset(key: string): Promise<void> {
-    await this.redis.del(this.prefix + key).catch(() => undefined);
+    await this.steps.run(this.prefix + key, () => this.redis.del(this.prefix + key)).catch(() => undefined);
   }
 }

@@ -61,6 +61,14 @@ export function stopMaster(port: number): void {
   if (answers(port)) cli(port, 'SHUTDOWN', 'NOSAVE');
 }
 
+/** Kills one master with SIGKILL (no goodbye to its clients or peers), as a crashed host does, and waits until it is gone. */
+export async function killMaster(port: number): Promise<void> {
+  const pid = /process_id:(\d+)/.exec(cli(port, 'INFO', 'server').out)?.[1];
+  if (!pid) return;
+  process.kill(Number(pid), 'SIGKILL');
+  for (let i = 0; i < 100 && answers(port); i++) await delay(50);
+}
+
 /**
  * Whether the master on `port` sees the whole cluster well: every slot served, and every master connected and
  * none suspected or failed (a shard down leaves the cluster's state "ok" here, where full coverage is not required).

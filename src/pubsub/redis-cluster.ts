@@ -26,16 +26,33 @@ import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.
 import { DeliveryState } from './delivery-state.js';
 import { redisEventChannel } from './redis.js';
 import { keySlot } from './key-slot.js';
+import { REDIS_STEP_MS } from './redis-connection.js';
+import { MasterBreaker } from './redis-steps.js';
 
 /** How long a publish may wait for the cluster's answer before it fails (it may still have run). */
-const PUBLISH_TIMEOUT_MS = 1000;
+const PUBLISH_TIMEOUT_MS = REDIS_STEP_MS;
 /** How long closing waits to send a notice of failed publishes still owed. */
 const CLOSING_NOTICE_MS = 500;
 /** How often ioredis reads the cluster's slots: a moved slot's lost subscriptions are found within this. */
 export const SLOTS_REFRESH_MS = 1000;
 
+/**
+ * How long a listen() waits for the cluster to be ready before it fails: commands never queue while it is not
+ * (enableOfflineQueue is off), so a subscription waits here, boundedly. Until the cluster was first ready (an
+ * instance starting), it waits up to FIRST_READY_WAIT_MS instead.
+ */
+const READY_WAIT_MS = REDIS_STEP_MS;
+const FIRST_READY_WAIT_MS = 60_000;
+
 /** How often delivery is looked at while it is lost. */
 const CHECK_MS = 250;
+/** How often a live instance makes sure, in memory, that each channel is still held by its master's subscriber. */
+const AUDIT_MS = 1000;
+/**
+ * Delivery lost this long while the cluster has been ready: ioredis's subscriber connections are not coming back by
+ * themselves (as after repeated whole-cluster outages), so every connection of the cluster is rebuilt.
+ */
+const REBUILD_AFTER_MS = 5000;
 /** Delivery lost for longer than this fails readiness: an operator should look. */
 const STUCK_MS = 30_000;
 
@@ -62,7 +79,7 @@ export function parseClusterNodes(value: string): Array<{ host: string; port: nu
 export class ShardedRedisPubSub implements PubSub {
   private readonly channels: ChannelListeners;
   /** The SSUBSCRIBE of each channel with a listener here, and how many listen() calls await it. */
-  private readonly subscriptions = new Map<string, { done: Promise<unknown>; joining: number }>();
+  private readonly subscriptions = new Map<string, { done: Promise<unknown>; joining: number; settled?: true }>();
   private readonly stamp = new EventStamp();
   private readonly heard = new HeardEvents();
   private readonly missed: MissedPublishes;
@@ -75,6 +92,12 @@ export class ShardedRedisPubSub implements PubSub {
   /** Bumped by each loss: a look at the subscribers that began before one does not count. */
   private generation = 0;
   private lastSubscribeAgain = 0;
+  private everReady = false;
+  private readySince = 0;
+  private lastRebuild = 0;
+  private readonly audit: NodeJS.Timeout;
+  /** Bounds the commands a request waits on, per master: the rate limiter and presence on this cluster use it too. */
+  readonly steps: MasterBreaker;
 
   constructor(
     readonly cluster: Cluster,
@@ -84,6 +107,7 @@ export class ShardedRedisPubSub implements PubSub {
     private readonly meter: PubSubMeter,
   ) {
     this.channels = new ChannelListeners(logger, meter);
+    this.steps = new MasterBreaker(cluster);
     this.delivery = new DeliveryState(logger);
     cluster.on('smessage', (channel: string, message: string) => this.arrived(channel, message));
     // A connection lost: a master died or the network cut. Events may be missed from now.
@@ -91,7 +115,11 @@ export class ShardedRedisPubSub implements PubSub {
     cluster.on('-subscriber', () => this.lost(new Date()));
     cluster.on('refresh', () => this.slotsRead());
     cluster.on('subscribersReady', () => this.check());
-    cluster.on('ready', () => this.check());
+    cluster.on('ready', () => {
+      this.everReady = true;
+      this.readySince = Date.now();
+      void this.check();
+    });
     cluster.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis cluster error'));
     this.missed = new MissedPublishes(
       (notice) => this.stamp.stamp(notice),
@@ -100,12 +128,18 @@ export class ShardedRedisPubSub implements PubSub {
       logger,
     );
     void this.listenForMissed();
+    this.audit = setInterval(() => this.auditSubscribers(), AUDIT_MS);
+    this.audit.unref();
   }
 
   static connect(nodes: string, logger: Logger, prefix: string, meter: PubSubMeter): ShardedRedisPubSub {
     const cluster = new Cluster(parseClusterNodes(nodes), {
       shardedSubscribers: true,
       slotsRefreshInterval: SLOTS_REFRESH_MS,
+      // While the cluster is not ready (every master gone, or not yet reached), a command fails at once instead of
+      // waiting in ioredis's offline queue for as long as the outage lasts: a post must not wait for the limiter.
+      // Once ready, a command to a lost master fails within the node connection's commandTimeout.
+      enableOfflineQueue: false,
       clusterRetryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
       redisOptions: { connectionName: 'parley', maxRetriesPerRequest: 2, connectTimeout: 5000, commandTimeout: PUBLISH_TIMEOUT_MS },
     });
@@ -198,30 +232,72 @@ export class ShardedRedisPubSub implements PubSub {
     return this.checking;
   }
 
-  /** True once every channel's master's subscriber connection is back and holds it; else what is awaited. */
-  private async subscribersBack(): Promise<true | string> {
-    if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
+  /** The channels (with the prefix) each ready subscriber connection should hold, and those whose master's is not ready. */
+  private channelHolders({ settledOnly = false } = {}): { byConnection: Map<Redis, string[]>; unserved: number } {
     const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
     const owners = this.slotOwners();
-    const required = [...this.subscriptions.keys(), MISSED_CHANNEL].map((channel) => this.prefix + channel);
     const byConnection = new Map<Redis, string[]>();
-    const unserved: string[] = [];
-    for (const channel of required) {
-      const owner = owners[keySlot(channel)];
+    let unserved = 0;
+    const channels = [...this.subscriptions].filter(([, subscription]) => !settledOnly || subscription.settled).map(([channel]) => channel);
+    for (const channel of [...channels, MISSED_CHANNEL]) {
+      const prefixed = this.prefix + channel;
+      const owner = owners[keySlot(prefixed)];
       const connection = owner ? group?.shardedSubscribers.get(owner)?.getInstance() : null;
-      if (!connection || connection.status !== 'ready') unserved.push(channel);
-      else byConnection.set(connection, [...(byConnection.get(connection) ?? []), channel]);
+      if (!connection || connection.status !== 'ready') unserved += 1;
+      else byConnection.set(connection, [...(byConnection.get(connection) ?? []), prefixed]);
     }
-    if (unserved.length > 0) return `${unserved.length} channel(s) whose master's subscriber is not ready`;
-    // Answered after every command sent before it on the same connection (the SSUBSCRIBEs ioredis sent again).
-    await Promise.all([...byConnection.keys()].map((connection) => connection.ping()));
-    const missing = [...byConnection].flatMap(([connection, channels]) => {
+    return { byConnection, unserved };
+  }
+
+  /** The channels a ready subscriber connection should hold and does not. */
+  private static unheld(byConnection: Map<Redis, string[]>): string[] {
+    return [...byConnection].flatMap(([connection, channels]) => {
       const held = new Set(subscribedChannels(connection));
       return channels.filter((channel) => !held.has(channel));
     });
+  }
+
+  /** True once every channel's master's subscriber connection is back and holds it; else what is awaited. */
+  private async subscribersBack(): Promise<true | string> {
+    if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
+    const { byConnection, unserved } = this.channelHolders();
+    if (unserved > 0) return `${unserved} channel(s) whose master's subscriber is not ready`;
+    // Answered after every command sent before it on the same connection (the SSUBSCRIBEs ioredis sent again).
+    await Promise.all([...byConnection.keys()].map((connection) => connection.ping()));
+    const missing = ShardedRedisPubSub.unheld(byConnection);
     if (missing.length === 0) return true;
     this.subscribeAgain(missing);
     return `${missing.length} channel(s) to be subscribed again`;
+  }
+
+  /**
+   * Once a second. While delivery counts as live, a channel no longer held by a ready subscriber of its master
+   * (a connection that ended without an event ioredis passes on) counts as lost since the last audit. While it is
+   * lost with the cluster ready for REBUILD_AFTER_MS, every connection is rebuilt: ioredis makes new subscriber
+   * connections for the masters on reconnecting, and subscribes them to every channel again.
+   */
+  private auditSubscribers(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    if (this.delivery.isLive) {
+      if (this.cluster.status === 'ready') {
+        // A channel still being subscribed is not held yet, and not lost either.
+        const { byConnection, unserved } = this.channelHolders({ settledOnly: true });
+        const unheld = unserved + ShardedRedisPubSub.unheld(byConnection).length;
+        if (unheld > 0) {
+          this.logger.warn({ channels: unheld }, 'redis cluster: channels no longer held by a subscriber; feeds catch up');
+          this.lost(new Date(now - AUDIT_MS));
+        }
+      }
+      return;
+    }
+    const lostSince = this.delivery.lostSince ?? now;
+    const stuckFrom = Math.max(lostSince, this.readySince, this.lastRebuild);
+    if (this.cluster.status === 'ready' && now - stuckFrom > REBUILD_AFTER_MS) {
+      this.lastRebuild = now;
+      this.logger.warn({ lostForMs: now - lostSince }, 'redis cluster: subscribers not back; rebuilding every connection');
+      this.cluster.disconnect(true);
+    }
   }
 
   /**
@@ -241,7 +317,8 @@ export class ShardedRedisPubSub implements PubSub {
   }
 
   private send(channel: string, stamped: unknown): Promise<unknown> {
-    return this.cluster.spublish(this.prefix + channel, JSON.stringify(stamped));
+    const redisChannel = this.prefix + channel;
+    return this.steps.run(redisChannel, () => this.cluster.spublish(redisChannel, JSON.stringify(stamped)), PUBLISH_TIMEOUT_MS);
   }
 
   async publish(channel: string, event: unknown): Promise<void> {
@@ -255,15 +332,34 @@ export class ShardedRedisPubSub implements PubSub {
     this.meter.eventPublished(channelKind(channel));
   }
 
+  /** Resolves once the cluster is ready, or fails as a command to an unreachable cluster does past the wait. */
+  private async untilReady(): Promise<void> {
+    if (this.cluster.status === 'ready') return;
+    const waitMs = this.everReady ? READY_WAIT_MS : FIRST_READY_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    let onReady: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        onReady = resolve;
+        this.cluster.once('ready', onReady);
+        timer = setTimeout(() => reject(new Error(`Cluster isn't ready (${this.cluster.status}) after ${waitMs} ms`)), waitMs);
+      });
+    } finally {
+      clearTimeout(timer);
+      if (onReady) this.cluster.off('ready', onReady);
+    }
+  }
+
   async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
-      subscription = { done: this.cluster.ssubscribe(this.prefix + channel), joining: 0 };
+      subscription = { done: this.untilReady().then(() => this.cluster.ssubscribe(this.prefix + channel)), joining: 0 };
       this.subscriptions.set(channel, subscription);
     }
     subscription.joining += 1;
     try {
       await subscription.done;
+      subscription.settled = true;
     } catch (err) {
       if (this.subscriptions.get(channel) === subscription) {
         this.subscriptions.delete(channel);
@@ -309,8 +405,10 @@ export class ShardedRedisPubSub implements PubSub {
     if (lostSince !== undefined && Date.now() - lostSince > STUCK_MS) throw new Error('Connection is closed (redis cluster: delivery lost for too long)');
     const owners = new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner)));
     const masters = new Map(this.cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+    // Each ping's failure is a rejection of its own (an async function never throws synchronously), so none is
+    // left unhandled when another master has already failed the check.
     await Promise.all(
-      [...owners].map((owner) => {
+      [...owners].map(async (owner) => {
         const node = masters.get(owner);
         if (!node) throw new Error(`Connection is closed (redis cluster: no connection to ${owner})`);
         return node.ping();
@@ -321,6 +419,7 @@ export class ShardedRedisPubSub implements PubSub {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.recheck);
+    clearInterval(this.audit);
     await this.missed.close(CLOSING_NOTICE_MS);
     this.cluster.disconnect();
   }

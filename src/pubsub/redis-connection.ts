@@ -27,9 +27,31 @@ export function createRedis(url: string, logger: Logger, role: string, opts: { c
   return redis;
 }
 
+/**
+ * The longest a request waits on one Redis step (a limiter's count, an event's publish) while Redis, or the master
+ * that owns the key, cannot be reached: past it the step gives up as its use documents (a limiter fails open, a
+ * publish counts as failed and feeds catch up). Commands never queue for an outage's length (see createRedis and
+ * ShardedRedisPubSub.connect); this bounds what retries, redirections and a lost master add up to.
+ */
+export const REDIS_STEP_MS = 1000;
+
+/** `step`, or a rejection as a timed-out command's once REDIS_STEP_MS have passed (the step may still run). */
+export function withinRedisStep<T>(step: Promise<T>, ms = REDIS_STEP_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Command timed out (no answer from Redis within ${ms} ms)`)), ms);
+  });
+  // A step that fails after the deadline has nobody waiting for it.
+  step.catch(() => undefined);
+  return Promise.race([step, deadline]).finally(() => clearTimeout(timer));
+}
+
 /** Errors ioredis gives while Redis is down: retry later, not a bug. */
 export function isRedisUnavailable(err: unknown): boolean {
   const e = err as { name?: unknown; message?: unknown } | undefined;
   if (e?.name === 'MaxRetriesPerRequestError') return true;
-  return typeof e?.message === 'string' && /^(Connection is closed|Command timed out|Stream isn't writeable|connect ECONNREFUSED)/.test(e.message);
+  return (
+    typeof e?.message === 'string' &&
+    /^(Connection is closed|Command timed out|Stream isn't writeable|connect ECONNREFUSED|Cluster isn't ready|No sharded subscriber|No subscriber for the cluster)/.test(e.message)
+  );
 }

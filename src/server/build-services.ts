@@ -49,7 +49,7 @@ export async function buildServices(
   if (config.redisClusterNodes) {
     const shardedPubSub = ShardedRedisPubSub.connect(config.redisClusterNodes, logger, config.redisPrefix, metrics);
     pubsub = shardedPubSub;
-    rateLimiter = new RedisRateLimiter(shardedPubSub.cluster, logger, `${config.redisPrefix}ratelimit:`);
+    rateLimiter = new RedisRateLimiter(shardedPubSub.cluster, logger, `${config.redisPrefix}ratelimit:`, shardedPubSub.steps);
     presenceStore = new RedisPresence(shardedPubSub.cluster, config.redisPrefix, randomUUID());
   } else if (config.redisUrl) {
     const redisPubSub = RedisBackedPubSub.connect(config.redisUrl, logger, config.redisPrefix, metrics);
