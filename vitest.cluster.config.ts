@@ -16,6 +16,7 @@ export default defineConfig({
       'test/accounts/accounts.test.ts',
       'test/rooms/concurrency.test.ts',
       'test/rooms/messages/concurrency.test.ts',
+      'test/rooms/messages/polls-races.test.ts',
       'test/rooms/moderation.test.ts',
       'test/marketplace/concurrency.test.ts',
       'test/messenger/concurrency.test.ts',

@@ -121,6 +121,12 @@ export interface RoomsConfig {
   reactionEventWindowMs: number;
   /** Files one user may upload per UTC day (ATTACHMENT_UPLOADS_PER_DAY), before LIMIT_REACHED. */
   uploadsPerDay: number;
+  /**
+   * An upload's body must bring at least uploadMinBytesPerSecond (UPLOAD_MIN_BYTES_PER_SECOND) in each window of
+   * uploadRateWindowMs (UPLOAD_RATE_WINDOW_MS), or it is answered REQUEST_TIMEOUT and its connection closed.
+   */
+  uploadMinBytesPerSecond: number;
+  uploadRateWindowMs: number;
 }
 
 export interface TrustedDocumentsConfig {
@@ -338,6 +344,8 @@ export function loadConfig(env: Env = process.env): Config {
       cleanupRecoveryGraceMs: int(env, 'ROOM_CLEANUP_GRACE_MS', 120_000),
       reactionEventWindowMs: between(env, 'REACTION_EVENT_WINDOW_MS', 250, 1, 60_000),
       uploadsPerDay: positive(env, 'ATTACHMENT_UPLOADS_PER_DAY', Limits.attachments.uploadsPerDay),
+      uploadMinBytesPerSecond: positive(env, 'UPLOAD_MIN_BYTES_PER_SECOND', Limits.uploads.minBytesPerSecond),
+      uploadRateWindowMs: between(env, 'UPLOAD_RATE_WINDOW_MS', Limits.uploads.rateWindowMs, 100, 300_000),
     },
     tracing: tracingConfig(env),
     metrics: metricsConfig(env, production),

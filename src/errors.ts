@@ -24,6 +24,11 @@ export const ErrorCode = {
   BAD_REQUEST: 'BAD_REQUEST',
   /** The HTTP body is over 1 MiB (answered 413). */
   REQUEST_ENTITY_TOO_LARGE: 'REQUEST_ENTITY_TOO_LARGE',
+  /**
+   * An upload's body came in slower than the server reads it (under its minimum rate, or past its time: see
+   * Limits.uploads): answered 408, the connection closed. Send it again, at a steadier pace.
+   */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   /** The operation text is not GraphQL. */
   GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
   /** The operation does not fit the schema (unknown field, missing argument...). */
@@ -80,6 +85,8 @@ export const RateLimitReason = {
   SERVER_BUSY: 'SERVER_BUSY',
   /** Live connections (WebSockets and event streams) from this address. */
   LIVE_CONNECTIONS: 'LIVE_CONNECTIONS',
+  /** Uploads one user has under way at once on an instance (Limits.uploads.perUserAtOnce). */
+  UPLOADS_AT_ONCE: 'UPLOADS_AT_ONCE',
 } as const;
 export type RateLimitReason = (typeof RateLimitReason)[keyof typeof RateLimitReason];
 

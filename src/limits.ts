@@ -51,6 +51,8 @@ export const Limits = {
     cleanupBatch: 100,
     /** Rows per request when deleteRoom reads a day partition of the deleted room's messages. */
     cleanupFetchSize: 1000,
+    /** Deletes in flight at once when deleteRoom drops its messages' poll votes and files (each file's rows, then its bytes). */
+    cleanupWritesAtOnce: 8,
     /**
      * How many days back the job that finishes interrupted room cleanups looks
      * (one small read per day): an entry older than that would mean the
@@ -129,6 +131,12 @@ export const Limits = {
       backfillPageRows: 1000,
       backfillWritesAtOnce: 8,
     },
+    /**
+     * The room_readers backfill (npm run readers:backfill) reads pageRows read
+     * markers a page and writes writesAtOnce copies at a time, recording its
+     * progress after each page.
+     */
+    readersBackfill: { pageRows: 1000, writesAtOnce: 8 },
   },
   /**
    * An idempotency key chosen by the client (postMessage's clientMessageId,
@@ -149,6 +157,28 @@ export const Limits = {
    * link to a file (Attachment.url) is good for urlTtlSeconds.
    */
   attachments: { maxFileBytes: 10 * 1024 * 1024, perMessage: 10, uploadsPerDay: 200, headBytes: 64 * 1024, filenameMax: 255, urlTtlSeconds: 3600 },
+  /**
+   * Reading an upload's body (src/server/http/upload-body.ts). An upload streams
+   * into storage as it arrives, holding a few 256 KiB chunks of memory, not
+   * its file; what it holds for long is a connection and a slot.
+   * - perUserAtOnce 3: a client sends a message's files a few at a time (a
+   *   browser keeps 6 connections to an origin, shared with queries and
+   *   feeds); a fourth at once from one person is refused (RATE_LIMITED,
+   *   UPLOADS_AT_ONCE) before its body is read.
+   * - perInstanceAtOnce 16: at most 16 × 4 chunk writes in flight to
+   *   Cassandra (a few MB) from uploads, and about 16 × 1.5 MB of buffers;
+   *   past it SERVICE_UNAVAILABLE. With the cap per user, filling them takes
+   *   six people.
+   * - minBytesPerSecond 8 KiB over each rateWindowMs of 10 s: 64 kbit/s is
+   *   below any uplink a person uploads a photo from, and a body that sends
+   *   less (a stall, a trickle) loses its slot within one to two windows, with
+   *   REQUEST_TIMEOUT (408) and a closed connection. Time while the server is
+   *   not reading (storage taking the chunks slower) does not count.
+   * - maxSeconds 300: the whole body within 5 minutes, so a 10 MB file needs
+   *   about 35 KB/s on average (Node's own request timeout is 300 s too, and
+   *   would close the connection without an answer).
+   */
+  uploads: { perUserAtOnce: 3, perInstanceAtOnce: 16, minBytesPerSecond: 8 * 1024, rateWindowMs: 10_000, maxSeconds: 300 },
   /** Default and maximum page size of every connection (the inbox has its own, see messenger.inboxPage). */
   page: { default: 50, max: 200 },
   messenger: {

@@ -46,6 +46,7 @@ export class Loaders {
   private readers?: DataLoader<string, Map<string, bigint>>;
   private people?: DataLoader<string, ChatUser[]>;
   private mine?: DataLoader<ViewerReactionsKey, Set<string>, string>;
+  private votes?: DataLoader<string, Map<string, number[]>>;
 
   constructor(private readonly stores: Stores) {}
 
@@ -125,6 +126,22 @@ export class Loaders {
     ));
   }
 
+  /**
+   * Every vote of a poll by roomMessageKey(room, id), each voter's answers by login: one read of the votes partition
+   * gives the counts and every viewer's own answers. A vote or retraction clears its poll's key.
+   */
+  get pollVotes(): DataLoader<string, Map<string, number[]>> {
+    const { pollVotes } = this.stores;
+    return (this.votes ??= new DataLoader((keys: readonly string[]) =>
+      Promise.all(
+        keys.map((key) => {
+          const [room, id] = key.split('\u0000') as [string, string];
+          return pollVotes.votes(room, id);
+        }),
+      ),
+    ));
+  }
+
   get purchase(): DataLoader<string, StoredPurchase | null> {
     const { purchases } = this.stores;
     return (this.purchases ??= byKey((ids: readonly string[]) => purchases.byIds(ids), purchaseId));
@@ -150,6 +167,11 @@ export interface Context {
   loaders: Loaders;
   /** An SSE client's Last-Event-ID header: the cursor a reconnecting EventSource resumes from. */
   lastEventId?: string;
+  /**
+   * Set on the context a live event is executed with (contextForEvent): `loaders` are that event's, shared by
+   * every subscriber who executes it, and fresh for it already.
+   */
+  eventLoaders?: Loaders;
 }
 
 export function buildContext(
@@ -169,8 +191,25 @@ export function buildContext(
 
 /**
  * Subscriptions share one context for their whole life; give each event fresh
- * loaders so a user renamed an hour ago is not served from a stale cache.
+ * loaders so a user renamed an hour ago is not served from a stale cache. An
+ * event executed with contextForEvent keeps the event's own.
  */
 export function refreshLoaders(ctx: Context): void {
-  ctx.loaders = new Loaders(ctx.services.stores);
+  ctx.loaders = ctx.eventLoaders ?? new Loaders(ctx.services.stores);
+}
+
+/**
+ * A subscriber's context for executing one live event, with `loaders` that
+ * every subscriber executing that event shares: whoever the viewer, the
+ * event's rows (a poll's votes, a room's readers and participants, a
+ * forwarded original) are read once, and each subscriber's execution answers
+ * and authorizes from them for its own viewer. Sound because every loader is
+ * keyed by what it reads, never by who asks (viewerReactions carries the login
+ * in its key). Everything else is read through to the subscriber's context.
+ */
+export function contextForEvent(ctx: Context, loaders: Loaders): Context {
+  const eventContext = Object.create(ctx) as Context;
+  eventContext.loaders = loaders;
+  eventContext.eventLoaders = loaders;
+  return eventContext;
 }

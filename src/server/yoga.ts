@@ -76,7 +76,7 @@ export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tra
     useRequestParseErrors(),
     useRequestBodyLimit(MAX_REQUEST_BYTES, MAX_UPLOAD_REQUEST_BYTES),
     // Multipart uploads: one file of bounded size, and never from another site's form.
-    useUploads(svc.tokens),
+    useUploads(svc),
     // GET /attachments/<id>: the files, through the links Attachment.url signs.
     useAttachmentRoute(svc),
     // An SSE stream counts against its address's live connections, as a WebSocket does.

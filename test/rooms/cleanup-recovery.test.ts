@@ -1,6 +1,7 @@
 /**
  * A room's deletion is one LWT; its cleanup (people's room lists, every
- * message, the authors' copies, read state) is many writes after it. A server
+ * message, the authors' copies, its polls' votes and its files, read state)
+ * is many writes after it. A server
  * killed with SIGKILL in the middle of that cleanup (a real process,
  * src/main.ts) leaves it listed in pending_room_cleanups, and another
  * instance's job finishes it, without touching a new room of the same name.
@@ -15,11 +16,14 @@ import {
   AddReactionDocument,
   DeleteRoomDocument,
   EditMessageDocument,
+  ForwardMessageDocument,
   HistoryDocument,
   MessageReactionsDocument,
   MessageWithEditsDocument,
+  PostPollDocument,
   PostReplyDocument,
   ThreadDocument,
+  VotePollDocument,
 } from '../generated/graphql.js';
 import { dayBucket, monthOfDay } from '../../src/buckets.js';
 import { startApp, stopApp } from '../testkit/app.js';
@@ -244,5 +248,80 @@ describe('a room deletion whose request is lost around its LWT', () => {
     expect(await rawChatRooms(survivor, alice.login)).toContain(name);
     // And its creator can delete it now.
     expect((await gqlOk(survivor, DeleteRoomDocument, { roomName: name }, alice.token)).deleteRoom).toBe(true);
+  }, 60_000);
+});
+
+const UPLOAD = 'mutation Upload($file: File!) { uploadAttachment(file: $file) { id } }';
+const POST_WITH_FILES = 'mutation Post($roomName: String!, $content: String!, $attachments: [ID!]) { postMessage(roomName: $roomName, content: $content, attachments: $attachments) { id } }';
+
+/** Uploads `bytes` as a browser does (multipart, with the header no cross-site form can send): the upload's id. */
+async function upload(user: TestUser, bytes: Buffer, filename: string): Promise<string> {
+  const form = new FormData();
+  form.append('operations', JSON.stringify({ query: UPLOAD, variables: { file: null } }));
+  form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+  form.append('0', new Blob([new Uint8Array(bytes)], { type: 'text/plain' }), filename);
+  const res = await fetch(`${survivor.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${user.token}`, 'x-graphql-yoga-csrf': '1' }, body: form });
+  const body = (await res.json()) as { data?: { uploadAttachment: { id: string } } };
+  expect(body.data?.uploadAttachment.id, JSON.stringify(body)).toBeTruthy();
+  return body.data!.uploadAttachment.id;
+}
+
+/**
+ * A room holding what lives outside its partitions: a poll both people voted in, and a message with a file of
+ * three chunks (600 KB of text). Returns the room, the poll's id and the file's id.
+ */
+async function roomHoldingVotesAndFiles(): Promise<{ room: string; pollId: string; fileId: string; messageId: string }> {
+  const room = await roomWith(survivor, alice, [bob]);
+  const pollId = (await gqlOk(survivor, PostPollDocument, { input: { roomName: room, question: 'Stay?', answers: ['Yes', 'No'] } }, alice.token)).postPoll.id;
+  await gqlOk(survivor, VotePollDocument, { messageId: pollId, answers: [0] }, alice.token);
+  await gqlOk(survivor, VotePollDocument, { messageId: pollId, answers: [1] }, bob.token);
+  const fileId = await upload(bob, Buffer.alloc(600_000, 'a'), 'notes.txt');
+  const posted = (await gql(survivor, POST_WITH_FILES, { roomName: room, content: 'the notes', attachments: [fileId] }, bob.token)) as {
+    data?: { postMessage: { id: string } };
+  };
+  expect(posted.data?.postMessage.id, JSON.stringify(posted)).toBeTruthy();
+  return { room, pollId, fileId, messageId: posted.data!.postMessage.id };
+}
+
+/** What a poll and a file have in storage: the poll's vote rows, the file's row, and its chunk rows. */
+async function storedOutside(room: string, pollId: string, fileId: string) {
+  const poll = messageKey(pollId);
+  const votes = await cqlRows(survivor, 'SELECT voter FROM poll_votes WHERE room_name = ? AND message_id = ?', [room, poll.messageId]);
+  const file = await cqlRows(survivor, 'SELECT id FROM attachments WHERE id = ?', [fileId]);
+  const chunks = await cqlRows(survivor, 'SELECT chunk FROM attachment_chunks WHERE id = ?', [fileId]);
+  return { votes: votes.length, fileRows: file.length, chunks: chunks.length };
+}
+
+describe("a room deletion drops what its messages hold outside the room's partitions", () => {
+  it("drops its polls' votes and its messages' files, rows and bytes, and spares a file forwarded from another room", async () => {
+    const { room, pollId, fileId, messageId } = await roomHoldingVotesAndFiles();
+    expect(await storedOutside(room, pollId, fileId)).toEqual({ votes: 2, fileRows: 1, chunks: 3 });
+    // A copy of the message in another room carries the file by reference: deleting that room leaves it.
+    const elsewhere = await roomWith(survivor, alice, [bob]);
+    await gqlOk(survivor, ForwardMessageDocument, { messageId, toRoom: elsewhere }, bob.token);
+    expect((await gqlOk(survivor, DeleteRoomDocument, { roomName: elsewhere }, alice.token)).deleteRoom).toBe(true);
+    expect(await storedOutside(room, pollId, fileId)).toEqual({ votes: 2, fileRows: 1, chunks: 3 });
+
+    // A copy in the room itself names the file too: the file is still its original's, and goes with the room.
+    await gqlOk(survivor, ForwardMessageDocument, { messageId, toRoom: room }, alice.token);
+    expect((await gqlOk(survivor, DeleteRoomDocument, { roomName: room }, alice.token)).deleteRoom).toBe(true);
+    expect(await storedOutside(room, pollId, fileId)).toEqual({ votes: 0, fileRows: 0, chunks: 0 });
+    expect(await pendingCleanupsOf(room)).toEqual([]);
+  });
+
+  it('cut off between the votes and the files, leaves its cleanup listed, and the job drops the rest', async () => {
+    const { room, pollId, fileId } = await roomHoldingVotesAndFiles();
+    // The node stops answering as the cleanup drops the file's bytes: the request fails after the LWT.
+    const cut = failNextStatement(survivor, /DELETE FROM attachment_chunks/);
+    expect(codes(await gql(survivor, DeleteRoomDocument, { roomName: room }, alice.token))).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(cut.fired()).toBe(true);
+    expect(await rawRoomRow(survivor, room)).toBeNull();
+    expect(confirmed(await pendingCleanupsOf(room))).toHaveLength(1);
+    expect(await storedOutside(room, pollId, fileId)).toEqual({ votes: 0, fileRows: 1, chunks: 3 });
+
+    const eager = await startApp({ env: { ROOM_CLEANUP_GRACE_MS: '0' } });
+    await eventually(async () => (await pendingCleanupsOf(room)).length === 0, { timeoutMs: 30_000, what: 'the cleanup to finish' });
+    await stopApp(eager);
+    expect(await storedOutside(room, pollId, fileId)).toEqual({ votes: 0, fileRows: 0, chunks: 0 });
   }, 60_000);
 });

@@ -23,7 +23,10 @@ import type { App } from '../../src/app.js';
 import { projectPath } from '../../src/project-root.js';
 import { startApp, stopApp } from '../testkit/app.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
-import { post, roomWith } from '../testkit/data/rooms.js';
+import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
+import { encodeMessageId } from '../../src/resolvers/rooms/ids.js';
+import { timeUuidDate } from '../../src/timeuuids.js';
+import { TimeUuid } from '../../src/db/cassandra/client.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { createItem } from '../testkit/data/marketplace.js';
 import { send } from '../testkit/data/messenger.js';
@@ -65,6 +68,14 @@ function environmentOf(user: TestUser): Environment {
 
 const run = <T extends OperationType>(env: Environment, query: GraphQLTaggedNode, variables: T['variables']) =>
   fetchQuery<T>(env, query, variables, { fetchPolicy: 'network-only' }).toPromise() as Promise<T['response']>;
+
+/** The id of a message that does not exist, of the same shape as `id`'s: its room and day, another timeuuid. */
+function absentMessageLike(id: string): string {
+  const key = messageKey(id);
+  const absent = encodeMessageId({ ...key, messageId: TimeUuid.fromDate(timeUuidDate(key.messageId)).toString() });
+  expect(absent).not.toBe(id);
+  return absent;
+}
 
 /** What a component using the fragment renders from the environment's store. */
 function readFragment<D>(env: Environment, fragment: ReaderFragment, ref: unknown): D {
@@ -114,11 +125,17 @@ describe("Relay's object identification", () => {
     expect(hidden.node).toBeNull();
     // message(messageId:) refuses the outsider outright; node does not tell the message exists.
     expect(codes(await gql(app, 'query($id: ID!) { message(messageId: $id) { id } }', { id: posted.id }, outsider.token))).toEqual(['FORBIDDEN']);
-    const missing = await gql(app, 'query($id: ID!) { node(id: $id) { id } }', { id: globalIdOf('Room', 'no-such-room') }, outsider.token);
-    const forbidden = await gql(app, 'query($id: ID!) { node(id: $id) { id } }', { id: posted.id }, outsider.token);
+    // A missing object of the same shape: a message id in the same room and day that no message has.
+    const absentId = absentMessageLike(posted.id);
+    expect((await run<documentsMessageRefetchQuery>(outsiderEnv, messageRefetch, { id: absentId })).node).toBeNull();
+    const missing = await gql(app, 'query($id: ID!) { node(id: $id) { __typename id } }', { id: absentId }, outsider.token);
+    const forbidden = await gql(app, 'query($id: ID!) { node(id: $id) { __typename id } }', { id: posted.id }, outsider.token);
     expect(forbidden).toEqual(missing);
     expect(forbidden).toMatchObject({ data: { node: null } });
     expect(forbidden.errors).toBeUndefined();
+    // And the same through nodes(ids:), side by side.
+    const both = await gql(app, 'query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }', { ids: [posted.id, absentId] }, outsider.token);
+    expect(both).toEqual({ status: 200, data: { nodes: [null, null] } });
   });
 
   it('reads users, items, purchases, conversations and direct messages with nodes(ids:), each as its own query authorizes', async () => {

@@ -8,7 +8,7 @@ import { cql, type Database } from '../cassandra/client.js';
 
 /** Bytes per chunk row: small enough for any mutation and read, few enough rows for a 10 MB file (40). */
 export const CHUNK_BYTES = 256 * 1024;
-/** Chunk writes in flight at once per file. */
+/** Chunk writes in flight at once per file (the bench's floor writes as many). */
 const WRITES_IN_FLIGHT = 4;
 
 export interface StoredBytes {
@@ -52,41 +52,48 @@ export class CassandraFileBytes implements FileBytes {
     private readonly chunkBytes = CHUNK_BYTES,
   ) {}
 
+  /**
+   * Each chunk is gathered (copied once, into a buffer of its own) while the earlier ones are written, and sent as
+   * soon as one of the WRITES_IN_FLIGHT is done: `source` is read at the pace Cassandra takes the chunks, one chunk
+   * ahead. A chunk's buffer is filled again once its write is done: a file holds WRITES_IN_FLIGHT + 1 of them.
+   */
   async write(id: string, source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StoredBytes> {
     const hash = createHash('sha256');
     const inFlight = new Set<Promise<void>>();
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    const spare: Buffer[] = [];
+    let buffer: Buffer = Buffer.allocUnsafe(this.chunkBytes);
+    let filled = 0;
     let size = 0;
     let chunk = 0;
     // The first write that failed: every later step checks it, so no chunk is ever missing from a stored file.
     let failure: unknown;
-    const flush = async (data: Buffer) => {
+    const flush = async () => {
+      while (inFlight.size >= WRITES_IN_FLIGHT && !failure) await Promise.race(inFlight);
       if (failure) throw failure;
-      const write = this.db.execute(WRITE_CHUNK, [id, chunk++, data]).then(
-        () => undefined,
+      const full = buffer;
+      const write = this.db.execute(WRITE_CHUNK, [id, chunk++, full.subarray(0, filled)]).then(
+        () => void spare.push(full),
         (err: unknown) => void (failure ??= err),
       );
       inFlight.add(write);
       void write.finally(() => inFlight.delete(write));
-      if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
-      if (failure) throw failure;
+      buffer = spare.pop() ?? Buffer.allocUnsafe(this.chunkBytes);
+      filled = 0;
     };
     try {
       for await (const part of source) {
         size += part.byteLength;
         if (size > maxBytes) throw new FileTooLarge(maxBytes);
         hash.update(part);
-        pending.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
-        pendingBytes += part.byteLength;
-        while (pendingBytes >= this.chunkBytes) {
-          const all = Buffer.concat(pending);
-          await flush(all.subarray(0, this.chunkBytes));
-          pending = [all.subarray(this.chunkBytes)];
-          pendingBytes = all.byteLength - this.chunkBytes;
+        for (let at = 0; at < part.byteLength; ) {
+          const n = Math.min(part.byteLength - at, this.chunkBytes - filled);
+          buffer.set(part.subarray(at, at + n), filled);
+          filled += n;
+          at += n;
+          if (filled === this.chunkBytes) await flush();
         }
       }
-      if (pendingBytes > 0 || chunk === 0) await flush(Buffer.concat(pending));
+      if (filled > 0 || chunk === 0) await flush();
       await Promise.all(inFlight);
       if (failure) throw failure;
     } catch (err) {

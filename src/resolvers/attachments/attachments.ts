@@ -12,7 +12,7 @@
 import type { Context } from '../context.js';
 import type { Services } from '../services.js';
 import type { AttachmentRecord } from '../../db/attachments/attachments.js';
-import type { ByteRange, StoredBytes } from '../../db/attachments/attachment-bytes.js';
+import { FileTooLarge, type ByteRange, type StoredBytes } from '../../db/attachments/attachment-bytes.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import { AppError, ErrorCode, LimitName, badInput, limitReached, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -25,11 +25,13 @@ import { sniff, type SniffedType } from './sniff.js';
 
 const limits = Limits.attachments;
 
-/** An uploaded file as the API takes it (Yoga's File). */
+/**
+ * An uploaded file as the API takes it: the name its client gave, and its bytes as they arrive (a multipart
+ * upload's, src/server/http/upload-form.ts), done only once its whole request was read and found sound.
+ */
 export interface UploadedFile {
   name: string;
-  size: number;
-  arrayBuffer(): Promise<ArrayBuffer>;
+  stream(): AsyncIterable<Uint8Array>;
 }
 
 /** The extensions a file of each type may be saved under; the first is given to a name without one of them. */
@@ -43,50 +45,95 @@ const EXTENSIONS: Record<SniffedType, string[]> = {
 };
 
 /**
- * A base name, never a path: the last part after any / or \, without control or direction-changing characters
- * (which can make "txt.exe" read as "exe.txt"), ending in an extension of the type its bytes showed (a text
- * file named invoice.js downloads as invoice.js.txt), at most 255 characters.
+ * Characters a file name loses: every control character (C0, DEL, C1: category Cc), every format character
+ * (category Cf: the bidi marks, embeddings, overrides and isolates, U+061C, zero-width characters, soft hyphens),
+ * which can make "txt.exe" read as "exe.txt" or hide part of a name, line and paragraph separators, and quotes.
+ */
+const UNSAFE_IN_NAMES = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}"]/gu;
+
+/** A name as stored or served, cleaned of UNSAFE_IN_NAMES (names stored before a rule was added are cleaned on read). */
+export const cleanName = (name: string) => name.replace(UNSAFE_IN_NAMES, '');
+
+/**
+ * A base name, never a path: the last part after any / or \, cleaned (cleanName), ending in an extension of the
+ * type its bytes showed (a text file named invoice.js downloads as invoice.js.txt), at most 255 characters.
  */
 export function safeFilename(raw: string, type: SniffedType): string {
-  const base = (raw.split(/[/\\]/).pop() ?? '')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f"\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
-    .trim();
+  const base = cleanName(raw.split(/[/\\]/).pop() ?? '').trim();
   const name = base === '.' || base === '..' || base === '' ? 'file' : base;
   const allowed = EXTENSIONS[type];
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase();
   const suffix = ext && allowed.includes(ext) ? '' : `.${allowed[0]}`;
-  return name.slice(0, limits.filenameMax - suffix.length) + suffix;
+  // Cut at a character, never between the two halves of one.
+  const kept = name.slice(0, limits.filenameMax - suffix.length).replace(/[\uD800-\uDBFF]$/, '');
+  return kept + suffix;
 }
 
-/** Stores an upload of the viewer's: refused past the daily count, the size limit, or off the type allowlist. */
+/**
+ * Stores an upload of the viewer's as its bytes arrive: refused past the daily count, off the type allowlist (from
+ * its first bytes, before any is stored), or past the size limit. Its bytes are stored as they come and its row
+ * written once they are all in (the body read and found sound): a refused or cut-off upload is never readable.
+ */
 export async function uploadAttachment(ctx: Context, file: UploadedFile): Promise<AttachmentView> {
   const viewer = requireViewer(ctx);
   const { stores, rateLimiter, clock } = ctx.services;
-  if (!file || typeof file.arrayBuffer !== 'function') throw badInput('file', 'file must be a file of a multipart upload');
-  const now = clock.now();
-  const day = dayBucket(now);
-  const window = await rateLimiter.increment(`uploads:${viewer.login}:${day}`, 86_400);
-  const perDay = ctx.services.config.rooms.uploadsPerDay;
-  if (window.count > perDay) throw limitReached(LimitName.UPLOADS_PER_DAY, perDay, `At most ${perDay} uploads a day`);
-  const bytes = Buffer.from(await file.arrayBuffer());
-  if (bytes.byteLength > limits.maxFileBytes) {
-    throw new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${limits.maxFileBytes} bytes`, { limit: 'fileSize', max: limits.maxFileBytes });
+  if (!file || typeof file.stream !== 'function') throw badInput('file', 'file must be a file of a multipart upload');
+  const bytes = file.stream()[Symbol.asyncIterator]();
+  try {
+    const now = clock.now();
+    const day = dayBucket(now);
+    const window = await rateLimiter.increment(`uploads:${viewer.login}:${day}`, 86_400);
+    const perDay = ctx.services.config.rooms.uploadsPerDay;
+    if (window.count > perDay) throw limitReached(LimitName.UPLOADS_PER_DAY, perDay, `At most ${perDay} uploads a day`);
+    const { head, whole } = await readHead(bytes, limits.headBytes);
+    const sniffed = sniff(head.subarray(0, limits.headBytes), whole);
+    if (!sniffed) throw badInput('file', 'Unsupported file type: PNG, JPEG, GIF, WebP, PDF and UTF-8 text are taken');
+    const id = newTimeUuid(now).toString();
+    // Listed first: an upload cut off anywhere below is found by the cleanup of unattached uploads.
+    await stores.attachments.listUnattached(day, id);
+    const stored = await storeBytes(ctx, id, head, bytes);
+    const record = { id, owner: viewer.login, filename: safeFilename(file.name, sniffed.contentType), contentType: sniffed.contentType, ...stored, width: sniffed.width, height: sniffed.height };
+    await stores.attachments.insert(record);
+    return { ...record, roomName: null, messageId: null, via: null };
+  } finally {
+    // Refused before its end: the bytes are read no further (the rest of the body is dropped as it comes).
+    await bytes.return?.();
   }
-  const sniffed = sniff(bytes.subarray(0, limits.headBytes), bytes.byteLength <= limits.headBytes);
-  if (!sniffed) throw badInput('file', 'Unsupported file type: PNG, JPEG, GIF, WebP, PDF and UTF-8 text are taken');
-  const id = newTimeUuid(now).toString();
-  // Listed first: an upload cut off anywhere below is found by the cleanup of unattached uploads.
-  await stores.attachments.listUnattached(day, id);
-  const stored = await stores.fileBytes.write(id, parts(bytes), limits.maxFileBytes);
-  const record = { id, owner: viewer.login, filename: safeFilename(file.name, sniffed.contentType), contentType: sniffed.contentType, ...stored, width: sniffed.width, height: sniffed.height };
-  await stores.attachments.insert(record);
-  return { ...record, roomName: null, messageId: null, via: null };
 }
 
-async function* parts(bytes: Buffer): AsyncIterable<Uint8Array> {
-  for (let at = 0; at < bytes.byteLength; at += 256 * 1024) yield bytes.subarray(at, at + 256 * 1024);
+/** The first `size` bytes or a little more, or all of them when the file is shorter (`whole`). */
+async function readHead(bytes: AsyncIterator<Uint8Array>, size: number): Promise<{ head: Buffer; whole: boolean }> {
+  const parts: Uint8Array[] = [];
+  let read = 0;
+  while (read < size) {
+    const next = await bytes.next();
+    if (next.done) return { head: Buffer.concat(parts), whole: true };
+    parts.push(next.value);
+    read += next.value.byteLength;
+  }
+  return { head: Buffer.concat(parts), whole: false };
 }
+
+/** The file's bytes (its head, then the rest as it arrives) stored under `id`; past the size limit, a 413. */
+async function storeBytes(ctx: Context, id: string, head: Buffer, rest: AsyncIterator<Uint8Array>): Promise<StoredBytes> {
+  async function* all(): AsyncGenerator<Uint8Array> {
+    if (head.byteLength > 0) yield head;
+    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+  }
+  try {
+    return await ctx.services.stores.fileBytes.write(id, all(), limits.maxFileBytes);
+  } catch (err) {
+    if (err instanceof FileTooLarge) throw fileTooLarge();
+    throw err;
+  }
+}
+
+const fileTooLarge = () =>
+  new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${limits.maxFileBytes} bytes`, {
+    limit: 'fileSize',
+    max: limits.maxFileBytes,
+    http: { status: 413, headers: { connection: 'close' } },
+  });
 
 /**
  * Attaches the viewer's uploads to a message about to be written, each to it alone (an LWT each): refused past
@@ -134,7 +181,7 @@ export async function attachmentsOf(ctx: Context, message: MessageRecord): Promi
   const via = encodeMessageId(message);
   return message.attachments.flatMap((id) => {
     const record = found.get(id);
-    return record ? [{ ...record, via }] : [];
+    return record ? [{ ...record, filename: cleanName(record.filename), via }] : [];
   });
 }
 
@@ -187,7 +234,7 @@ export async function openAttachment(services: Services, id: string, token: stri
     // The room the message was posted in, not one of the same name made since.
     if (!room || timeUuidDate(message.messageId) < room.createdAt || !isParticipant(room, link.login)) throw gone();
   }
-  return { record, bytes: record, read: (range) => services.stores.fileBytes.read(key, record, range) };
+  return { record: { ...record, filename: cleanName(record.filename) }, bytes: record, read: (range) => services.stores.fileBytes.read(key, record, range) };
 }
 
 /** A deleted message's own files go with it, rows then bytes (a forwarded copy's files are its original's: they stay). */

@@ -17,6 +17,9 @@ import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { nextWriteTimestamp, writeTimestampMs, writeTimestampOf, type WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { commitHorizonMs } from './model.js';
 import { settleListedByDay } from '../shared/pending-by-day.js';
+import { eachAtOnce } from '../shared/each-at-once.js';
+import type { DroppedMessage } from '../../db/rooms/messages/room-messages.js';
+import { Limits } from '../../limits.js';
 
 /**
  * Lists the intent to delete `room`, whose lists and read state `logins`
@@ -50,17 +53,57 @@ export async function confirmIntent(services: Services, intent: RoomCleanup, del
 
 /**
  * Drops what the deleted room left, as of `at`: its people's room lists, its
- * messages and their parts and copies, read state; then unlists `listed`.
+ * messages and their parts, copies, polls' votes and files, read state; then
+ * unlists `listed`.
  */
 export async function runCleanup(services: Services, listed: RoomCleanup, at: WriteTimestamp = listed.deletedAt): Promise<void> {
   const { stores, config } = services;
   const { roomName, logins } = listed;
   await stores.rooms.removeFromUsers(logins, roomName, at);
-  await stores.roomMessages.dropRoom(roomName, at, commitHorizonMs(config.cassandra.requestTimeoutMs), () =>
-    stores.rooms.createdAtSerial(roomName),
+  await stores.roomMessages.dropRoom(
+    roomName,
+    at,
+    commitHorizonMs(config.cassandra.requestTimeoutMs),
+    () => stores.rooms.createdAtSerial(roomName),
+    (messages) => dropWhatMessagesHold(services, messages),
   );
   await stores.readState.dropRoom(roomName, logins, at);
   await stores.roomCleanups.remove(listed);
+}
+
+/**
+ * What a page of the deleted room's messages holds outside the room's
+ * partitions: each poll's votes and each message's own files (a forwarded
+ * copy's files are its original's, which keeps them), before the rows that
+ * name them go, so a cleanup run again after a crash finds them still.
+ *
+ * The votes go at the current time, not the deletion's: their partitions are
+ * this room's messages' alone (a room made again has other message ids), and a
+ * vote that read the poll before the deletion may land after it (polls.ts
+ * drops it when it sees the deletion; this catches the ones it did not see).
+ * A file's bytes go before its row: a cleanup cut short between the two finds
+ * the row again and drops the rest, where the other order would leave bytes
+ * that nothing names.
+ */
+async function dropWhatMessagesHold(services: Services, messages: DroppedMessage[]): Promise<void> {
+  const { stores } = services;
+  const atOnce = Limits.room.cleanupWritesAtOnce;
+  await eachAtOnce(messages.filter((m) => m.hasPoll), atOnce, (m) => stores.pollVotes.drop(m.roomName, m.messageId));
+  // A file's id may be named by its own message and by forwarded copies of it in the same room.
+  const namedBy = new Map<string, Set<string>>();
+  for (const m of messages) for (const id of m.attachments) namedBy.set(id, (namedBy.get(id) ?? new Set()).add(m.messageId));
+  if (namedBy.size === 0) return;
+  const ids = [...namedBy.keys()];
+  const records = [];
+  // A page holds up to 1,000 messages of 10 files each: looked up in bounded IN lists.
+  for (let from = 0; from < ids.length; from += Limits.room.cleanupBatch) {
+    records.push(...(await stores.attachments.byIds(ids.slice(from, from + Limits.room.cleanupBatch))));
+  }
+  const own = records.filter((r) => r.messageId !== null && namedBy.get(r.id)?.has(r.messageId));
+  await eachAtOnce(own, atOnce, async (record) => {
+    await stores.fileBytes.drop(record.id);
+    await stores.attachments.drop(record.id);
+  });
 }
 
 /**

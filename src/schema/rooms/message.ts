@@ -72,9 +72,9 @@ builder.objectFields(UserRef, (t) => ({
     type: MessageConnection,
     nullable: true,
     description:
-      "The user's own messages across rooms, newest first, from the author's copy: content, version and deletion as " +
-      'they stand; reactions, thread and mentions show when the message is read through its room or message(messageId). ' +
-      'Visible to the user only; null for everyone else.',
+      "The user's own messages across rooms, newest first: each the room message itself, every field as " +
+      'message(messageId:) serves it to its author under the same id. A message whose room is gone is left out, so a ' +
+      'page may hold fewer than `first`: continue from endCursor while hasNextPage. Visible to the user only; null for everyone else.',
     args: { first: t.arg.int(), after: t.arg.string() },
     extensions: readsViewer,
     resolve: (user, args, ctx) => messages.messagesOf(ctx, user, args.first, args.after),

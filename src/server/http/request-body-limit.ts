@@ -6,11 +6,17 @@
  * the DOMException it makes at the end), about 5 % of the CPU of a history
  * page (bench/results/requests.md). A body with a Content-Length needs no
  * counting: Node's HTTP parser reads exactly that many bytes and refuses a
- * request that sends Transfer-Encoding too. Only a chunked body is counted.
+ * request that sends Transfer-Encoding too. Only a chunked body is counted:
+ * here for the parsers Yoga reads bodies with, and, for an upload (any
+ * multipart request, which useUploads reads from the socket itself), by its
+ * reader (upload-body.ts), which counts every byte it takes against the same
+ * multipart limit and refuses with the same 413.
  */
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import { AppError, ErrorCode } from '../../errors.js';
-import { isMultipart } from './uploads.js';
+
+/** A multipart request: an upload (uploads.ts), with a limit of its own. */
+export const isMultipart = (request: Request) => (request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data');
 
 type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStream };
 
@@ -18,12 +24,12 @@ type FetchApi = { Request: typeof Request; TransformStream: typeof TransformStre
  * `Connection: close` as well: the client may still be sending the rest of a
  * body nobody reads, so that connection cannot carry another request.
  */
-const tooLarge = (limit: number) =>
+export const tooLarge = (limit: number) =>
   new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `Request body too large: at most ${limit} bytes`, {
     http: { status: 413, headers: { connection: 'close' } },
   });
 
-/** `limit` for every body, `multipartLimit` for a multipart one (an upload). */
+/** `jsonLimit` for every body, `multipartLimit` for a multipart one (an upload). */
 export function useRequestBodyLimit(jsonLimit: number, multipartLimit = jsonLimit): YogaPlugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
@@ -33,7 +39,8 @@ export function useRequestBodyLimit(jsonLimit: number, multipartLimit = jsonLimi
         if (Number(contentLength) > limit) throw tooLarge(limit);
         return;
       }
-      if (!requestParser || !request.body) return;
+      // An upload's reader counts its own bytes (see above).
+      if (isMultipart(request) || !requestParser || !request.body) return;
       setRequestParser((req) => requestParser(countingBody(req, limit, fetchAPI as unknown as FetchApi)));
     },
   };

@@ -1,132 +1,113 @@
 /**
  * File uploads over HTTP, by the GraphQL multipart request spec (the
- * operations, a map, and the file): one file per request, at most
- * Limits.attachments.maxFileBytes, 3 parts in all, read with those limits
- * before anything else is (Yoga's own parser reads any number of files of
- * any size). And a multipart request must carry a header no HTML form can
- * send (x-graphql-yoga-csrf or graphql-preflight): a page on another site
- * can post a form to this server with the user's cookies, never with a header
- * of its choosing, so such a post is refused before it is read.
+ * operations, a map, and the file), read as they stream in (upload-form.ts)
+ * from the socket (upload-body.ts), within the body limit, a minimum rate and
+ * a total time, into the resolver that stores the file as it arrives.
+ *
+ * Before a byte of the body is read, an upload must:
+ * - carry a header no HTML form can send (x-graphql-yoga-csrf or
+ *   graphql-preflight): a page on another site can post a form to this server
+ *   with the user's cookies, never with a header of its choosing;
+ * - carry a session, checked as every request's is (authenticate: signature,
+ *   expiry, revocation, and the same `reason` when refused);
+ * - find a slot: at most Limits.uploads.perUserAtOnce of one user's uploads at
+ *   once on an instance (RATE_LIMITED, UPLOADS_AT_ONCE) and perInstanceAtOnce
+ *   in all (SERVICE_UNAVAILABLE).
+ * A refusal then drops the body as it comes, unparsed (within the same
+ * bounds), so that the client reads it and the connection serves its next
+ * request.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, ErrorCode, unauthenticated } from '../../errors.js';
-import { bearerToken } from '../../auth/authenticate.js';
-import type { TokenService } from '../../auth/tokens.js';
+import { AppError, ErrorCode, RateLimitReason, rateLimited, unauthenticated } from '../../errors.js';
+import { authenticate, bearerToken } from '../../auth/authenticate.js';
+import type { Services } from '../../resolvers/services.js';
 import { Limits } from '../../limits.js';
+import { isMultipart } from './request-body-limit.js';
+import { UploadBody, type BodyBounds } from './upload-body.js';
+import { FIELD_BYTES, MultipartUpload, badRequest } from './upload-form.js';
 
 /** Headers a page must send with an upload (and CORS lets an allowed origin send). */
 export const PREFLIGHT_HEADERS = ['x-graphql-yoga-csrf', 'graphql-preflight'];
-/** The operations and map fields: JSON far smaller than this. */
-const FIELD_BYTES = 64 * 1024;
 /** Room for the parts' headers and boundaries around the file. */
 const OVERHEAD_BYTES = FIELD_BYTES * 2 + 16 * 1024;
 
-/** The largest body a multipart request may have (useRequestBodyLimit takes it for those). */
+/** The largest body a multipart request may have (useRequestBodyLimit takes it for those, and an upload's reader). */
 export const MAX_UPLOAD_REQUEST_BYTES = Limits.attachments.maxFileBytes + OVERHEAD_BYTES;
 
-export const isMultipart = (request: Request) => (request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data');
+/** Uploads under way on this instance: at most `perUser` of one user's, `perInstance` in all. */
+class UploadSlots {
+  private inUse = 0;
+  private readonly byUser = new Map<string, number>();
 
-const badRequest = (message: string) => new AppError(ErrorCode.BAD_REQUEST, message, { http: { status: 400 } });
+  constructor(
+    private readonly perUser: number,
+    private readonly perInstance: number,
+  ) {}
 
-type FormDataLimits = { fileSize: number; files: number; fields: number; parts: number; fieldSize: number };
-
-/** Uploads read at once by an instance: each may hold a 10 MB body in memory while it is read. */
-const UPLOADS_AT_ONCE = 4;
-
-/**
- * Only a signed-in user's upload is read at all (its token checked before its body), and at most UPLOADS_AT_ONCE
- * at a time: past that, SERVICE_UNAVAILABLE with retryAfter, before the body is read.
- */
-export function useUploads(tokens: TokenService): YogaPlugin {
-  let reading = 0;
-  return {
-    onRequestParse({ request, setRequestParser }) {
-      if (request.method !== 'POST' || !isMultipart(request)) return;
-      if (!PREFLIGHT_HEADERS.some((h) => request.headers.has(h))) {
-        throw badRequest(`A multipart request needs the header ${PREFLIGHT_HEADERS[0]}: a form posted from another site cannot send it`);
-      }
-      const token = bearerToken(request.headers.get('authorization'));
-      if (!token) throw unauthenticated();
-      setRequestParser(async (req) => {
-        try {
-          await tokens.verify(token);
-        } catch {
-          throw unauthenticated();
-        }
-        if (reading >= UPLOADS_AT_ONCE) {
-          throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Too many uploads at once: retry shortly', {
-            service: 'uploads',
-            retryAfter: 1,
-            http: { status: 503, headers: { 'retry-after': '1' } },
-          });
-        }
-        reading += 1;
-        try {
-          return await readUpload(req);
-        } finally {
-          reading -= 1;
-        }
+  /** A slot for an upload of `login`'s, or a refusal; the function returned gives it back (once). */
+  take(login: string): () => void {
+    const theirs = this.byUser.get(login) ?? 0;
+    if (theirs >= this.perUser) {
+      throw rateLimited(RateLimitReason.UPLOADS_AT_ONCE, `At most ${this.perUser} uploads at once: retry when one is done`, 1, {
+        max: this.perUser,
+        http: { status: 429, headers: { 'retry-after': '1' } },
       });
+    }
+    if (this.inUse >= this.perInstance) {
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Too many uploads at once: retry shortly', {
+        service: 'uploads',
+        retryAfter: 1,
+        http: { status: 503, headers: { 'retry-after': '1' } },
+      });
+    }
+    this.inUse += 1;
+    this.byUser.set(login, theirs + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.inUse -= 1;
+      const left = (this.byUser.get(login) ?? 1) - 1;
+      if (left > 0) this.byUser.set(login, left);
+      else this.byUser.delete(login);
+    };
+  }
+}
+
+export function useUploads(svc: Services): YogaPlugin {
+  const slots = new UploadSlots(Limits.uploads.perUserAtOnce, Limits.uploads.perInstanceAtOnce);
+  const bounds: BodyBounds = {
+    maxBytes: MAX_UPLOAD_REQUEST_BYTES,
+    minBytesPerSecond: svc.config.rooms.uploadMinBytesPerSecond,
+    rateWindowMs: svc.config.rooms.uploadRateWindowMs,
+    maxMs: Limits.uploads.maxSeconds * 1000,
+  };
+  return {
+    async onRequestParse({ request, serverContext, setRequestParser }) {
+      if (request.method !== 'POST' || !isMultipart(request)) return;
+      const { req, res } = serverContext as { req?: IncomingMessage; res?: ServerResponse };
+      let release: () => void;
+      try {
+        if (!req || !res) throw badRequest('Uploads are read from the HTTP server only');
+        if (!PREFLIGHT_HEADERS.some((h) => request.headers.has(h))) {
+          throw badRequest(`A multipart request needs the header ${PREFLIGHT_HEADERS[0]}: a form posted from another site cannot send it`);
+        }
+        const session = await authenticate(svc, bearerToken(request.headers.get('authorization')));
+        if (!session) throw unauthenticated();
+        release = slots.take(session.login);
+      } catch (err) {
+        // The body is never parsed nor stored, only dropped as it comes (within the limit, the minimum rate and the
+        // total time): a client still sending it then reads the refusal, where a closed connection would be all a
+        // fetch() reports.
+        if (req && res) new UploadBody(req, res, bounds, () => undefined).start(null);
+        throw err;
+      }
+      const form = new MultipartUpload(req, res, bounds);
+      // The slot is held while the body is read (or drained) and until the answer is sent.
+      const answered = new Promise<void>((resolve) => res.once('close', resolve));
+      void Promise.allSettled([form.whole, answered]).then(release);
+      setRequestParser(() => form.params);
     },
   };
-}
-
-/** The multipart body read within its limits, as the request's parameters. */
-async function readUpload(req: Request): Promise<Record<string, unknown>> {
-  const limits: FormDataLimits = { fileSize: Limits.attachments.maxFileBytes, files: 1, fields: 2, parts: 3, fieldSize: FIELD_BYTES };
-  let form: FormData;
-  try {
-    form = await (req as Request & { formData(opts: { formDataLimits: FormDataLimits }): Promise<FormData> }).formData({ formDataLimits: limits });
-  } catch (err) {
-    const message = (err as Error).message ?? '';
-    if (message.startsWith('File size limit exceeded')) {
-      throw new AppError(ErrorCode.REQUEST_ENTITY_TOO_LARGE, `A file holds at most ${Limits.attachments.maxFileBytes} bytes`, {
-        limit: 'fileSize',
-        max: Limits.attachments.maxFileBytes,
-        http: { status: 413, headers: { connection: 'close' } },
-      });
-    }
-    if (/limit exceeded/.test(message)) throw badRequest('An upload is one file with its operations and map: 3 parts at most');
-    throw badRequest('The multipart body could not be read (cut off, or not multipart)');
-  }
-  return paramsOf(form);
-}
-
-/** The request's parameters, each file put where the map says, as the spec has it. */
-function paramsOf(form: FormData): Record<string, unknown> {
-  const json = (name: string): unknown => {
-    const value = form.get(name);
-    if (typeof value !== 'string') throw badRequest(`The multipart field "${name}" is missing`);
-    try {
-      return JSON.parse(value);
-    } catch {
-      throw badRequest(`The multipart field "${name}" is not JSON`);
-    }
-  };
-  const operations = json('operations');
-  if (!operations || typeof operations !== 'object' || Array.isArray(operations)) throw badRequest('The multipart field "operations" must be one operation');
-  const map = json('map');
-  if (!map || typeof map !== 'object' || Array.isArray(map)) throw badRequest('The multipart field "map" must be an object');
-  for (const [part, paths] of Object.entries(map as Record<string, unknown>)) {
-    const file = form.get(part);
-    if (!file || typeof file === 'string') throw badRequest(`The map names a file "${part}" the body does not hold`);
-    // One place per file: the same file at many paths would be stored once per path from one body.
-    if (!Array.isArray(paths) || paths.length !== 1) throw badRequest('Each entry of "map" is a list of one path');
-    for (const path of paths) put(operations as Record<string, unknown>, String(path), file);
-  }
-  return operations as Record<string, unknown>;
-}
-
-/** Sets `value` at a dotted path ("variables.file") that must already exist as a key holding null. */
-function put(target: Record<string, unknown>, path: string, value: unknown): void {
-  const keys = path.split('.');
-  let at: Record<string, unknown> = target;
-  for (const key of keys.slice(0, -1)) {
-    const next = at[key];
-    if (!next || typeof next !== 'object' || key === '__proto__' || key === 'constructor' || key === 'prototype') throw badRequest(`The map path ${path} is not in the operations`);
-    at = next as Record<string, unknown>;
-  }
-  const last = keys.at(-1)!;
-  if (!(last in at) || at[last] !== null || last === '__proto__') throw badRequest(`The map path ${path} does not name a null in the operations`);
-  at[last] = value;
 }

@@ -30,6 +30,13 @@
  * (masking, error metrics), one still being executed, or one for a session
  * that has ended (live-subscriptions.ts answers it) goes the long way, and
  * the source holds later events back until it has.
+ *
+ * What an event's executions read is shared too, across keys and viewers:
+ * each runs with its subscriber's context over one set of loaders per event
+ * (contextForEvent in src/resolvers/context.ts), so a document executed once
+ * per viewer still reads a poll's votes, a room's readers or a forwarded
+ * original once per event, and each viewer's answer (myAnswers, seenBy, who
+ * may see forwardedFrom) is worked out from that one read.
  */
 import {
   createSourceEventStream,
@@ -42,7 +49,7 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
-import type { Context } from '../../resolvers/context.js';
+import { contextForEvent, Loaders, type Context } from '../../resolvers/context.js';
 import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../../pubsub/pubsub.js';
 import { ViewerDependence } from '../viewer-dependence.js';
 
@@ -75,6 +82,8 @@ export function useSharedEventExecution(): YogaPlugin {
 export class EventSharing {
   /** Each event's results by sharing key, for as long as some subscriber's queue holds the event. */
   private readonly results = new WeakMap<object, Map<string, Result>>();
+  /** Each event's loaders, shared by every execution of it, for as long as the event is held. */
+  private readonly loaders = new WeakMap<object, Loaders>();
   private readonly documentIds = new WeakMap<DocumentNode, number>();
   private nextDocumentId = 0;
   private readonly viewerDependence = new ViewerDependence();
@@ -95,8 +104,15 @@ export class EventSharing {
     let byKey = this.results.get(event);
     if (!byKey) this.results.set(event, (byKey = new Map()));
     let result = byKey.get(key);
-    if (!result) byKey.set(key, (result = execute({ ...args, rootValue: event })));
+    if (!result) byKey.set(key, (result = execute({ ...args, rootValue: event, contextValue: this.contextFor(event, args.contextValue as Context) })));
     return result;
+  }
+
+  /** The subscriber's context for executing `event`, over the event's loaders. */
+  private contextFor(event: object, ctx: Context): Context {
+    let loaders = this.loaders.get(event);
+    if (!loaders) this.loaders.set(event, (loaders = new Loaders(ctx.services.stores)));
+    return contextForEvent(ctx, loaders);
   }
 
   /**

@@ -14,7 +14,8 @@ import {
 import { startApp } from '../../testkit/app.js';
 import { codes, gql, gqlOk } from '../../testkit/http.js';
 import { roomFeed } from '../../testkit/feeds.js';
-import { post, roomWith } from '../../testkit/data/rooms.js';
+import { messageKey, post, roomWith } from '../../testkit/data/rooms.js';
+import { cqlRow } from '../../testkit/cql.js';
 import { signUpMany, type TestUser } from '../../testkit/data/users.js';
 
 let a: App;
@@ -58,6 +59,23 @@ describe('forwardMessage', () => {
     expect(davesView).toMatchObject({ content: 'look at this', forwardedFrom: null });
     const alicesView = (await gqlOk(a, ForwardedInConversationDocument, { with: dave.login }, alice.token)).conversation!.messages.edges[0]!.node;
     expect(alicesView.forwardedFrom).toMatchObject({ id: original.id });
+  });
+
+  it("loses its forwarded_from when deleted: the deletion clears it in the copy's row", async () => {
+    const original = await post(a, bob, source, 'pass it on');
+    const copy = (await forward(alice, { messageId: original.id, toRoom: target })).data!.forwardMessage as { id: string };
+    const key = messageKey(copy.id);
+    const stored = async () =>
+      (await cqlRow(a, 'SELECT forwarded_from, deleted FROM chat_room_messages WHERE room_name = ? AND time_bucket = ? AND message_id = ?', [
+        key.roomName,
+        key.bucket,
+        key.messageId,
+      ]))!;
+    expect(await stored()).toMatchObject({ forwarded_from: original.id, deleted: null });
+    await gqlOk(a, DeleteMessageDocument, { messageId: copy.id }, alice.token);
+    expect(await stored()).toMatchObject({ forwarded_from: null, deleted: true });
+    // The original is untouched.
+    expect((await gqlOk(a, ForwardedInRoomDocument, { messageId: original.id }, bob.token)).message).toMatchObject({ content: 'pass it on' });
   });
 
   it('is refused from a room the viewer cannot read, for a message without content, and without exactly one target', async () => {

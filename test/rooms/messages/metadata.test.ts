@@ -17,6 +17,7 @@ import {
 } from '../../generated/graphql.js';
 import { startApp } from '../../testkit/app.js';
 import { codes, gql, gqlOk } from '../../testkit/http.js';
+import { cqlRow } from '../../testkit/cql.js';
 import { roomFeed } from '../../testkit/feeds.js';
 import { roomWith, uniqueRoomName } from '../../testkit/data/rooms.js';
 import { signUpMany, type TestUser } from '../../testkit/data/users.js';
@@ -34,6 +35,7 @@ beforeAll(async () => {
 });
 
 const postWith = (metadata: unknown, content = 'with data') => gql(a, PostWithMetadataDocument, { roomName: room, content, metadata }, author.token);
+const ROOM_METADATA = 'query RoomMetadata($name: String!) { room(roomName: $name) { metadata } }';
 const fieldAndCode = (r: { errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }) => [r.errors?.[0]?.extensions?.code, r.errors?.[0]?.extensions?.field];
 
 describe('metadata on messages', () => {
@@ -98,8 +100,11 @@ describe('metadata on rooms', () => {
       'BAD_USER_INPUT',
       'input.metadata',
     ]);
-    expect((await gqlOk(a, SetRoomMetadataDocument, { roomName: name, metadata: null }, author.token)).setRoomMetadata.metadata).toBeNull();
-    // Left out is not null: refused, nothing cleared.
+    // Left out is not null: refused, nothing cleared (the data set above is still there, as served and as stored).
     expect(fieldAndCode(await gql(a, SetRoomMetadataDocument, { roomName: name }, author.token))).toEqual(['BAD_USER_INPUT', 'metadata']);
+    const kept = (await gql(a, ROOM_METADATA, { name }, author.token)) as { data?: { room: { metadata: unknown } | null } };
+    expect(kept.data?.room?.metadata).toEqual({ theme: 'light', pinnedTab: 2 });
+    expect(JSON.parse((await cqlRow(a, 'SELECT metadata FROM chat_rooms WHERE room_name = ?', [name]))!.metadata as string)).toEqual({ theme: 'light', pinnedTab: 2 });
+    expect((await gqlOk(a, SetRoomMetadataDocument, { roomName: name, metadata: null }, author.token)).setRoomMetadata.metadata).toBeNull();
   });
 });

@@ -9,7 +9,8 @@ import { DeleteMessageDocument, HideMessageDocument, JoinRoomDocument, PollEvent
 import { ManualClock, startApp, stopApp } from '../../testkit/app.js';
 import { codes, gql, gqlOk } from '../../testkit/http.js';
 import { roomFeed } from '../../testkit/feeds.js';
-import { roomWith } from '../../testkit/data/rooms.js';
+import { messageKey, roomWith } from '../../testkit/data/rooms.js';
+import { cqlRows } from '../../testkit/cql.js';
 import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
 
 let a: App;
@@ -131,26 +132,54 @@ describe('polls', () => {
   });
 });
 
+/** The vote rows stored for a poll. */
+const voteRows = async (app: App, room: string, pollId: string) =>
+  (await cqlRows(app, 'SELECT voter FROM poll_votes WHERE room_name = ? AND message_id = ?', [room, messageKey(pollId).messageId])).length;
+
 describe('a deleted poll', () => {
-  it('shows no poll and takes no vote', async () => {
-    const x = await signUp(a);
-    const room = await roomWith(a, owner, [x]);
+  it('shows no poll, takes no vote, and drops its votes', async () => {
+    const [x, y] = await signUpMany(a, 2, 'polldel');
+    const room = await roomWith(a, owner, [x!, y!]);
     const posted = (await poll(a, owner, room)).data!.postPoll;
-    await vote(a, x, posted.id, [0]);
+    await vote(a, x!, posted.id, [0]);
+    await vote(b, y!, posted.id, [2]);
+    expect(await voteRows(a, room, posted.id)).toBe(2);
     await gqlOk(a, DeleteMessageDocument, { messageId: posted.id }, owner.token);
     expect((await gqlOk(a, PollOfDocument, { messageId: posted.id }, owner.token)).message!.poll).toBeNull();
-    expect(codes(await vote(a, x, posted.id, [1]))).toEqual(['NOT_FOUND']);
+    expect(codes(await vote(a, x!, posted.id, [1]))).toEqual(['NOT_FOUND']);
+    expect(await voteRows(a, room, posted.id)).toBe(0);
   });
 });
 
 describe('a hidden poll', () => {
   it('shows no poll, publishes no update and takes no vote', async () => {
-    const x = await signUp(a);
-    const room = await roomWith(a, owner, [x]);
-    const posted = (await poll(a, owner, room)).data!.postPoll;
-    await gqlOk(a, HideMessageDocument, { messageId: posted.id }, owner.token);
-    const read = (await gqlOk(a, PollOfDocument, { messageId: posted.id }, x.token)).message!;
-    expect(read.poll).toBeNull();
-    expect((await vote(a, x, posted.id, [0])).errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'messageId' });
+    // A window long enough that the hide lands inside it: the vote's PollUpdated is due after the poll is hidden.
+    const slow = await startApp({ env: { REACTION_EVENT_WINDOW_MS: '1500' } });
+    try {
+      const x = await signUp(slow);
+      const room = await roomWith(slow, owner, [x]);
+      const hiddenPoll = (await poll(slow, owner, room)).data!.postPoll;
+      const laterPoll = (await poll(slow, owner, room, ['Now', 'Later'])).data!.postPoll;
+      const feed = await roomFeed(slow, owner.token, PollEventsDocument, { roomName: room });
+      await vote(slow, x, hiddenPoll.id, [0]);
+      await gqlOk(slow, HideMessageDocument, { messageId: hiddenPoll.id }, owner.token);
+      // A vote on another poll after the hide: its PollUpdated is due after the hidden poll's would have been, so the
+      // feed shows whatever the hidden poll published before it.
+      await vote(slow, x, laterPoll.id, [1]);
+      const updated: string[] = [];
+      for (;;) {
+        const { roomEvents: event } = await feed.data(10_000);
+        if (event.__typename !== 'PollUpdated') continue;
+        updated.push(event.message.id);
+        if (event.message.id === laterPoll.id) break;
+      }
+      expect(updated).toEqual([laterPoll.id]);
+
+      const read = (await gqlOk(slow, PollOfDocument, { messageId: hiddenPoll.id }, x.token)).message!;
+      expect(read.poll).toBeNull();
+      expect((await vote(slow, x, hiddenPoll.id, [0])).errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'messageId' });
+    } finally {
+      await stopApp(slow);
+    }
   });
 });

@@ -9,15 +9,7 @@ import { Limits } from '../../../limits.js';
 const VOTE = cql('INSERT INTO poll_votes (room_name, message_id, voter, answers) VALUES (?, ?, ?, ?)', { idempotent: true });
 const RETRACT = cql('DELETE FROM poll_votes WHERE room_name = ? AND message_id = ? AND voter = ?', { idempotent: true });
 const SELECT_VOTES = cql('SELECT voter, answers FROM poll_votes WHERE room_name = ? AND message_id = ?', { idempotent: true });
-const SELECT_VOTE = cql('SELECT answers FROM poll_votes WHERE room_name = ? AND message_id = ? AND voter = ?', { idempotent: true });
 const DROP_VOTES = cql('DELETE FROM poll_votes WHERE room_name = ? AND message_id = ?', { idempotent: true });
-
-export interface PollTally {
-  /** Votes per answer, by the answer's index. */
-  counts: number[];
-  /** People who voted (one may pick several answers). */
-  voters: number;
-}
 
 export class PollVoteStore {
   constructor(private readonly db: Database) {}
@@ -31,19 +23,14 @@ export class PollVoteStore {
     await this.db.execute(RETRACT, [roomName, messageId, voter]);
   }
 
-  /** Every vote counted from the partition (a row per voter: one request up to 2,000 voters). */
-  async tally(roomName: string, messageId: string, answerCount: number): Promise<PollTally> {
+  /**
+   * Every vote of the poll, the partition read whole: each voter's answers, sorted (a row per voter: one request up
+   * to 2,000 voters). The counts and each viewer's own answers all come from this one read.
+   */
+  async votes(roomName: string, messageId: string): Promise<Map<string, number[]>> {
     // Voters who left the room keep their vote, so the partition may outgrow the participant cap: read it whole.
     const rows = await this.db.allRows(SELECT_VOTES, [roomName, messageId], 2 * Limits.room.maxParticipants);
-    const counts = Array<number>(answerCount).fill(0);
-    for (const row of rows) for (const answer of (row.answers as Set<number> | null) ?? []) if (answer < answerCount) counts[answer]! += 1;
-    return { counts, voters: rows.length };
-  }
-
-  /** The voter's own answers, sorted (empty: no vote). */
-  async answersOf(roomName: string, messageId: string, voter: string): Promise<number[]> {
-    const row = await this.db.first(SELECT_VOTE, [roomName, messageId, voter]);
-    return [...((row?.answers as Set<number> | null) ?? [])].sort((a, b) => a - b);
+    return new Map(rows.map((row) => [row.voter as string, [...((row.answers as Set<number> | null) ?? [])].sort((x, y) => x - y)]));
   }
 
   /** A deleted poll message's votes. */

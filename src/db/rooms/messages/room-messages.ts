@@ -88,7 +88,7 @@ const HIDE_BY_AUTHOR = cql(
 
 const SELECT_ALL_ROOM_BUCKETS = cql('SELECT time_bucket FROM messages_bucket WHERE room_name = ?', { idempotent: true });
 const SELECT_AUTHORS_IN_BUCKET = cql(
-  `SELECT message_id, author, system_message, version, reaction_kinds, last_reply_at FROM chat_room_messages
+  `SELECT message_id, author, system_message, version, reaction_kinds, last_reply_at, poll, attachments FROM chat_room_messages
    WHERE room_name = ? AND time_bucket = ?`,
   { idempotent: true },
 );
@@ -109,6 +109,19 @@ const DELETE_ROOM_PARTITION = cql('DELETE FROM chat_room_messages USING TIMESTAM
   idempotent: true,
 });
 const DELETE_ROOM_BUCKETS = cql('DELETE FROM messages_bucket USING TIMESTAMP ? WHERE room_name = ?', { idempotent: true });
+
+/**
+ * A message of a deleted room whose cleanup drops what it holds in other
+ * tables (its poll's votes, its files): what dropRoom hands its caller, page
+ * by page, before the page's rows can go.
+ */
+export interface DroppedMessage {
+  roomName: string;
+  bucket: number;
+  messageId: string;
+  hasPoll: boolean;
+  attachments: string[];
+}
 
 /** Above every day bucket (yyyyMMdd): a walk back in time starts below it. */
 export const MAX_BUCKET = 99_999_999;
@@ -257,9 +270,18 @@ export class RoomMessageStore {
    * horizon), so the messages of a room of that name created since are left
    * out by their ids: `reborn` says, after each page is read, when the room
    * now stored under the name was created (so a room created during the
-   * cleanup is seen before any of its messages is dropped).
+   * cleanup is seen before any of its messages is dropped). `dropHeld` gets
+   * each page's messages that hold a poll or files, and drops what they hold
+   * in other tables before any of their rows goes: a cleanup cut short and
+   * run again still finds them.
    */
-  async dropRoom(roomName: string, at: WriteTimestamp, commitHorizonMs: number, reborn: () => Promise<Date | undefined>): Promise<void> {
+  async dropRoom(
+    roomName: string,
+    at: WriteTimestamp,
+    commitHorizonMs: number,
+    reborn: () => Promise<Date | undefined>,
+    dropHeld: (messages: DroppedMessage[]) => Promise<void>,
+  ): Promise<void> {
     const buckets = (await this.db.execute(SELECT_ALL_ROOM_BUCKETS, [roomName])).rows.map((r) => r.time_bucket as number);
     for (const bucket of buckets) {
       let pageState: string | undefined;
@@ -267,6 +289,16 @@ export class RoomMessageStore {
         const rs = await this.db.execute(SELECT_AUTHORS_IN_BUCKET, [roomName, bucket], { fetchSize: Limits.room.cleanupFetchSize, pageState });
         const newRoomFrom = (await reborn())?.getTime() ?? Infinity;
         const rows = rs.rows.filter((r) => timeUuidDate(r.message_id.toString()).getTime() < newRoomFrom);
+        const holding = rows
+          .filter((r) => r.poll != null || (r.attachments?.length ?? 0) > 0)
+          .map((r) => ({
+            roomName,
+            bucket,
+            messageId: r.message_id.toString() as string,
+            hasPoll: r.poll != null,
+            attachments: ((r.attachments as Array<{ toString(): string }> | null) ?? []).map((id) => id.toString()),
+          }));
+        if (holding.length > 0) await dropHeld(holding);
         // Only messages that were edited, reacted to or replied to have partitions of their own.
         const parts = rows
           .filter((r) => r.version || r.reaction_kinds || r.last_reply_at)

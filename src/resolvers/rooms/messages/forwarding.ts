@@ -5,13 +5,16 @@
  * that keeps the original's id. The original shows through forwardedFrom only
  * to those who may read it; the copy stands on its own for everyone else.
  */
-import type { Context } from '../../context.js';
+import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import type { DirectMessageRecord } from '../../../db/messenger/rows.js';
 import { badInput } from '../../../errors.js';
+import { timeUuidDate } from '../../../timeuuids.js';
+import { requireViewer } from '../../shared/guards.js';
 import { visibleOrNull } from '../../shared/nodes.js';
 import { sendDirectMessage } from '../../messenger/send.js';
-import { encodeMessageId } from '../ids.js';
+import { isParticipant } from '../access.js';
+import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { messageById, visibleContent } from './messages.js';
 import { postMessage } from './posting.js';
 
@@ -45,8 +48,21 @@ export async function forwardMessage(ctx: Context, args: ForwardArgs): Promise<F
   return sendDirectMessage(ctx, args.to!, content, forwardedFrom);
 }
 
-/** The message a forwarded one copies, for a viewer who may read it; null for anyone else, or once it is gone. */
+/**
+ * The message a forwarded one copies, for a viewer who may read it (its room's
+ * participants, its author: as message(messageId:) decides); null for anyone
+ * else, or once it is gone. The original and its room come through the
+ * loaders, so a live event's subscribers share one read of each, and each
+ * subscriber is authorized on its own.
+ */
 export async function forwardedFromOf(ctx: Context, forwardedFrom: string | null | undefined): Promise<MessageRecord | null> {
   if (!forwardedFrom) return null;
-  return visibleOrNull(() => messageById(ctx, forwardedFrom));
+  const viewer = requireViewer(ctx);
+  return visibleOrNull(async () => {
+    const key = decodeMessageId('forwardedFrom', forwardedFrom);
+    const [message, room] = await Promise.all([ctx.loaders.message.load(roomMessageKey(key.roomName, key.messageId)), ctx.loaders.room.load(key.roomName)]);
+    // A message older than its room belongs to a room of the same name deleted before.
+    if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return null;
+    return isParticipant(room, viewer.login) || message.author.login === viewer.login ? message : null;
+  });
 }

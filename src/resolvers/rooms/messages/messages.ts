@@ -2,7 +2,7 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
-import type { Context } from '../../context.js';
+import { roomMessageKey, type Context } from '../../context.js';
 import { chatUser } from '../model.js';
 import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
@@ -76,18 +76,22 @@ export async function messageWithRoom(ctx: Context, id: string, field = 'message
     stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
     stores.rooms.byName(key.roomName),
   ]);
-  if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return { room };
+  if (!message || !room || !ofThisRoom(message, room)) return { room };
   return { message, room };
 }
+
+/** Whether a message belongs to this room, not to an earlier room of the same name. */
+const ofThisRoom = (message: MessageRecord, room: RoomRecord) => timeUuidDate(message.messageId) >= room.createdAt;
+
+/** Who reads a room message, by every way to it: the room's participants, and its author wherever they are. */
+const mayRead = (login: string, message: MessageRecord, room: RoomRecord) => isParticipant(room, login) || message.author.login === login;
 
 /** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
 export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
   const viewer = requireViewer(ctx);
   const { message, room } = await messageWithRoom(ctx, id);
   if (!message || !room) return null;
-  if (!isParticipant(room, viewer.login) && message.author.login !== viewer.login) {
-    throw forbidden('Only participants read the messages of a room');
-  }
+  if (!mayRead(viewer.login, message, room)) throw forbidden('Only participants read the messages of a room');
   return message;
 }
 
@@ -124,7 +128,14 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   return hidden;
 }
 
-/** The logged-in user's own messages across rooms, newest first (null for anyone else's profile). */
+/**
+ * The logged-in user's own messages across rooms, newest first (null for anyone else's profile). The author's
+ * copies (messages_by_author) say which messages and in what order; each is served as the room message itself,
+ * read from the room's rows through the request's loaders (one read per room and day, the rooms in one), so a
+ * message has one shape under its id whichever way it is read. A copy whose message or room is gone, or belongs
+ * to an earlier room of the same name, shows nothing: a page may hold fewer than `first` messages, and its
+ * endCursor still moves past them.
+ */
 export async function messagesOf(
   ctx: Context,
   user: UserRecord,
@@ -140,7 +151,25 @@ export async function messagesOf(
   const page = await ctx.services.stores.messagesByAuthor.page(author, from, size);
   const cursorOf = (m: MessageRecord) =>
     encodeHistoryCursor({ bucket: monthOfDay(m.bucket), id: m.messageId });
-  return connection(page.rows, cursorOf, { hasNextPage: page.more });
+  const lastCopy = page.rows.at(-1);
+  return connection(await roomMessagesOf(ctx, viewer.login, page.rows), cursorOf, {
+    hasNextPage: page.more,
+    endCursor: lastCopy ? cursorOf(lastCopy) : undefined,
+  });
+}
+
+/** The room messages `login`'s copies point at, in their order, each as message(messageId:) serves it to them. */
+async function roomMessagesOf(ctx: Context, login: string, copies: MessageRecord[]): Promise<MessageRecord[]> {
+  const { loaders } = ctx;
+  const [messages, rooms] = await Promise.all([
+    Promise.all(copies.map((c) => loaders.message.load(roomMessageKey(c.roomName, c.messageId)))),
+    Promise.all([...new Set(copies.map((c) => c.roomName))].map((name) => loaders.room.load(name))),
+  ]);
+  const roomsByName = new Map(rooms.flatMap((room) => (room ? [[room.name, room] as const] : [])));
+  return messages.filter((message): message is MessageRecord => {
+    const room = message && roomsByName.get(message.roomName);
+    return !!room && ofThisRoom(message, room) && mayRead(login, message, room);
+  });
 }
 
 /** When a message was posted: the time of its id. */

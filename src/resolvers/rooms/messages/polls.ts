@@ -9,7 +9,7 @@
  * room's feed after votes, coalesced per poll, with the message as it is
  * when it is sent (its poll's counts read then).
  */
-import type { Context } from '../../context.js';
+import { roomMessageKey, type Context } from '../../context.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 import { AppError, ErrorCode, badInput, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
@@ -17,6 +17,7 @@ import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
 import { postMessage } from './posting.js';
+import { decodeMessageId } from '../ids.js';
 
 const { poll: limits } = Limits.room;
 
@@ -87,7 +88,8 @@ export async function votePoll(ctx: Context, messageId: string, answers: number[
     throw badInput('answers', `Answers are indexes from 0 to ${poll.answers.length - 1}`);
   }
   await ctx.services.stores.pollVotes.vote(message.roomName, message.messageId, requireViewer(ctx).login, chosen);
-  pollChanged(ctx, message);
+  await dropIfDeletedMeanwhile(ctx, messageId);
+  votesChanged(ctx, message);
   return pollOf(ctx, message) as Promise<PollView>;
 }
 
@@ -95,7 +97,7 @@ export async function votePoll(ctx: Context, messageId: string, answers: number[
 export async function retractVote(ctx: Context, messageId: string): Promise<PollView> {
   const { message } = await pollToVoteOn(ctx, messageId);
   await ctx.services.stores.pollVotes.retract(message.roomName, message.messageId, requireViewer(ctx).login);
-  pollChanged(ctx, message);
+  votesChanged(ctx, message);
   return pollOf(ctx, message) as Promise<PollView>;
 }
 
@@ -103,17 +105,32 @@ export async function retractVote(ctx: Context, messageId: string): Promise<Poll
 export async function pollOf(ctx: Context, message: MessageRecord): Promise<PollView | null> {
   // A deleted or hidden message shows no poll, as it shows no content.
   if (!message.poll || message.deleted || !message.visible) return null;
-  const tally = await ctx.services.stores.pollVotes.tally(message.roomName, message.messageId, message.poll.answers.length);
-  return { message, definition: message.poll, ...tally, closed: isClosed(ctx, message.poll) };
+  const votes = await votesOf(ctx, message);
+  const counts = Array<number>(message.poll.answers.length).fill(0);
+  for (const answers of votes.values()) for (const answer of answers) if (answer < counts.length) counts[answer]! += 1;
+  return { message, definition: message.poll, counts, voters: votes.size, closed: isClosed(ctx, message.poll) };
 }
 
 /** The question: the poll message's content (pollOf serves no poll of a hidden or deleted message). */
 export const pollQuestion = (poll: PollView) => poll.message.content ?? '';
 
-/** The viewer's own answers (empty when they have not voted). */
+/**
+ * The viewer's own answers (empty when they have not voted), from the read
+ * that gave the counts: in a live feed, the one read every subscriber of the
+ * event shares.
+ */
 export async function myAnswers(ctx: Context, poll: PollView): Promise<number[]> {
   const viewer = requireViewer(ctx);
-  return ctx.services.stores.pollVotes.answersOf(poll.message.roomName, poll.message.messageId, viewer.login);
+  return (await votesOf(ctx, poll.message)).get(viewer.login) ?? [];
+}
+
+/** Every vote of the poll, read once per request or live event (Loaders.pollVotes). */
+const votesOf = (ctx: Context, message: MessageRecord) => ctx.loaders.pollVotes.load(roomMessageKey(message.roomName, message.messageId));
+
+/** After a vote or a retraction: the answer reads the votes again, and the room's feed hears of it. */
+function votesChanged(ctx: Context, message: MessageRecord): void {
+  ctx.loaders.pollVotes.clear(roomMessageKey(message.roomName, message.messageId));
+  pollChanged(ctx, message);
 }
 
 /** PollUpdated to the room's feed, once per poll and window, with the message as it is then. */
@@ -124,4 +141,20 @@ function pollChanged(ctx: Context, message: MessageRecord): void {
     if (!current || current.deleted || !current.visible) return;
     await rooms.sequencer.take(message.roomName).publish([{ kind: 'PollUpdated', roomName: message.roomName, message: current }]);
   });
+}
+
+/**
+ * A vote that read its poll before the message's (or the room's) deletion
+ * can land after the deletion dropped the votes. The deletion drops them
+ * after its LWT, and the vote reads the message again after its write:
+ * whichever comes second sees the other, so one of them drops the late row.
+ * Here it is the vote's turn: with the poll gone, every vote of it goes, and
+ * the voter is told NOT_FOUND, as a moment later.
+ */
+async function dropIfDeletedMeanwhile(ctx: Context, messageId: string): Promise<void> {
+  const { message } = await messageWithRoom(ctx, messageId);
+  if (message && !message.deleted) return;
+  const key = decodeMessageId('messageId', messageId);
+  await ctx.services.stores.pollVotes.drop(key.roomName, key.messageId);
+  throw notFound('Message');
 }
