@@ -56,9 +56,16 @@ const REBUILD_AFTER_MS = 5000;
 /** Delivery lost for longer than this fails readiness: an operator should look. */
 const STUCK_MS = 30_000;
 
-/** What this engine reads of ioredis's sharded subscribers (5.11): each master's subscriber connection. */
+/**
+ * What this engine reads of ioredis's sharded subscribers (5.11): each master's subscriber connection, and whether
+ * the group is in the middle of replacing them (see rebuild()).
+ */
 interface SubscriberGroupInternals {
-  shardedSubscribers?: { shardedSubscribers: Map<string, { getInstance(): Redis | null; readonly subscriberStatus: string }> };
+  shardedSubscribers?: {
+    shardedSubscribers: Map<string, { getInstance(): Redis | null; readonly subscriberStatus: string }>;
+    isResetting: boolean;
+    pendingReset: unknown;
+  };
 }
 
 /** The sharded channels a subscriber connection holds (ioredis keeps them to subscribe again on reconnect). */
@@ -249,6 +256,18 @@ export class ShardedRedisPubSub implements PubSub {
     return { byConnection, unserved };
   }
 
+  /** Each master's subscriber as ioredis holds it: its state and its connection's, for the logs. */
+  private subscriberStates(): string {
+    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
+    const owners = new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner)));
+    return [...owners]
+      .map((owner) => {
+        const subscriber = group?.shardedSubscribers.get(owner);
+        return `${owner} ${subscriber ? `${subscriber.subscriberStatus}/${subscriber.getInstance()?.status ?? 'none'}` : 'missing'}`;
+      })
+      .join(', ');
+  }
+
   /** The channels a ready subscriber connection should hold and does not. */
   private static unheld(byConnection: Map<Redis, string[]>): string[] {
     return [...byConnection].flatMap(([connection, channels]) => {
@@ -261,7 +280,7 @@ export class ShardedRedisPubSub implements PubSub {
   private async subscribersBack(): Promise<true | string> {
     if (this.cluster.status !== 'ready') return `the cluster (${this.cluster.status})`;
     const { byConnection, unserved } = this.channelHolders();
-    if (unserved > 0) return `${unserved} channel(s) whose master's subscriber is not ready`;
+    if (unserved > 0) return `${unserved} channel(s) whose master's subscriber is not ready (${this.subscriberStates()})`;
     // Answered after every command sent before it on the same connection (the SSUBSCRIBEs ioredis sent again).
     await Promise.all([...byConnection.keys()].map((connection) => connection.ping()));
     const missing = ShardedRedisPubSub.unheld(byConnection);
@@ -271,13 +290,15 @@ export class ShardedRedisPubSub implements PubSub {
   }
 
   /**
-   * Once a second. While delivery counts as live, a channel no longer held by a ready subscriber of its master
-   * (a connection that ended without an event ioredis passes on) counts as lost since the last audit. While it is
+   * Once a second: probes the masters that failed a request's step (MasterBreaker). While delivery counts as
+   * live, a channel no longer held by a ready subscriber of its master (a connection that ended without an event
+   * ioredis passes on) counts as lost since the last audit. While it is
    * lost with the cluster ready for REBUILD_AFTER_MS, every connection is rebuilt: ioredis makes new subscriber
    * connections for the masters on reconnecting, and subscribes them to every channel again.
    */
   private auditSubscribers(): void {
     if (this.closed) return;
+    void this.steps.probe();
     const now = Date.now();
     if (this.delivery.isLive) {
       if (this.cluster.status === 'ready') {
@@ -295,9 +316,25 @@ export class ShardedRedisPubSub implements PubSub {
     const stuckFrom = Math.max(lostSince, this.readySince, this.lastRebuild);
     if (this.cluster.status === 'ready' && now - stuckFrom > REBUILD_AFTER_MS) {
       this.lastRebuild = now;
-      this.logger.warn({ lostForMs: now - lostSince }, 'redis cluster: subscribers not back; rebuilding every connection');
-      this.cluster.disconnect(true);
+      this.logger.warn({ lostForMs: now - lostSince, subscribers: this.subscriberStates() }, 'redis cluster: subscribers not back; rebuilding every connection');
+      this.rebuild();
     }
+  }
+
+  /**
+   * Every connection to the cluster closed and opened again. ioredis's subscriber group replaces its subscribers one
+   * reset at a time, and a reset waits for each new subscriber's connect; a subscriber stopped while it connects
+   * (another reset, or a disconnect, replacing it) loses the listeners that would settle that connect, so the
+   * reset waits for ever and every later one is put off behind it: the group never makes a subscriber again. So
+   * the group is told it is no longer resetting before the rebuild, which makes every subscriber anew.
+   */
+  private rebuild(): void {
+    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
+    if (group?.isResetting) {
+      group.isResetting = false;
+      group.pendingReset = null;
+    }
+    this.cluster.disconnect(true);
   }
 
   /**
