@@ -5,9 +5,8 @@
  */
 import cluster from 'node:cluster';
 import { createApp } from './app.js';
-import { loadConfig, SettingError, type Config } from './config.js';
-import { LocalNodeError } from './local-node/launcher.js';
-import { StorageNotReadyError } from './db/cassandra/startup-wait.js';
+import { loadConfig, type Config } from './config.js';
+import { describeStartupFailure } from './server/startup-failure.js';
 import { createLogger } from './observability/logging.js';
 import { runPrimary } from './server/workers.js';
 
@@ -32,9 +31,11 @@ async function runInstance(): Promise<void> {
   try {
     await app.start();
   } catch (err) {
-    // What the operator must fix or wait for, in one line; anything else with its stack.
-    const said = err instanceof LocalNodeError || err instanceof StorageNotReadyError || err instanceof SettingError;
-    console.error(said ? `Parley cannot start: ${(err as Error).message}` : err);
+    // One line, whatever failed: what to fix or what the start waited for. An orchestrator's log of a crash loop
+    // then says what is wrong; the full error (and the stack of one nobody foresaw) goes to the log.
+    const failure = describeStartupFailure(err);
+    logger.error(failure.foreseen ? { reason: failure.line, detail: (err as Error).message } : { err }, 'Parley cannot start');
+    console.error(`Parley cannot start: ${failure.line}`);
     process.exit(1);
   }
 

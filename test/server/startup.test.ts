@@ -1,7 +1,8 @@
 /**
  * Starting while Cassandra cannot serve (its port refuses every connection, through a proxy of the test's own):
  * the instance listens, says why it is not ready, tells clients to retry, and serves once CQL answers; or, past
- * CASSANDRA_STARTUP_TIMEOUT_MS, gives up with one clear error and lets go of its port.
+ * CASSANDRA_STARTUP_TIMEOUT_MS, gives up with one clear error and lets go of its port. A mistake no wait can
+ * fix fails the start at once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -9,6 +10,7 @@ import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { Limits } from '../../src/limits.js';
 import { StorageNotReadyError } from '../../src/db/cassandra/startup-wait.js';
+import { describeStartupFailure } from '../../src/server/startup-failure.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { MeDocument } from '../generated/graphql.js';
 import { gql } from '../testkit/http.js';
@@ -86,13 +88,26 @@ describe('a start while Cassandra cannot serve', () => {
 
   it('fails at once on a mistake the operator must fix, without waiting', async () => {
     const { proxy, env } = await cassandraProxy();
-    // A keyspace that does not exist, with migrations off: no wait makes it appear.
-    const config = loadConfig(testEnv({ env: { ...env, CASSANDRA_KEYSPACE: 'parley_no_such_keyspace', CASSANDRA_STARTUP_TIMEOUT_MS: '600000' } }));
+    // A data center the cluster does not have: no wait makes it appear.
+    const config = loadConfig(testEnv({ env: { ...env, CASSANDRA_LOCAL_DC: 'dc_nowhere', CASSANDRA_STARTUP_TIMEOUT_MS: '600000' } }));
     const app = createApp({ config, logger: createLogger(config), hooks: {} });
     const err = await app.start().then(() => null, (e: unknown) => e);
     expect(err).not.toBeNull();
     expect(err).not.toBeInstanceOf(StorageNotReadyError);
-    expect((err as Error).message).toMatch(/parley_no_such_keyspace/);
+    expect(describeStartupFailure(err).line).toMatch(/^fix CASSANDRA_LOCAL_DC: .*'dc_nowhere'/);
+    await proxy.close();
+  });
+
+  it('waits for a keyspace that does not exist yet, and names CASSANDRA_MIGRATE when it gives up', async () => {
+    const { proxy, env } = await cassandraProxy();
+    // Migrations off: another instance or a job may be creating it this very moment.
+    const config = loadConfig(testEnv({ env: { ...env, CASSANDRA_KEYSPACE: 'parley_no_such_keyspace', CASSANDRA_STARTUP_TIMEOUT_MS: '1500' } }));
+    const app = createApp({ config, logger: createLogger(config), hooks: {} });
+    const err = await app.start().then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageNotReadyError);
+    expect((err as Error).message).toMatch(
+      /^Cassandra could not serve within 2 s \(CASSANDRA_STARTUP_TIMEOUT_MS\): connecting: Keyspace 'parley_no_such_keyspace' does not exist; CASSANDRA_MIGRATE is off/,
+    );
     await proxy.close();
   });
 });

@@ -11,6 +11,7 @@ import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
 import { clientOptions, toConsistencyKey } from './client.js';
+import { isSchemaNotKnownYet } from './schema-not-known.js';
 import { projectPath } from '../../project-root.js';
 
 export const CQL_DIR = projectPath('cql');
@@ -61,6 +62,30 @@ export class SchemaDisagreementError extends Error {
   override name = 'SchemaDisagreementError';
 }
 
+/** A migration cannot go on until the operator acts: the message says what to do, in one line. */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+/** Answers by which Cassandra refuses a statement as written: no wait changes them. */
+const REFUSED_AS_WRITTEN: ReadonlySet<number> = new Set([
+  cassandra.types.responseErrorCodes.syntaxError,
+  cassandra.types.responseErrorCodes.invalid,
+  cassandra.types.responseErrorCodes.configError,
+  cassandra.types.responseErrorCodes.alreadyExists,
+]);
+
+/** Runs one statement of a cql/ file; a statement Cassandra refuses as written is named with its file. */
+async function applyStatement(version: string, statement: string, ddl: (query: string) => Promise<void>): Promise<void> {
+  try {
+    await ddl(statement);
+  } catch (err) {
+    const refused = err instanceof cassandra.errors.ResponseError && REFUSED_AS_WRITTEN.has(err.code) && !isSchemaNotKnownYet(err);
+    if (!refused) throw err;
+    throw new MigrationError(`cql/${version}.cql: Cassandra refused a statement (${(err as Error).message}): fix it in a new numbered file, or this one if it was never applied`);
+  }
+}
+
 /**
  * The driver already waits (up to 10 s) for agreement after a DDL statement;
  * check again, for up to 30 s more, so the next statement never races it on a
@@ -87,7 +112,9 @@ export async function migrate(
   owner: string = randomUUID(),
 ): Promise<string[]> {
   const ks = config.keyspace;
-  if (!/^[a-z][a-z0-9_]{0,47}$/.test(ks)) throw new Error(`invalid keyspace name "${ks}"`);
+  if (!/^[a-z][a-z0-9_]{0,47}$/.test(ks)) {
+    throw new MigrationError(`CASSANDRA_KEYSPACE: "${ks}" is not a keyspace name this start can create (a-z, 0-9 and _, starting with a letter, at most 48)`);
+  }
   const makeClient = (keyspace?: string) =>
     new cassandra.Client(
       clientOptions(config, contactPoints, {
@@ -131,7 +158,9 @@ export async function migrate(
     for (const m of migrations) {
       const sum = done.get(m.version);
       if (sum && sum !== m.checksum) {
-        throw new Error(`migration ${m.version} was changed after it was applied; add a new numbered file instead`);
+        throw new MigrationError(
+          `migration ${m.version} was changed after it was applied: restore cql/${m.version}.cql as it was applied and put the change in a new numbered file`,
+        );
       }
     }
     if (pending.length === 0) return applied;
@@ -146,7 +175,11 @@ export async function migrate(
       );
       const lease = rs.first();
       if (lease['[applied]'] || lease.owner === owner) break;
-      if (Date.now() > deadline) throw new Error('timed out waiting for another instance to finish migrating');
+      if (Date.now() > deadline) {
+        throw new MigrationError(
+          'other instances kept migrating for 5 minutes: let them finish, then start again',
+        );
+      }
       logger.info('another instance is migrating; waiting');
       await delay(500 + Math.random() * 500);
     }
@@ -157,9 +190,7 @@ export async function migrate(
       );
       for (const m of migrations) {
         if (now.has(m.version)) continue;
-        for (const statement of m.statements) {
-          await ddl(statement);
-        }
+        for (const statement of m.statements) await applyStatement(m.version, statement, ddl);
         await client.execute(
           `INSERT INTO ${ks}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
           [m.version, m.checksum],
