@@ -1,7 +1,9 @@
 /**
  * Storage of marketplace items: the master items table and its listings
  * (items_by_seller, seller_item_history, items_by_tag). One prepared statement
- * per query.
+ * per query. This instance's binds on one item run one at a time (OneAtATime),
+ * each from the lowest stock the instance has learned: a burst of buyers
+ * contends in the process rather than in Paxos.
  */
 import cassandra from 'cassandra-driver';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -9,6 +11,7 @@ import { cql, isUnknownOutcome, Long, TimeUuid, type BigDecimal, type Database, 
 import { timeUuidDate } from '../../timeuuids.js';
 import { monthBucket } from '../../buckets.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { OneAtATime } from '../cassandra/one-at-a-time.js';
 
 /** Listings by seller and by tag keep an item for 30 days; the seller history keeps it for good. */
 export const LISTING_TTL_SECONDS = 30 * 24 * 3600;
@@ -131,12 +134,23 @@ const listingTimestamp = (item: ItemRecord) => item.listingTs.add(item.offeredUn
 
 const SERIAL_READ_ATTEMPTS = 5;
 
+/** Items whose learned stock an instance keeps (a few numbers each): the hot ones are those bound last. */
+const LEARNED_STOCK_ITEMS = 1000;
+
 function isTimeout(err: unknown): boolean {
   const { errors, types } = cassandra;
   return isUnknownOutcome(err) || (err instanceof errors.ResponseError && err.code === types.responseErrorCodes.readTimeout);
 }
 
 export class ItemStore {
+  /** Binds of this instance, one at a time per item (the partition). */
+  private readonly binds = new OneAtATime();
+  /**
+   * The lowest stock this instance has learned of each item it bound last (at most LEARNED_STOCK_ITEMS, the
+   * oldest dropped). Stock only falls, so the lowest value seen is the latest, and never below the stock as it is.
+   */
+  private readonly learnedStock = new Map<string, number>();
+
   constructor(private readonly db: Database) {}
 
   /** The master row and every listing, in one logged batch: all appear or, after a timeout, eventually all do. */
@@ -181,11 +195,40 @@ export class ItemStore {
   }
 
   /**
-   * Binds a purchase to the item if the stock is still what the caller read.
-   * When the outcome is unknown (timeout), a SERIAL read decides: the purchase
-   * is bound exactly when its id is in the purchases map.
+   * Binds a purchase to the item if the stock is still what the caller read
+   * (or what this instance's binds before it left, when lower). When the
+   * outcome is unknown (timeout), a SERIAL read decides: the purchase is bound
+   * exactly when its id is in the purchases map. Not applied: availableUnits
+   * is the stock as it is now (null: no item).
    */
   async bind(
+    itemId: string,
+    purchaseId: string,
+    quantity: number,
+    availableBefore: number,
+  ): Promise<{ applied: boolean; availableUnits: number | null }> {
+    return this.binds.run(itemId, async () => {
+      // A bind queued behind others of this instance starts from the stock they left, not the one its caller read:
+      // it then loses only to binds of other instances made since.
+      const from = Math.min(availableBefore, this.learnedStock.get(itemId) ?? availableBefore);
+      // Too few left: answered as the LWT would, without sending it.
+      if (from < quantity) return { applied: false, availableUnits: from };
+      const outcome = await this.bindAt(itemId, purchaseId, quantity, from);
+      const learned = outcome.applied ? from - quantity : outcome.availableUnits;
+      if (learned !== null) this.learn(itemId, learned);
+      return outcome;
+    });
+  }
+
+  private learn(itemId: string, stock: number): void {
+    const known = this.learnedStock.get(itemId);
+    // Deleted and set again: the Map's order is then the order items were last bound in.
+    this.learnedStock.delete(itemId);
+    this.learnedStock.set(itemId, Math.min(stock, known ?? stock));
+    if (this.learnedStock.size > LEARNED_STOCK_ITEMS) this.learnedStock.delete(this.learnedStock.keys().next().value!);
+  }
+
+  private async bindAt(
     itemId: string,
     purchaseId: string,
     quantity: number,

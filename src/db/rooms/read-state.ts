@@ -2,9 +2,14 @@
  * Read state: each participant's read marker per room (room_read_markers, and
  * its copy by room, room_readers) and the mentions of each person per room
  * (room_mentions). A post writes no row per participant: only one per person
- * it mentions, in its own batch.
+ * it mentions, in its own batch. A user's markers share one partition, so
+ * this instance's marker changes for one user run one at a time (OneAtATime)
+ * and a change losing to other instances tries a bounded number of times
+ * (contention.ts): a burst of marks contends in the process, not in Paxos.
  */
 import { cql, type Database, type Row, type Statement } from '../cassandra/client.js';
+import { CONTENDED_ATTEMPTS, pauseAfterLosing } from '../cassandra/contention.js';
+import { OneAtATime } from '../cassandra/one-at-a-time.js';
 import type { MessageRecord } from './messages/message-row.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { Limits } from '../../limits.js';
@@ -41,7 +46,13 @@ export function mentionWrites(message: MessageRecord): Array<{ stmt: Statement; 
 
 export type MarkerChange = (current: string | null) => string | null | 'unchanged';
 
+/** How a marker change ended: the marker as it is now, or 'contended' (other changes kept getting in first; nothing changed). */
+export type MarkerOutcome = { status: 'done'; marker: string | null } | { status: 'contended' };
+
 export class ReadStateStore {
+  /** Marker changes of this instance, one at a time per user (the partition). */
+  private readonly changes = new OneAtATime();
+
   constructor(private readonly db: Database) {}
 
   /** Every read marker of a user, by room (null: the room has a row without a marker). */
@@ -52,29 +63,37 @@ export class ReadStateStore {
 
   /**
    * Applies `change` to the marker as it is (read at SERIAL), with an LWT on
-   * that value; reads again and retries while other changes get in first.
-   * Returns the marker as it ends.
+   * that value; reads again and retries, after a random pause, while other
+   * instances' changes get in first: 'contended' after CONTENDED_ATTEMPTS.
+   * Answers the marker as it ends.
    */
-  async change(login: string, roomName: string, change: MarkerChange): Promise<string | null> {
+  change(login: string, roomName: string, change: MarkerChange): Promise<MarkerOutcome> {
+    return this.changes.run(login, () => this.changeNow(login, roomName, change));
+  }
+
+  private async changeNow(login: string, roomName: string, change: MarkerChange): Promise<MarkerOutcome> {
     let row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const current = row?.read_up_to?.toString() ?? null;
       const next = change(current);
       if (next === 'unchanged' || next === current) {
         // The copy of a marker as it is (again: a copy whose write failed after its LWT is written now).
         await this.copyToRoom(login, roomName, row);
-        return current;
+        return { status: 'done', marker: current };
       }
       const outcome = await this.db.lwt(SET_MARKER, [next, login, roomName, current], async () => {
         const read = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
         return { applied: (read?.read_up_to?.toString() ?? null) === next, row: read };
       });
-      // The row as it is now, with its write time: read at SERIAL, after the LWT's outcome.
-      row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
       if (outcome.applied) {
-        await this.copyToRoom(login, roomName, row);
-        return next;
+        // The row with its write time, for the copy: read at SERIAL, after the LWT's outcome.
+        await this.copyToRoom(login, roomName, await this.db.readSerial(SELECT_MARKER, [login, roomName]));
+        return { status: 'done', marker: next };
       }
+      if (attempt >= CONTENDED_ATTEMPTS) return { status: 'contended' };
+      await pauseAfterLosing(attempt);
+      // Read after the pause: the change is decided again on the marker as the winners left it.
+      row = await this.db.readSerial(SELECT_MARKER, [login, roomName]);
     }
   }
 

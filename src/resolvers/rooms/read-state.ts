@@ -13,10 +13,11 @@ import { roomMessageKey, type Context } from '../context.js';
 import type { Services } from '../services.js';
 
 import type { RoomRecord } from '../../db/rooms/rooms.js';
+import type { MarkerOutcome } from '../../db/rooms/read-state.js';
 import { madeAfter, timeUuidDate } from '../../timeuuids.js';
 import { TimeUuid } from '../../db/cassandra/client.js';
 import { dayBucket } from '../../buckets.js';
-import { badInput, forbidden } from '../../errors.js';
+import { badInput, conflict, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireParticipation } from './access.js';
@@ -119,12 +120,14 @@ export async function markRoomRead(ctx: Context, rawName: string, upTo: string):
   const key = messageOfRoom('upTo', upTo, room);
   const at = timeUuidDate(key.messageId).getTime();
   let moved = false;
-  const marker = await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
-    const mine = markerIn(room, current);
-    if (mine && (timeUuidDate(mine).getTime() > at || (timeUuidDate(mine).getTime() === at && mine >= key.messageId))) return 'unchanged';
-    moved = true;
-    return key.messageId;
-  });
+  const marker = markerSet(
+    await ctx.services.stores.readState.change(viewer.login, room.name, (current) => {
+      const mine = markerIn(room, current);
+      if (mine && (timeUuidDate(mine).getTime() > at || (timeUuidDate(mine).getTime() === at && mine >= key.messageId))) return 'unchanged';
+      moved = true;
+      return key.messageId;
+    }),
+  );
   if (moved && marker === key.messageId) readMarkerMoved(ctx, room.name, viewer.login);
   ctx.loaders.readMarkers.clear(viewer.login);
   return readStateOf(ctx, room);
@@ -144,10 +147,12 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
   // marker (room_readers, for seenBy) moves with it as with any other value.
   const target = before.rows[0]?.messageId ?? beforeRoom(room);
   let moved = false;
-  await stores.readState.change(viewer.login, room.name, (current) => {
-    moved = current !== target;
-    return target;
-  });
+  markerSet(
+    await stores.readState.change(viewer.login, room.name, (current) => {
+      moved = current !== target;
+      return target;
+    }),
+  );
   if (moved) readMarkerMoved(ctx, room.name, viewer.login);
   ctx.loaders.readMarkers.clear(viewer.login);
   return readStateOf(ctx, room);
@@ -155,8 +160,19 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
 
 /** A new participant has read everything up to their join. */
 export async function readUpToJoin(services: Services, room: RoomRecord, login: string, joinMessageId: string): Promise<void> {
-  await services.stores.readState.change(login, room.name, (current) => {
-    const mine = markerIn(room, current);
-    return mine && timeUuidDate(mine) >= timeUuidDate(joinMessageId) ? 'unchanged' : joinMessageId;
-  });
+  markerSet(
+    await services.stores.readState.change(login, room.name, (current) => {
+      const mine = markerIn(room, current);
+      return mine && timeUuidDate(mine) >= timeUuidDate(joinMessageId) ? 'unchanged' : joinMessageId;
+    }),
+  );
+}
+
+/**
+ * The marker a change left, or CONFLICT when the user's other marker changes (on other instances: this one runs
+ * them one at a time) kept getting in first for the whole bound: nothing changed, and the same call again is safe.
+ */
+function markerSet(outcome: MarkerOutcome): string | null {
+  if (outcome.status === 'contended') throw conflict('Your read markers kept changing at the same time; nothing changed, try again');
+  return outcome.marker;
 }
