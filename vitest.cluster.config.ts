@@ -19,7 +19,11 @@ export default defineConfig({
       'test/rooms/messages/polls-races.test.ts',
       'test/rooms/moderation.test.ts',
       'test/marketplace/concurrency.test.ts',
+      'test/marketplace/hot-item.test.ts',
+      'test/rooms/read-marker-races.test.ts',
       'test/messenger/concurrency.test.ts',
+      // Requests racing on one idempotency key: one claim, one record.
+      'test/idempotency/keys.test.ts',
       'test/cluster/**/*.test.ts',
     ],
     exclude: [],

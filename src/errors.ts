@@ -54,6 +54,16 @@ export const ErrorCode = {
    */
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  /**
+   * The Idempotency-Key was used by this viewer in the last 24 hours for another operation or other variables
+   * (answered 422): choose a new key for a new request.
+   */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  /**
+   * A request with this Idempotency-Key is still running (answered 409): retry with the same key after
+   * extensions.retryAfter seconds to get its answer.
+   */
+  IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',
   /** The message can no longer be edited: extensions.reason is DELETED, HIDDEN or SYSTEM_MESSAGE. */

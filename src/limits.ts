@@ -216,4 +216,25 @@ export const Limits = {
     /** Rows per request when recovery reads an hour of pending purchases. */
     pendingFetchSize: 1000,
   },
+  /**
+   * Idempotency keys (the Idempotency-Key header, or extensions.idempotencyKey;
+   * src/resolvers/idempotency/). A key is kept retentionSeconds (24 h, as
+   * clientMessageId and clientPurchaseId are): a client retries within
+   * seconds to minutes, or on its next start after a crash, and a day of rows
+   * per user and key is small. Keys are 8–255 printable ASCII characters
+   * (a UUID fits; a shorter one is too easy to reuse by accident; the
+   * IETF draft's keys are strings of that kind). leaseSeconds: an attempt
+   * still unanswered after this long (its instance died mid-request) may be
+   * taken over by a retry with the same key; a request ends well within it
+   * (CASSANDRA_REQUEST_TIMEOUT_MS per statement, a purchase's bind deadline).
+   * A retry while the first attempt runs waits up to waitMs for its answer,
+   * polling every pollMs, then answers IDEMPOTENCY_KEY_IN_USE.
+   */
+  idempotency: {
+    retentionSeconds: 24 * 3600,
+    key: { min: 8, max: 255 },
+    leaseSeconds: 60,
+    waitMs: 2000,
+    pollMs: 100,
+  },
 } as const;

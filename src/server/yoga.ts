@@ -24,6 +24,7 @@ import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import { useSseEventIds } from './live/sse-event-ids.js';
 import { MAX_UPLOAD_REQUEST_BYTES, useUploads } from './http/uploads.js';
 import { useAttachmentRoute } from './http/attachment-route.js';
+import { useIdempotencyKeys } from './idempotency.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;
 
@@ -84,6 +85,8 @@ export function buildYoga(svc: Services, { trusted, live, metrics, compiled, tra
     useTrustedDocuments(trusted),
     // Every subscription ends with its session (logout anywhere, or expiry), whatever the transport, and is counted while live.
     useLiveSubscriptions(svc.metrics),
+    // A mutation sent with an idempotency key runs once per viewer and key; a retry gets its answer again.
+    useIdempotencyKeys(svc),
     // Each event executed once for the subscribers that would get the same result, whatever the transport.
     useSharedEventExecution(),
     // SSE events carry their cursor as the event id, for EventSource's Last-Event-ID.

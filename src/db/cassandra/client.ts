@@ -214,8 +214,9 @@ export class Database {
    * attempt, whose own answer (or read back) is the one returned. A request
    * whose coordinator dies is then answered as if that node had not been
    * there, instead of "not applied" for a write that simply never ran. Should
-   * that attempt's outcome be unknown too, its read back is returned as it
-   * is: not applied, with the row as it is now.
+   * that attempt's outcome be unknown too and read back as not applied, its
+   * error is thrown (storage unavailable): never "not applied" for a
+   * condition nobody evaluated.
    */
   async lwt(
     stmt: Statement,
@@ -238,9 +239,11 @@ export class Database {
         if (!isUnknownOutcome(err)) throw err;
         this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
         const learned = await untilAnswered(learnOutcome);
-        // Applied, or tried twice: the read back is the answer, with the row as it is now (a caller that loops on
-        // a condition goes on from it).
-        if (learned.applied || attempt === LWT_ATTEMPTS) return learned;
+        if (learned.applied) return learned;
+        // Not applied by either attempt, each for want of an answer, not because its condition failed: answering
+        // "not applied" would be a guess at the condition. The error says storage did not answer (SERVICE_UNAVAILABLE),
+        // and a retry (with the same idempotency key) runs it again.
+        if (attempt === LWT_ATTEMPTS) throw err;
         continue;
       }
       const row = result.first();

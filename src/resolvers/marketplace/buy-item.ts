@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import type { PurchaseRecord } from '../../db/marketplace/purchases.js';
 import { Limits } from '../../limits.js';
 import { validClientId } from '../../validation.js';
+import { clientIdFor } from '../idempotency/run.js';
 import { requireViewer } from '../shared/guards.js';
 import { buyOnce } from './idempotent-buying.js';
 import { parseId } from './ids.js';
@@ -21,7 +22,8 @@ export async function buyItem(
   const viewer = requireViewer(ctx);
   validIntIn('quantity', quantity, 1, Limits.item.offeredUnits.max);
   const itemId = parseId('itemId', 'Item', rawItemId);
-  const clientId = validClientId('clientPurchaseId', rawClientPurchaseId);
+  // Under an idempotency key without a clientPurchaseId, one derived from the key: a retry never buys twice.
+  const clientId = validClientId('clientPurchaseId', rawClientPurchaseId) ?? clientIdFor(ctx);
   if (clientId) return buyOnce(ctx, viewer.login, clientId, { itemId, quantity });
   return runPurchase(ctx, itemId, quantity, newPurchaseId(ctx), { mayBeBound: false });
 }

@@ -5,6 +5,7 @@
 import type { Context } from '../context.js';
 import type { ItemRecord, ItemSummary } from '../../db/marketplace/items.js';
 import { newTimeUuid } from '../../timeuuids.js';
+import { keyedRunOf, recordIdFor } from '../idempotency/run.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput } from '../../errors.js';
 import { Limits } from '../../limits.js';
@@ -45,8 +46,15 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
   }
   if (input.endDate.getTime() <= now.getTime()) throw badInput('input.endDate', 'input.endDate must be in the future');
 
+  // Under an idempotency key the id is the key's: an item a first run wrote (its answer lost) is answered, not
+  // written again over what happened to it since (its stock).
+  const id = recordIdFor(ctx, () => newTimeUuid(now)).toString();
+  if (keyedRunOf(ctx)) {
+    const written = await ctx.services.stores.items.byId(id);
+    if (written) return written;
+  }
   const item = await ctx.services.stores.items.create({
-    id: newTimeUuid(now).toString(),
+    id,
     seller: viewer.login,
     name,
     description,

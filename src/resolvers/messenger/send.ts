@@ -2,6 +2,7 @@
 import type { Context } from '../context.js';
 import { conversationKey, directMessage } from './model.js';
 import { newTimeUuid } from '../../timeuuids.js';
+import { recordIdFor } from '../idempotency/run.js';
 import { Limits } from '../../limits.js';
 import { requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
@@ -21,7 +22,9 @@ export async function sendDirectMessage(ctx: Context, to: string, content: strin
   requireNotBlocked(blocks, viewer.login);
   const { clock, stores } = ctx.services;
   // The id's time is the message time: from the injectable clock, so tests can write into past months.
-  const message = { ...directMessage(newTimeUuid(clock.now(), 'microsecond'), viewer.login, partner.login, text), forwardedFrom };
+  // Under an idempotency key, the id (and so the time) is the key's: a run again after an unknown outcome writes the same cells.
+  const id = recordIdFor(ctx, () => newTimeUuid(clock.now(), 'microsecond'));
+  const message = { ...directMessage(id, viewer.login, partner.login, text), forwardedFrom };
   await stores.directMessages.send(conversationKey(viewer.login, partner.login), message);
   await publishInboxEvent(ctx, { type: 'DirectMessageReceived', owner: partner.login, message });
   return message;

@@ -19,6 +19,7 @@ import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices
 import { bannedFrom } from './moderation.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
 import type { RoomCleanup } from '../../db/rooms/room-cleanups.js';
+import { keyedRunOf, recordTimeFor } from '../idempotency/run.js';
 import { isPossibleRoomName, normalizeRoomName, validBanner, validRoomName } from './validation.js';
 
 export interface CreateRoomInput {
@@ -37,7 +38,8 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
   const { stores, clock } = ctx.services;
   const room: RoomRecord = {
     name,
-    createdAt: clock.now(),
+    // Under an idempotency key, the key's time: a run again knows the room the first run made as its own.
+    createdAt: recordTimeFor(ctx, clock.now()),
     banner,
     creator: person,
     creatorLogin: person.login,
@@ -53,6 +55,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     if (!existing || !isParticipant(existing, person.login)) await stores.rooms.removeFromUser(person.login, name);
     // No room of that name after all: the insert's outcome was unknown twice, and it did not apply.
     if (!existing) throw unavailable('storage');
+    if (keyedRunOf(ctx) && existing.creatorLogin === person.login && existing.createdAt.getTime() === room.createdAt.getTime()) return existing;
     throw new AppError(ErrorCode.ROOM_EXISTS, `The room "${name}" exists`, { field: 'input.name' });
   }
   return room;

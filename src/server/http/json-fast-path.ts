@@ -40,6 +40,7 @@ import { executeCompiled, variablesCoerce, type Compiled, type CompiledOperation
 import type { PreparedOperationMetrics } from '../../observability/metrics-plugins.js';
 import { regularAnswer } from './regular-answer.js';
 import type { Shedding } from './load-shedding.js';
+import { carriesIdempotencyKey } from '../idempotency.js';
 
 type Result = ExecutionResult | AsyncIterable<ExecutionResult>;
 type Params = YogaInitialContext['params'] & { documentId?: string };
@@ -105,7 +106,8 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
     const text = params && documentText(params);
     if (text === undefined) return handOver(req, res, body);
     const compiled = prepared?.operations.prepared(text, params!.operationName);
-    if (compiled) return runPrepared(req, res, params!, compiled, mediaType);
+    // A request with an idempotency key runs through the pipeline, whose plugin (src/server/idempotency.ts) keeps its answer.
+    if (compiled && !carriesIdempotencyKey(req.headers, params!.extensions)) return runPrepared(req, res, params!, compiled, mediaType);
     const kind = kinds.of(text, params!.operationName ?? undefined);
     if (kind !== 'query' && kind !== 'mutation') return handOver(req, res, body);
     return viaPipeline(req, res, params!, mediaType);

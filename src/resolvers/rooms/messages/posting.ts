@@ -11,6 +11,7 @@ import { dayBucket } from '../../../buckets.js';
 import { conflict, forbidden, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { validClientId, validMetadata } from '../../../validation.js';
+import { clientIdFor } from '../../idempotency/run.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from '../access.js';
 import { validContent, validRoomName } from '../validation.js';
@@ -84,7 +85,8 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', args.roomName);
   const content = validContent('content', args.content);
-  const clientId = validClientId('clientMessageId', args.clientMessageId);
+  // Under an idempotency key without a clientMessageId, one derived from the key: a retry posts once.
+  const clientId = validClientId('clientMessageId', args.clientMessageId) ?? clientIdFor(ctx);
   const metadata = args.metadata == null ? null : validMetadata('metadata', args.metadata);
   const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
   if (room.banned.has(author.login)) throw bannedFrom(name);

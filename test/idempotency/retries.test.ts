@@ -1,0 +1,496 @@
+/**
+ * Every mutation retried with its Idempotency-Key after a timeout that hid a
+ * success: the first write it sends to Cassandra applies, and its answer is
+ * replaced by the driver's timeout (as when a coordinator applied it and
+ * died). The same key then answers once, and the same again: the records a
+ * creating mutation makes are counted in CQL (one), and the key's row holds
+ * the answer. The cases are checked against schema.graphql's Mutation type,
+ * so a new mutation fails here until it has one.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { buildSchema } from 'graphql';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import cassandra from 'cassandra-driver';
+import type { App } from '../../src/app.js';
+import { startApp } from '../testkit/app.js';
+import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
+import { cqlRow, cqlRows } from '../testkit/cql.js';
+import { signUp, signUpMany, uniqueLogin, type TestUser } from '../testkit/data/users.js';
+import { itemInput } from '../testkit/data/marketplace.js';
+import { uniqueRoomName } from '../testkit/data/rooms.js';
+import { dayBucket, monthBucket } from '../../src/buckets.js';
+
+let app: App;
+beforeAll(async () => {
+  app = await startApp();
+});
+
+interface Call {
+  doc: string;
+  variables: Record<string, unknown>;
+  token?: string;
+  /** Records of the kind the mutation creates, counted in CQL: one after every retry. */
+  records?: () => Promise<number>;
+  /** Sends nothing to Cassandra (nothing to time out). */
+  noWrite?: boolean;
+  /**
+   * Ends the caller's own session: once it applied, the token is refused (UNAUTHENTICATED) before any key is
+   * looked up, and that refusal is the retry's answer: the logout is done.
+   */
+  endsSession?: boolean;
+}
+
+type Setup = () => Promise<Call>;
+
+const ROOM = 'name';
+const MSG = 'id content';
+
+async function people(n: number) {
+  return signUpMany(app, n, 'retry');
+}
+
+async function roomOf(owner: TestUser, members: TestUser[] = []) {
+  const name = uniqueRoomName('retry');
+  await gqlOk(app, `mutation($n: String!) { createRoom(input: {name: $n}) { name } }` as never, { n: name } as never, owner.token);
+  for (const m of members) await gqlOk(app, `mutation($n: String!) { joinRoom(roomName: $n) { name } }` as never, { n: name } as never, m.token);
+  return name;
+}
+
+async function postIn(user: TestUser, room: string, content = 'hello'): Promise<string> {
+  const data = (await gqlOk(app, `mutation($r: String!, $c: String!) { postMessage(roomName: $r, content: $c) { id } }` as never, { r: room, c: content } as never, user.token)) as {
+    postMessage: { id: string };
+  };
+  return data.postMessage.id;
+}
+
+async function pollIn(user: TestUser, room: string): Promise<string> {
+  const data = (await gqlOk(
+    app,
+    `mutation($r: String!) { postPoll(input: {roomName: $r, question: "lunch?", answers: ["yes", "no"]}) { id } }` as never,
+    { r: room } as never,
+    user.token,
+  )) as { postPoll: { id: string } };
+  return data.postPoll.id;
+}
+
+const countWhere = async (query: string, params: unknown[], keep: (row: cassandra.types.Row) => boolean = () => true) =>
+  (await cqlRows(app, query, params)).filter(keep).length;
+
+/** Every mutation of the schema: what it needs, and its call. */
+const CASES: Record<string, Setup> = {
+  register: async () => {
+    const login = uniqueLogin('reg');
+    const input = { login, password: 'correct horse battery', firstname: 'A', lastname: 'B', email: `${login}@example.test` };
+    return {
+      doc: 'mutation($input: RegisterInput!) { register(input: $input) { token user { login } } }',
+      variables: { input },
+      records: () => countWhere('SELECT login FROM users WHERE login = ?', [login]),
+    };
+  },
+  login: async () => {
+    const [u] = await people(1);
+    return { doc: 'mutation($l: String!, $p: String!) { login(login: $l, password: $p) { token user { login } } }', variables: { l: u!.login, p: u!.password } };
+  },
+  logout: async () => ({ doc: 'mutation { logout }', variables: {}, token: (await signUp(app)).token, endsSession: true }),
+  logoutEverywhere: async () => ({ doc: 'mutation { logoutEverywhere }', variables: {}, token: (await signUp(app)).token, endsSession: true }),
+  changePassword: async () => {
+    const u = await signUp(app);
+    return {
+      doc: 'mutation($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) }',
+      variables: { c: u.password, n: 'another horse battery staple' },
+      token: u.token,
+    };
+  },
+  updateProfile: async () => ({
+    doc: 'mutation { updateProfile(input: {bio: "hi"}) { login bio } }',
+    variables: {},
+    token: (await signUp(app)).token,
+  }),
+  createRoom: async () => {
+    const u = await signUp(app);
+    const name = uniqueRoomName('new');
+    return {
+      doc: `mutation($n: String!) { createRoom(input: {name: $n}) { ${ROOM} } }`,
+      variables: { n: name },
+      token: u.token,
+      records: () => countWhere('SELECT creation_date FROM chat_rooms WHERE room_name = ?', [name], (r) => r.creation_date != null),
+    };
+  },
+  joinRoom: async () => {
+    const [a, b] = await people(2);
+    return { doc: `mutation($n: String!) { joinRoom(roomName: $n) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: b!.token };
+  },
+  leaveRoom: async () => {
+    const [a, b] = await people(2);
+    return { doc: 'mutation($n: String!) { leaveRoom(roomName: $n) }', variables: { n: await roomOf(a!, [b!]) }, token: b!.token };
+  },
+  deleteRoom: async () => {
+    const [a] = await people(1);
+    return { doc: 'mutation($n: String!) { deleteRoom(roomName: $n) }', variables: { n: await roomOf(a!) }, token: a!.token };
+  },
+  removeParticipant: async () => {
+    const [a, b] = await people(2);
+    return {
+      doc: `mutation($n: String!, $l: String!) { removeParticipant(roomName: $n, login: $l, ban: true) { ${ROOM} } }`,
+      variables: { n: await roomOf(a!, [b!]), l: b!.login },
+      token: a!.token,
+    };
+  },
+  unbanFromRoom: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    await gqlOk(app, `mutation($n: String!, $l: String!) { removeParticipant(roomName: $n, login: $l, ban: true) { name } }` as never, { n, l: b!.login } as never, a!.token);
+    return { doc: `mutation($n: String!, $l: String!) { unbanFromRoom(roomName: $n, login: $l) { ${ROOM} } }`, variables: { n, l: b!.login }, token: a!.token };
+  },
+  muteParticipant: async () => {
+    const [a, b] = await people(2);
+    return {
+      doc: `mutation($n: String!, $l: String!) { muteParticipant(roomName: $n, login: $l, minutes: 5) { ${ROOM} } }`,
+      variables: { n: await roomOf(a!, [b!]), l: b!.login },
+      token: a!.token,
+    };
+  },
+  setRoomModerator: async () => {
+    const [a, b] = await people(2);
+    return {
+      doc: `mutation($n: String!, $l: String!) { setRoomModerator(roomName: $n, login: $l, moderator: true) { ${ROOM} } }`,
+      variables: { n: await roomOf(a!, [b!]), l: b!.login },
+      token: a!.token,
+    };
+  },
+  setSlowMode: async () => {
+    const [a] = await people(1);
+    return { doc: `mutation($n: String!) { setSlowMode(roomName: $n, seconds: 10) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
+  },
+  setRoomMetadata: async () => {
+    const [a] = await people(1);
+    return { doc: `mutation($n: String!) { setRoomMetadata(roomName: $n, metadata: {theme: "dark"}) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
+  },
+  sendTyping: async () => {
+    const [a] = await people(1);
+    return { doc: 'mutation($n: String!) { sendTyping(roomName: $n) }', variables: { n: await roomOf(a!) }, token: a!.token, noWrite: true };
+  },
+  postMessage: async () => {
+    const [a] = await people(1);
+    const n = await roomOf(a!);
+    const content = `post ${randomUUID()}`;
+    return {
+      doc: `mutation($n: String!, $c: String!) { postMessage(roomName: $n, content: $c) { ${MSG} } }`,
+      variables: { n, c: content },
+      token: a!.token,
+      records: () => roomMessages(n, (r) => r.content === content),
+    };
+  },
+  postPoll: async () => {
+    const [a] = await people(1);
+    const n = await roomOf(a!);
+    const question = `poll ${randomUUID()}`;
+    return {
+      doc: `mutation($n: String!, $q: String!) { postPoll(input: {roomName: $n, question: $q, answers: ["a", "b"]}) { ${MSG} } }`,
+      variables: { n, q: question },
+      token: a!.token,
+      records: () => roomMessages(n, (r) => r.content === question),
+    };
+  },
+  forwardMessage: async () => {
+    const [a] = await people(1);
+    const from = await roomOf(a!);
+    const to = await roomOf(a!);
+    const id = await postIn(a!, from, `fwd ${randomUUID()}`);
+    return {
+      doc: `mutation($m: ID!, $r: String!) { forwardMessage(messageId: $m, toRoom: $r) { __typename } }`,
+      variables: { m: id, r: to },
+      token: a!.token,
+      records: () => roomMessages(to, (r) => r.forwarded_from != null),
+    };
+  },
+  editMessage: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    return { doc: `mutation($m: ID!) { editMessage(messageId: $m, content: "edited") { ${MSG} version } }`, variables: { m: id }, token: a!.token };
+  },
+  deleteMessage: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    return { doc: `mutation($m: ID!) { deleteMessage(messageId: $m) { id deleted } }`, variables: { m: id }, token: a!.token };
+  },
+  hideMessage: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    const id = await postIn(b!, n);
+    return { doc: `mutation($m: ID!) { hideMessage(messageId: $m) { id } }`, variables: { m: id }, token: a!.token };
+  },
+  pinMessage: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    return { doc: `mutation($m: ID!) { pinMessage(messageId: $m) { id } }`, variables: { m: id }, token: a!.token };
+  },
+  unpinMessage: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    await gqlOk(app, `mutation($m: ID!) { pinMessage(messageId: $m) { id } }` as never, { m: id } as never, a!.token);
+    return { doc: `mutation($m: ID!) { unpinMessage(messageId: $m) { id } }`, variables: { m: id }, token: a!.token };
+  },
+  addReaction: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    return { doc: `mutation($m: ID!) { addReaction(messageId: $m, emoji: "👍") { id } }`, variables: { m: id }, token: a!.token };
+  },
+  removeReaction: async () => {
+    const [a] = await people(1);
+    const id = await postIn(a!, await roomOf(a!));
+    await gqlOk(app, `mutation($m: ID!) { addReaction(messageId: $m, emoji: "👍") { id } }` as never, { m: id } as never, a!.token);
+    return { doc: `mutation($m: ID!) { removeReaction(messageId: $m, emoji: "👍") { id } }`, variables: { m: id }, token: a!.token };
+  },
+  markRoomRead: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    const id = await postIn(a!, n);
+    return { doc: `mutation($n: String!, $m: ID!) { markRoomRead(roomName: $n, upTo: $m) { unreadCount } }`, variables: { n, m: id }, token: b!.token };
+  },
+  markRoomUnread: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    const id = await postIn(a!, n);
+    await gqlOk(app, `mutation($n: String!, $m: ID!) { markRoomRead(roomName: $n, upTo: $m) { unreadCount } }` as never, { n, m: id } as never, b!.token);
+    return { doc: `mutation($n: String!, $m: ID!) { markRoomUnread(roomName: $n, from: $m) { unreadCount } }`, variables: { n, m: id }, token: b!.token };
+  },
+  votePoll: async () => {
+    const [a] = await people(1);
+    const id = await pollIn(a!, await roomOf(a!));
+    return { doc: `mutation($m: ID!) { votePoll(messageId: $m, answers: [0]) { voterCount myAnswers } }`, variables: { m: id }, token: a!.token };
+  },
+  retractVote: async () => {
+    const [a] = await people(1);
+    const id = await pollIn(a!, await roomOf(a!));
+    await gqlOk(app, `mutation($m: ID!) { votePoll(messageId: $m, answers: [0]) { voterCount } }` as never, { m: id } as never, a!.token);
+    return { doc: `mutation($m: ID!) { retractVote(messageId: $m) { voterCount myAnswers } }`, variables: { m: id }, token: a!.token };
+  },
+  sendDirectMessage: async () => {
+    const [a, b] = await people(2);
+    const content = `dm ${randomUUID()}`;
+    return {
+      doc: 'mutation($to: String!, $c: String!) { sendDirectMessage(to: $to, content: $c) { id content } }',
+      variables: { to: b!.login, c: content },
+      token: a!.token,
+      records: () => countWhere('SELECT content FROM direct_messages WHERE conversation = ? AND month = ?', [[a!.login, b!.login].sort().join(':'), monthBucket(new Date())], (r) => r.content === content),
+    };
+  },
+  markConversationRead: async () => {
+    const [a, b] = await people(2);
+    await gqlOk(app, 'mutation($to: String!) { sendDirectMessage(to: $to, content: "hi") { id } }' as never, { to: b!.login } as never, a!.token);
+    return { doc: 'mutation($w: String!) { markConversationRead(with: $w) { id } }', variables: { w: a!.login }, token: b!.token };
+  },
+  blockUser: async () => {
+    const [a, b] = await people(2);
+    return { doc: 'mutation($l: String!) { blockUser(login: $l) { login } }', variables: { l: b!.login }, token: a!.token };
+  },
+  unblockUser: async () => {
+    const [a, b] = await people(2);
+    await gqlOk(app, 'mutation($l: String!) { blockUser(login: $l) { login } }' as never, { l: b!.login } as never, a!.token);
+    return { doc: 'mutation($l: String!) { unblockUser(login: $l) }', variables: { l: b!.login }, token: a!.token };
+  },
+  createItem: async () => {
+    const [a] = await people(1);
+    const input = itemInput({ name: `item ${randomUUID()}` });
+    return {
+      doc: 'mutation($input: CreateItemInput!) { createItem(input: $input) { id name } }',
+      variables: { input },
+      token: a!.token,
+      records: () => countWhere('SELECT name FROM items_by_seller WHERE seller = ?', [a!.login], (r) => r.name === input.name),
+    };
+  },
+  buyItem: async () => {
+    const [seller, buyer] = await people(2);
+    const item = (await gqlOk(app, 'mutation($input: CreateItemInput!) { createItem(input: $input) { id } }' as never, { input: itemInput() } as never, seller!.token)) as {
+      createItem: { id: string };
+    };
+    return {
+      doc: 'mutation($i: ID!) { buyItem(itemId: $i, quantity: 2) { id quantity status } }',
+      variables: { i: item.createItem.id },
+      token: buyer!.token,
+      records: async () => {
+        const data = (await gqlOk(app, 'query { myPurchases { edges { node { id } } } }' as never, {} as never, buyer!.token)) as { myPurchases: { edges: unknown[] } };
+        return data.myPurchases.edges.length;
+      },
+    };
+  },
+};
+
+/** Mutations that cannot take a key over a plain JSON POST, and why. */
+const NOT_HERE: Record<string, string> = {
+  uploadAttachment: 'a multipart upload (its own request path, src/server/http/uploads.ts): not covered by idempotency keys yet',
+};
+
+/** A room's messages of today, as stored. */
+const roomMessages = (room: string, keep: (row: cassandra.types.Row) => boolean) =>
+  countWhere('SELECT content, forwarded_from FROM chat_room_messages WHERE room_name = ? AND time_bucket = ?', [room, dayBucket(new Date())], keep);
+
+/** The first write the app sends to Cassandra (its own key's rows aside) applies, and its answer becomes a timeout. */
+function loseNextWriteAnswer(target: App): { fired: () => boolean } {
+  const client = target.services.db.client;
+  const { execute, batch } = client;
+  let fired = false;
+  const isWrite = (cql: string) => !/^\s*SELECT\b/i.test(cql) && !/idempotency_keys/.test(cql);
+  const restore = () => {
+    client.execute = execute;
+    client.batch = batch;
+  };
+  const timeout = () => new cassandra.errors.OperationTimedOutError('injected: applied, but its answer was lost');
+  client.execute = async function (this: unknown, query: string, ...rest: unknown[]) {
+    const result = await (execute as (...a: unknown[]) => Promise<unknown>).call(client, query, ...rest);
+    if (!fired && isWrite(query)) {
+      fired = true;
+      restore();
+      throw timeout();
+    }
+    return result;
+  } as typeof client.execute;
+  client.batch = async function (this: unknown, queries: Array<{ query: string }>, ...rest: unknown[]) {
+    const result = await (batch as (...a: unknown[]) => Promise<unknown>).call(client, queries, ...rest);
+    if (!fired && queries.some((q) => isWrite(q.query))) {
+      fired = true;
+      restore();
+      throw timeout();
+    }
+    return result;
+  } as typeof client.batch;
+  restores.push(restore);
+  return { fired: () => fired };
+}
+
+const restores: Array<() => void> = [];
+afterEach(() => {
+  // Last installed first, so each puts back what it found.
+  for (const restore of restores.splice(0).reverse()) restore();
+});
+
+const send = (call: Call, key: string): Promise<GqlResult<unknown>> => gql(app, call.doc, call.variables, call.token, { 'idempotency-key': key });
+
+const mutationNames = () => {
+  const schema = buildSchema(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
+  return Object.keys(schema.getMutationType()!.getFields()).sort();
+};
+
+describe('every mutation, retried with its key after a timeout that applied', () => {
+  it('has a case for every mutation of the schema', () => {
+    expect(mutationNames().filter((name) => !(name in CASES) && !(name in NOT_HERE))).toEqual([]);
+  });
+
+  for (const name of Object.keys(CASES).sort()) {
+    it(`${name}: answers once, the same again; one record`, async () => {
+      const call = await CASES[name]!();
+      const key = randomUUID();
+      const staged = loseNextWriteAnswer(app);
+      const first = await send(call, key);
+      if (!call.noWrite) expect(staged.fired()).toBe(true);
+      // The first is answered (its write read back) or told to retry: never a guess, never an internal error.
+      expect(codes(first).filter((c) => c !== 'SERVICE_UNAVAILABLE')).toEqual([]);
+      const second = await send(call, key);
+      if (call.endsSession) {
+        await sessionEnded(call, first, second, await send(call, key));
+        return expect((await storedRow(call, key))?.response).toBeTruthy();
+      }
+      expect(second.errors).toBeUndefined();
+      if (!first.errors) expect(second.data).toEqual(first.data);
+      const third = await send(call, key);
+      expect(third).toEqual(second);
+      if (call.records) expect(await call.records()).toBe(1);
+      // The answer is kept under the viewer's key (an anonymous caller's under '*').
+      expect((await storedRow(call, key))?.response).toBeTruthy();
+    });
+  }
+});
+
+/** Each answer is the logout's, or the refusal of its token: and the token is refused from then on. */
+async function sessionEnded(call: Call, ...answers: Array<GqlResult<unknown>>) {
+  for (const a of answers) if (a.errors) expect(codes(a)).toEqual(codes(a)[0] === 'SERVICE_UNAVAILABLE' ? ['SERVICE_UNAVAILABLE'] : ['UNAUTHENTICATED']);
+  expect(answers.slice(1).some((a) => !a.errors) || !answers[0]!.errors).toBe(true);
+  expect(codes(await gql(app, 'query { me { login } }', {}, call.token))).toEqual(['UNAUTHENTICATED']);
+}
+
+const storedRow = (call: Call, key: string) =>
+  cqlRow(app, 'SELECT response FROM idempotency_keys WHERE viewer = ? AND key = ?', [call.token ? loginOf(call) : '*', key]);
+
+/** The login a call's token names (its JWT's subject). */
+function loginOf(call: Call): string {
+  return (JSON.parse(Buffer.from(call.token!.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string }).sub;
+}
+
+/** The next `times` runs of a statement matching `pattern` time out without being sent: their outcome unknown, and not applied. */
+function timeOutUnsent(target: App, pattern: RegExp, times: number): { count: () => number } {
+  const client = target.services.db.client;
+  const { execute } = client;
+  let count = 0;
+  const restore = () => {
+    client.execute = execute;
+  };
+  client.execute = async function (this: unknown, query: string, ...rest: unknown[]) {
+    if (count < times && pattern.test(query)) {
+      count += 1;
+      if (count === times) restore();
+      throw new cassandra.errors.OperationTimedOutError('injected: the node did not answer in time');
+    }
+    return (execute as (...a: unknown[]) => Promise<unknown>).call(client, query, ...rest);
+  } as typeof client.execute;
+  restores.push(restore);
+  return { count: () => count };
+}
+
+describe('an LWT whose outcome was unknown twice', () => {
+  it('changePassword answers SERVICE_UNAVAILABLE, not a guessed CONFLICT; the same key then changes it', async () => {
+    const call = await CASES.changePassword!();
+    const key = randomUUID();
+    const staged = timeOutUnsent(app, /UPDATE users SET pass = .* IF pass = /, 2);
+    const first = await send(call, key);
+    expect(staged.count()).toBe(2);
+    expect(codes(first)).toEqual(['SERVICE_UNAVAILABLE']);
+    const again = await send(call, key);
+    expect(again.errors).toBeUndefined();
+    expect(again.data).toEqual({ changePassword: 0 });
+  });
+});
+
+describe('a creation whose outcome could not be learned', () => {
+  it('createRoom: its insert applied, its answer and every read back lost; the same key answers the room, not ROOM_EXISTS', async () => {
+    const u = await signUp(app);
+    const name = uniqueRoomName('unknown');
+    const call: Call = { doc: `mutation($n: String!) { createRoom(input: {name: $n}) { ${ROOM} creator { login } } }`, variables: { n: name }, token: u.token };
+    const key = randomUUID();
+    const applied = loseNextWriteAnswerOf(app, /INSERT INTO chat_rooms .* IF NOT EXISTS/s);
+    // Every serial read back of the room fails as storage does when no replica answers.
+    const unread = timeOutUnsent(app, /SELECT .* FROM chat_rooms/s, 4);
+    const first = await send(call, key);
+    expect(applied.fired()).toBe(true);
+    expect(unread.count()).toBe(4);
+    expect(codes(first)).toEqual(['SERVICE_UNAVAILABLE']);
+    const again = await send(call, key);
+    expect(again.errors).toBeUndefined();
+    expect(again.data).toEqual({ createRoom: { name, creator: { login: u.login } } });
+    expect(await send(call, key)).toEqual(again);
+    // Another key (another client's attempt) is told the name is taken.
+    expect(codes(await send(call, randomUUID()))).toEqual(['ROOM_EXISTS']);
+  });
+});
+
+/** The next statement matching `pattern` applies, and its answer becomes a timeout. */
+function loseNextWriteAnswerOf(target: App, pattern: RegExp): { fired: () => boolean } {
+  const client = target.services.db.client;
+  const { execute } = client;
+  let fired = false;
+  const restore = () => {
+    client.execute = execute;
+  };
+  client.execute = async function (this: unknown, query: string, ...rest: unknown[]) {
+    const result = await (execute as (...a: unknown[]) => Promise<unknown>).call(client, query, ...rest);
+    if (!fired && pattern.test(query)) {
+      // Passes through from now on (not unpatched: a patch installed after this one would go with it).
+      fired = true;
+      throw new cassandra.errors.OperationTimedOutError('injected: applied, but its answer was lost');
+    }
+    return result;
+  } as typeof client.execute;
+  restores.push(restore);
+  return { fired: () => fired };
+}
