@@ -64,6 +64,11 @@ export const ErrorCode = {
    * extensions.retryAfter seconds to get its answer.
    */
   IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
+  /**
+   * The mutation sent with this Idempotency-Key ran, but its answer was too large to keep (answered 422): query
+   * what it changed instead of retrying it.
+   */
+  IDEMPOTENCY_RESPONSE_TOO_LARGE: 'IDEMPOTENCY_RESPONSE_TOO_LARGE',
   // chat rooms
   ROOM_EXISTS: 'ROOM_EXISTS',
   /** The message can no longer be edited: extensions.reason is DELETED, HIDDEN or SYSTEM_MESSAGE. */

@@ -2,13 +2,15 @@
  * Idempotency keys as a client uses them, over HTTP (the JSON fast path and
  * Yoga alike): the same key and arguments give the first answer again and
  * one record (counted in CQL), other arguments are refused, racing requests
- * with one key apply once, and an answer whose outcome was unknown is not kept.
+ * with one key apply once, an answer whose outcome was unknown is not kept, and
+ * one over 64 KiB is kept as its size only.
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { startApp } from '../testkit/app.js';
-import { codes, gql } from '../testkit/http.js';
+import { codes, gql, gqlOk } from '../testkit/http.js';
+import { roomWith } from '../testkit/data/rooms.js';
 import { cqlRow, cqlRows } from '../testkit/cql.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { itemInput } from '../testkit/data/marketplace.js';
@@ -159,6 +161,23 @@ describe('an Idempotency-Key on a mutation', () => {
     expect(codes(busy)).toEqual(['IDEMPOTENCY_KEY_IN_USE']);
     expect(busy.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
     expect(await itemsOf(seller.login, input.name)).toHaveLength(0);
+  });
+
+  it('an answer over 64 KiB is not kept: the row holds its size, and a retry answers IDEMPOTENCY_RESPONSE_TOO_LARGE (422)', async () => {
+    const room = await roomWith(app, seller);
+    // Six messages of 4,000 three-byte characters: 72 KB of answer.
+    for (let i = 0; i < 6; i++) await gqlOk(app, 'mutation($r: String!, $c: String!) { postMessage(roomName: $r, content: $c) { id } }' as never, { r: room, c: '€'.repeat(4000) } as never, seller.token);
+    const JOIN = 'mutation($r: String!) { joinRoom(roomName: $r) { name messages(first: 10) { edges { node { content } } } } }';
+    const key = randomUUID();
+    const first = await gql(app, JOIN, { r: room }, other.token, withKey(key));
+    expect(first.errors).toBeUndefined();
+    expect(Buffer.byteLength(JSON.stringify(first.data))).toBeGreaterThan(64 * 1024);
+    const row = await cqlRow(app, 'SELECT response FROM idempotency_keys WHERE viewer = ? AND key = ?', [other.login, key]);
+    expect(Buffer.byteLength(row?.response as string)).toBeLessThan(1024);
+    const again = await gql(app, JOIN, { r: room }, other.token, withKey(key));
+    expect(again.status).toBe(422);
+    expect(codes(again)).toEqual(['IDEMPOTENCY_RESPONSE_TOO_LARGE']);
+    expect(again.errors?.[0]?.extensions).toMatchObject({ field: 'Idempotency-Key', maxBytes: 64 * 1024 });
   });
 });
 

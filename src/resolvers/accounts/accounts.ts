@@ -12,6 +12,7 @@ import { Limits } from '../../limits.js';
 import { validBio, validEmail, validLogin, validName, validPassword, requireLength } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
+import { keyedRunOf, recordTimeFor } from '../idempotency/run.js';
 
 export interface AuthPayload {
   token: string;
@@ -53,17 +54,20 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
     metrics.rateLimited('register');
     throw rateLimited(RateLimitReason.SIGN_UPS, `Too many sign-ups from this address; retry in ${attempts.retryAfter} s`, attempts.retryAfter);
   }
-  const user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt' | 'passwordChangedBy'> = {
+  let user: Omit<UserRecord, 'chatRooms' | 'lastSeenAt' | 'passwordChangedBy'> = {
     login,
     passwordHash: await ctx.services.passwords.hash(password),
     firstname,
     lastname,
     email,
     bio,
-    createdAt: clock.now(),
+    // Under an idempotency key, the key's time: a run again after an unknown outcome recognizes its account.
+    createdAt: recordTimeFor(ctx, clock.now()),
   };
   if (!(await stores.users.insertIfNotExists(user))) {
-    throw new AppError(ErrorCode.LOGIN_TAKEN, `The login "${login}" is taken`, { field: 'input.login' });
+    const own = await accountOfThisKey(ctx, login, password, user.createdAt);
+    if (!own) throw new AppError(ErrorCode.LOGIN_TAKEN, `The login "${login}" is taken`, { field: 'input.login' });
+    user = own;
   }
   const { token, session } = await startSession(ctx.services, login).catch((err: unknown) => {
     if (!isStorageUnavailable(err)) throw err;
@@ -72,7 +76,18 @@ export async function register(ctx: Context, input: RegisterInput): Promise<Auth
     throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Your account was created, but no session could be started: log in shortly', extensions);
   });
   ctx.viewer = session; // the rest of this operation (AuthPayload.user.email) runs as the new session
-  return { token, user: { ...user, chatRooms: new Set(), lastSeenAt: null, passwordChangedBy: null } };
+  return { token, user: { chatRooms: new Set(), lastSeenAt: null, passwordChangedBy: null, ...user } };
+}
+
+/**
+ * The account under `login` when an earlier run of this register's idempotency key made it (its answer lost):
+ * created at the key's time, with this password. Undefined outside a keyed run, and for anyone else's account.
+ */
+async function accountOfThisKey(ctx: Context, login: string, password: string, createdAt: Date): Promise<UserRecord | undefined> {
+  if (!keyedRunOf(ctx)) return undefined;
+  const existing = await ctx.services.stores.users.byLogin(login);
+  if (existing?.createdAt.getTime() !== createdAt.getTime()) return undefined;
+  return (await ctx.services.passwords.verify(password, existing.passwordHash)) ? existing : undefined;
 }
 
 const invalidCredentials = () => new AppError(ErrorCode.INVALID_CREDENTIALS, 'Invalid login or password');

@@ -77,6 +77,29 @@ export const keyInUse = () =>
     http: { status: 409 },
   });
 
+/**
+ * The largest answer kept under a key, as UTF-8 JSON: a mutation's answer is
+ * an object or two (a purchase, a message, a room), and a key's row is read on
+ * every retry, so a large one (a mutation that also selects a page of
+ * messages) is not copied into it. Above this, the row keeps a marker of the
+ * answer's size, and a retry is told so (keptAnswerTooLarge).
+ */
+export const MAX_KEPT_ANSWER_BYTES = 64 * 1024;
+
+export const keptAnswerTooLarge = (bytes: number) =>
+  new AppError(
+    ErrorCode.IDEMPOTENCY_RESPONSE_TOO_LARGE,
+    `The request with this ${KEY_HEADER} ran, but its answer (${bytes} bytes) was over ${MAX_KEPT_ANSWER_BYTES} bytes and was not kept: query what it changed`,
+    { field: KEY_HEADER, maxBytes: MAX_KEPT_ANSWER_BYTES, http: { status: 422 } },
+  );
+
+/**
+ * Mutations that end the caller's own session: once one applied, its token is
+ * refused before any key is read, so its retry's kept answer is looked up by
+ * the token's login (IdempotencyKeys.keptAnswer) instead.
+ */
+export const SESSION_ENDING_MUTATIONS: ReadonlySet<string> = new Set(['logout', 'logoutEverywhere']);
+
 export type Begun = { run: KeyedRun } | { replay: string };
 
 export class IdempotencyKeys {
@@ -108,6 +131,12 @@ export class IdempotencyKeys {
       await delay(pollMs);
       record = await this.store.read(viewer, key);
     }
+  }
+
+  /** The answer kept under the key for the operation `fingerprint` names, if there is one (a plain read). */
+  async keptAnswer(viewer: string, key: string, fingerprint: string): Promise<string | undefined> {
+    const record = await this.store.read(viewer, key);
+    return record?.fingerprint === fingerprint && record.response !== null ? record.response : undefined;
   }
 
   /** What a key that has a row gives: its answer, a takeover, a refusal, or undefined to look again shortly. */
