@@ -1,9 +1,8 @@
 /**
- * A local Redis Cluster of three masters on loopback (ports 7101–7103 unless
- * REDIS_CLUSTER_PORTS says otherwise), from Debian's redis-server and
- * redis-cli: for running Parley as it runs past one Redis, and for the tests
- * of sharded pub/sub. Data is not kept (no RDB, no AOF): a master restarted is
- * empty, as a failed-over shard's new master may be.
+ * A local Redis Cluster on loopback, from Debian's redis-server and redis-cli: three masters (ports 7101–7103), or
+ * three masters and a replica of each (7101–7106, `replicas: 1`), unless REDIS_CLUSTER_PORTS says otherwise. For
+ * running Parley as it runs past one Redis, and for the tests of sharded pub/sub and of failover. Data is not kept
+ * (no RDB, no AOF): a master restarted is empty, as a failed-over shard's new master may be.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -13,15 +12,22 @@ import { setTimeout as delay } from 'node:timers/promises';
 export class LocalRedisError extends Error {}
 
 export interface RedisClusterOptions {
+  /** Every node's port: the masters and, with replicas, as many again per replica (redis-cli picks which is which). */
   ports: number[];
+  /**
+   * Replicas per master (0 unless given): with 1, a dead master's replica is promoted within a few seconds
+   * (cluster-node-timeout 2 s) and serves its slots. Taken when the cluster is first created.
+   */
+  replicas?: number;
   /** Where each master keeps its nodes.conf (its identity in the cluster). */
   dir: string;
   log: (line: string) => void;
 }
 
-export function defaultRedisClusterOptions(): RedisClusterOptions {
-  const ports = (process.env.REDIS_CLUSTER_PORTS ?? '7101,7102,7103').split(',').map((p) => Number(p.trim()));
-  return { ports, dir: resolve(process.env.REDIS_CLUSTER_DIR ?? '.redis/cluster'), log: (line) => console.error(`[redis] ${line}`) };
+export function defaultRedisClusterOptions({ replicas = 0 } = {}): RedisClusterOptions {
+  const defaultPorts = Array.from({ length: 3 * (1 + replicas) }, (_, i) => 7101 + i).join(',');
+  const ports = (process.env.REDIS_CLUSTER_PORTS ?? defaultPorts).split(',').map((p) => Number(p.trim()));
+  return { ports, replicas, dir: resolve(process.env.REDIS_CLUSTER_DIR ?? '.redis/cluster'), log: (line) => console.error(`[redis] ${line}`) };
 }
 
 /** The nodes of the cluster as REDIS_CLUSTER_NODES takes them. */
@@ -35,7 +41,11 @@ function cli(port: number, ...args: string[]): { ok: boolean; out: string } {
 
 const answers = (port: number) => cli(port, 'PING').out.trim() === 'PONG';
 
-/** Starts one master on `port`, with the cluster state it had (its nodes.conf), and waits for it to answer. */
+/**
+ * Starts one node on `port` (a master, or a replica once the cluster makes it one), with the cluster state it had
+ * (its nodes.conf), and waits for it to answer. A master that was failed over while it was down comes back as a
+ * replica of its successor.
+ */
 export async function startMaster(opts: RedisClusterOptions, port: number): Promise<void> {
   if (answers(port)) return;
   const dir = join(opts.dir, String(port));
@@ -45,7 +55,8 @@ export async function startMaster(opts: RedisClusterOptions, port: number): Prom
     ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
       // A shard down leaves the others serving their channels and keys (the cluster does not stop as a whole).
       '--cluster-require-full-coverage', 'no',
-      // A master whose slots all move away stays a master (the default makes it a replica of the one that took them).
+      // A master whose slots all move away stays a master (the default makes it a replica of the one that took them),
+      // and a replica stays with its master (the default may move it to a master left without one).
       '--cluster-allow-replica-migration', 'no',
       '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--logfile', join(dir, 'redis.log')],
     { stdio: 'ignore', detached: true },
@@ -61,26 +72,47 @@ export function stopMaster(port: number): void {
   if (answers(port)) cli(port, 'SHUTDOWN', 'NOSAVE');
 }
 
-/** Kills one master with SIGKILL (no goodbye to its clients or peers), as a crashed host does, and waits until it is gone. */
-export async function killMaster(port: number): Promise<void> {
+/** The pid of the node on `port`, or undefined when none answers there. */
+function pidOf(port: number): number | undefined {
   const pid = /process_id:(\d+)/.exec(cli(port, 'INFO', 'server').out)?.[1];
-  if (!pid) return;
-  process.kill(Number(pid), 'SIGKILL');
+  return pid ? Number(pid) : undefined;
+}
+
+/** Kills one node with SIGKILL (no goodbye to its clients or peers), as a crashed host does, and waits until it is gone. */
+export async function killMaster(port: number): Promise<void> {
+  const pid = pidOf(port);
+  if (pid === undefined) return;
+  process.kill(pid, 'SIGKILL');
   for (let i = 0; i < 100 && answers(port); i++) await delay(50);
 }
 
 /**
- * Whether the master on `port` sees the whole cluster well: every slot served, and every master connected and
- * none suspected or failed (a shard down leaves the cluster's state "ok" here, where full coverage is not required).
+ * Stalls one node with SIGSTOP, as a host that hangs does (its connections stay open and nothing answers), until
+ * the function returned is called (SIGCONT). Meanwhile nothing here may ask that node anything: redis-cli would wait
+ * on it, synchronously, for up to 30 s (and so would every app sharing the caller's process).
  */
-function seesAllWell(port: number, masters: number): boolean {
+export function stallMaster(port: number): () => void {
+  const pid = pidOf(port);
+  if (pid === undefined) throw new LocalRedisError(`no redis-server answers on ${port}`);
+  process.kill(pid, 'SIGSTOP');
+  return () => process.kill(pid, 'SIGCONT');
+}
+
+/**
+ * Whether the node on `port` sees the whole cluster well: every slot served, every node connected and none
+ * suspected or failed (a shard down leaves the cluster's state "ok" here, where full coverage is not required),
+ * and, if it is a replica, its link to its master up (a replica never synced is not promoted).
+ */
+function seesAllWell(port: number, nodeCount: number): boolean {
   const info = cli(port, 'CLUSTER', 'INFO').out;
   if (!/cluster_state:ok/.test(info) || !/cluster_slots_ok:16384\b/.test(info)) return false;
   const nodes = cli(port, 'CLUSTER', 'NODES').out.split('\n').filter((line) => line.trim() !== '');
-  return nodes.length === masters && nodes.every((line) => line.includes(' connected') && !/\bfail\??\b/.test(line.split(' ')[2] ?? ''));
+  if (nodes.length !== nodeCount || !nodes.every((line) => line.includes(' connected') && !/\bfail\??\b/.test(line.split(' ')[2] ?? ''))) return false;
+  const replication = cli(port, 'INFO', 'replication').out;
+  return !/role:slave/.test(replication) || /master_link_status:up/.test(replication);
 }
 
-/** Waits until every master sees every slot served and every other master up. */
+/** Waits until every node sees every slot served, every other node up, and every replica linked to its master. */
 export async function untilClusterOk(opts: RedisClusterOptions, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -91,10 +123,14 @@ export async function untilClusterOk(opts: RedisClusterOptions, timeoutMs = 30_0
 }
 
 /**
- * Starts the three masters and, the first time, joins them into one cluster with the slots split evenly
- * (redis-cli --cluster create). `fresh` forgets the cluster first.
+ * Starts every node and, the first time, joins them into one cluster with the slots split evenly over the masters
+ * and `replicas` replicas given to each (redis-cli --cluster create). `fresh` forgets the cluster first.
  */
 export async function startRedisCluster(opts: RedisClusterOptions, { fresh = false } = {}): Promise<void> {
+  const replicas = opts.replicas ?? 0;
+  if (opts.ports.length < 3 * (1 + replicas)) {
+    throw new LocalRedisError(`${opts.ports.length} ports are too few for three masters with ${replicas} replica(s) each`);
+  }
   if (fresh) {
     stopRedisCluster(opts);
     rmSync(opts.dir, { recursive: true, force: true });
@@ -102,8 +138,13 @@ export async function startRedisCluster(opts: RedisClusterOptions, { fresh = fal
   for (const port of opts.ports) await startMaster(opts, port);
   const known = cli(opts.ports[0]!, 'CLUSTER', 'INFO').out;
   if (/cluster_slots_assigned:0\b/.test(known)) {
-    const created = cli(opts.ports[0]!, '--cluster', 'create', ...opts.ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes');
+    const created = cli(opts.ports[0]!, '--cluster', 'create', ...opts.ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes');
     if (!created.ok) throw new LocalRedisError(`redis-cli --cluster create failed: ${created.out.trim().split('\n').slice(-3).join(' ')}`);
+  } else {
+    const size = Number(/cluster_known_nodes:(\d+)/.exec(known)?.[1]);
+    if (size !== opts.ports.length) {
+      throw new LocalRedisError(`the Redis Cluster in ${opts.dir} has ${size} nodes, not ${opts.ports.length}: start it with --fresh to make it again`);
+    }
   }
   await untilClusterOk(opts);
   opts.log(`Redis Cluster up: REDIS_CLUSTER_NODES=${clusterNodes(opts)}`);

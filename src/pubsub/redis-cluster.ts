@@ -49,8 +49,11 @@ const CHECK_MS = 250;
 /** How often a live instance makes sure, in memory, that each channel is still held by its master's subscriber. */
 const AUDIT_MS = 1000;
 /**
- * Delivery lost this long while the cluster has been ready: ioredis's subscriber connections are not coming back by
- * themselves (as after repeated whole-cluster outages), so every connection of the cluster is rebuilt.
+ * Delivery lost this long while the cluster has been ready, and since the slots last moved: ioredis's subscriber
+ * connections are not coming back by themselves (as after repeated whole-cluster outages), so every connection of
+ * the cluster is rebuilt. A failover takes about as long (the cluster's node timeout, an election, then ioredis's
+ * next look at the slots), and only then does ioredis connect a subscriber to the new master: the wait starts again
+ * from the move, so that a rebuild never cuts that connect short.
  */
 const REBUILD_AFTER_MS = 5000;
 /** Delivery lost for longer than this fails readiness: an operator should look. */
@@ -93,6 +96,8 @@ export class ShardedRedisPubSub implements PubSub {
   private readonly delivery: DeliveryState;
   private slotsSeen: string | undefined;
   private lastSlotsCheck = Date.now();
+  /** When the slots were last seen to move to another master (a reshard, a failover). */
+  private lastSlotsMove = 0;
   private checking: Promise<void> | undefined;
   private closed = false;
   private recheck: NodeJS.Timeout | undefined;
@@ -203,6 +208,7 @@ export class ShardedRedisPubSub implements PubSub {
     this.lastSlotsCheck = Date.now();
     if (this.slotsSeen !== undefined && slots !== this.slotsSeen) {
       this.logger.info('redis cluster slots moved; feeds catch up');
+      this.lastSlotsMove = Date.now();
       this.lost(new Date(previousCheck - SLOTS_REFRESH_MS));
     }
     this.slotsSeen = slots;
@@ -293,8 +299,8 @@ export class ShardedRedisPubSub implements PubSub {
    * Once a second: probes the masters that failed a request's step (MasterBreaker). While delivery counts as
    * live, a channel no longer held by a ready subscriber of its master (a connection that ended without an event
    * ioredis passes on) counts as lost since the last audit. While it is
-   * lost with the cluster ready for REBUILD_AFTER_MS, every connection is rebuilt: ioredis makes new subscriber
-   * connections for the masters on reconnecting, and subscribes them to every channel again.
+   * lost with the cluster ready and the slots unmoved for REBUILD_AFTER_MS, every connection is rebuilt: ioredis
+   * makes new subscriber connections for the masters on reconnecting, and subscribes them to every channel again.
    */
   private auditSubscribers(): void {
     if (this.closed) return;
@@ -313,7 +319,7 @@ export class ShardedRedisPubSub implements PubSub {
       return;
     }
     const lostSince = this.delivery.lostSince ?? now;
-    const stuckFrom = Math.max(lostSince, this.readySince, this.lastRebuild);
+    const stuckFrom = Math.max(lostSince, this.readySince, this.lastRebuild, this.lastSlotsMove);
     if (this.cluster.status === 'ready' && now - stuckFrom > REBUILD_AFTER_MS) {
       this.lastRebuild = now;
       this.logger.warn({ lostForMs: now - lostSince, subscribers: this.subscriberStates() }, 'redis cluster: subscribers not back; rebuilding every connection');

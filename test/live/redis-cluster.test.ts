@@ -3,99 +3,41 @@
  * instances in order and once, channels spread over the shards, a master killed and restarted, and a master's
  * slots moved to another while feeds are open. The cluster is this file's own, on ports of its own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster } from 'ioredis';
 import { pino } from 'pino';
 import type { App } from '../../src/app.js';
 import { HistoryDocument, InboxEventsDocument, RoomEventsDocument, type RoomEventsSubscription } from '../generated/graphql.js';
-import { startApp, stopApp } from '../testkit/app.js';
 import { gqlOk } from '../testkit/http.js';
 import { signUp, type TestUser } from '../testkit/data/users.js';
 import { post, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { send } from '../testkit/data/messenger.js';
-import { inboxFeed, roomFeed, type Feed } from '../testkit/feeds.js';
+import { inboxFeed, roomFeed } from '../testkit/feeds.js';
 import { eventually } from '../testkit/poll.js';
-import { clusterNodes, startMaster, startRedisCluster, stopMaster, stopRedisCluster, untilClusterOk, type RedisClusterOptions } from '../../src/local-redis/cluster.js';
+import { goesOnLive, nothingSeen, ownerPort, ownRedisCluster, readUntil, redisChannelOf } from '../testkit/redis-cluster.js';
+import { clusterNodes, startMaster, stopMaster, untilClusterOk } from '../../src/local-redis/cluster.js';
 import { ShardedRedisPubSub } from '../../src/pubsub/redis-cluster.js';
 import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
 
-const cluster: RedisClusterOptions = {
-  ports: [7111, 7112, 7113],
-  dir: mkdtempSync(join(tmpdir(), 'parley-redis-cluster-')),
-  log: () => {},
-};
-const PREFIX = `parley:cluster-test-${randomUUID().slice(0, 8)}:`;
+const own = ownRedisCluster('cluster', [7111, 7112, 7113]);
+const { cluster, prefix: PREFIX } = own;
 const NO_METER = { eventPublished: () => {}, eventDelivered: () => {} };
 
 let a: App;
 let b: App;
-/** A client of the cluster of the test's own, to ask which master holds what. */
-let admin: Cluster;
 
 beforeAll(async () => {
-  await startRedisCluster(cluster, { fresh: true });
-  const env = { REDIS_CLUSTER_NODES: clusterNodes(cluster), REDIS_PREFIX: PREFIX };
-  [a, b] = await Promise.all([startApp({ env }), startApp({ env })]);
-  admin = new Cluster([{ host: '127.0.0.1', port: cluster.ports[0]! }], { slotsRefreshInterval: 500 });
-  await admin.ping();
+  [a, b] = await own.start();
 });
 
 afterAll(async () => {
-  // The apps first, while the cluster still answers them.
-  await Promise.all([a, b].filter(Boolean).map((app) => stopApp(app)));
-  admin?.disconnect();
-  stopRedisCluster(cluster);
-  rmSync(cluster.dir, { recursive: true, force: true });
+  await own.stop();
 });
-
-/** The Redis channel of a room's events, as the app names it. */
-const redisChannelOf = (room: string) => `${PREFIX}events:${roomChannel(room)}`;
-
-/** The port of the master that owns `key`'s slot now. */
-async function ownerPort(key: string): Promise<number> {
-  const slot = (await admin.cluster('KEYSLOT', key)) as number;
-  const slots = await admin.cluster('SLOTS');
-  const range = slots.find(([from, to]) => slot >= from && slot <= to);
-  return range![2]![1];
-}
 
 /** The cluster node id of the master on `port`. */
 function nodeId(port: number): string {
   return spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'MYID'], { encoding: 'utf8' }).stdout.trim();
-}
-
-type RoomEvent = RoomEventsSubscription['roomEvents'];
-
-/**
- * Reads a feed until the message `untilId` is delivered live, gathering what came: the messages delivered live,
- * and the resume cursor of each interruption notice.
- */
-async function readUntil(feed: Feed<RoomEventsSubscription>, untilId: string, seen: { live: string[]; resumeCursors: string[] }) {
-  for (;;) {
-    const event: RoomEvent = (await feed.data(30_000)).roomEvents;
-    if (event.__typename === 'FeedInterrupted') seen.resumeCursors.push(event.resumeCursor);
-    else if (event.__typename === 'MessagePosted') {
-      seen.live.push(event.message.id);
-      if (event.message.id === untilId) return;
-    } else throw new Error(`unexpected event ${event.__typename}`);
-  }
-}
-
-/** Posts on A until one is delivered live on the feed (it goes on after a fault), each delivered once. */
-async function goesOnLive(poster: TestUser, room: string, feed: Feed<RoomEventsSubscription>, seen: { live: string[]; resumeCursors: string[] }, content: string) {
-  const after = await eventually(async () => {
-    const message = await post(a, poster, room, content);
-    await readUntil(feed, message.id, seen);
-    return message;
-  }, { timeoutMs: 60_000, intervalMs: 500, what: `a post (${content}) to be delivered live` });
-  expect(seen.live.at(-1)).toBe(after.id);
-  expect(new Set(seen.live).size).toBe(seen.live.length);
 }
 
 /** The ids a client catching up from an interruption's resume cursor reads on B, `last` of them. */
@@ -120,7 +62,7 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     while (heard.length < posted.length) {
       const event = (await feed.data()).roomEvents;
       expect(event.__typename).toBe('MessagePosted');
-      heard.push((event as Extract<RoomEvent, { __typename: 'MessagePosted' }>).message.id);
+      heard.push((event as Extract<RoomEventsSubscription['roomEvents'], { __typename: 'MessagePosted' }>).message.id);
     }
     expect(heard).toEqual(posted);
     const received: string[] = [];
@@ -159,8 +101,8 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     const [poster, reader] = await Promise.all([signUp(a), signUp(b)]);
     const room = await roomWith(a, poster, [reader]);
     const feed = await roomFeed(b, reader.token, RoomEventsDocument, { roomName: room });
-    const port = await ownerPort(redisChannelOf(room));
-    const seen = { live: [] as string[], resumeCursors: [] as string[] };
+    const port = await ownerPort(cluster.ports, redisChannelOf(PREFIX, room));
+    const seen = nothingSeen();
     const before = await post(a, poster, room, 'before');
     await readUntil(feed, before.id, seen);
 
@@ -174,7 +116,7 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     await eventually(async () => (await fetch(`${a.url}/ready`)).status === 200, { timeoutMs: 30_000, what: 'A to be ready again' });
 
     // Delivered live, or told to catch up; the feed goes on live once the shard is back.
-    await goesOnLive(poster, room, feed, seen, 'after');
+    await goesOnLive(a, poster, room, feed, seen, 'after');
     const missedLive = during.filter((id) => !seen.live.includes(id));
     if (missedLive.length > 0) {
       expect(seen.resumeCursors.length).toBeGreaterThan(0);
@@ -188,9 +130,9 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
     const [poster, reader] = await Promise.all([signUp(a), signUp(b)]);
     const room = await roomWith(a, poster, [reader]);
     const feed = await roomFeed(b, reader.token, RoomEventsDocument, { roomName: room });
-    const from = await ownerPort(redisChannelOf(room));
+    const from = await ownerPort(cluster.ports, redisChannelOf(PREFIX, room));
     const to = cluster.ports.find((p) => p !== from)!;
-    const seen = { live: [] as string[], resumeCursors: [] as string[] };
+    const seen = nothingSeen();
     const before = await post(a, poster, room, 'before');
     await readUntil(feed, before.id, seen);
 
@@ -205,9 +147,9 @@ describe('a Redis Cluster (sharded pub/sub) under two instances', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await moved;
-    expect(await ownerPort(redisChannelOf(room))).toBe(to);
+    expect(await ownerPort(cluster.ports, redisChannelOf(PREFIX, room))).toBe(to);
 
-    await goesOnLive(poster, room, feed, seen, 'after the move');
+    await goesOnLive(a, poster, room, feed, seen, 'after the move');
     const missedLive = during.filter((id) => !seen.live.includes(id));
     if (missedLive.length > 0) {
       expect(seen.resumeCursors.length).toBeGreaterThan(0);
