@@ -26,6 +26,7 @@ import { LiveConnectionsPerAddress } from './server/live/live-connections-per-ad
 import { createLogger } from './observability/logging.js';
 import type { MarketplaceHooks } from './resolvers/marketplace/runtime.js';
 import { withRequestId } from './server/http/request-id.js';
+import { keepAliveConnections } from './server/keep-alive.js';
 import { TrustedDocuments } from './server/http/trusted-documents.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
 import { refuseUpgradeWhileStarting, StartupState, startingListener } from './server/http/starting.js';
@@ -93,6 +94,7 @@ export function createApp(options: AppOptions = {}): App {
       const startup = new StartupState();
       let serving: RequestListener = startingListener(startup);
       server = createServer(withRequestId((req, res) => serving(req, res), config.trustProxy));
+      keepAliveConnections(server, config.httpKeepAliveTimeoutMs);
       server.on('connection', (socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));

@@ -187,6 +187,11 @@ export interface Config {
   metrics: MetricsConfig;
   /** Trust X-Forwarded-For for the client address (behind a proxy). */
   trustProxy: boolean;
+  /**
+   * How long an idle kept-alive HTTP connection is held open. Behind a load balancer it must be longer than the
+   * balancer's own idle timeout (60 s on AWS ALB), or the balancer sends on connections the server is closing.
+   */
+  httpKeepAliveTimeoutMs: number;
   /** Origins allowed to call from a browser page elsewhere ('any' in development by default). */
   corsOrigins: string[] | 'any';
   trustedDocuments: TrustedDocumentsConfig;
@@ -280,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisClusterNodes: env.REDIS_CLUSTER_NODES || undefined,
     redisPrefix: env.REDIS_PREFIX ?? 'parley:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS, production),
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024),
     maxLiveConnectionsPerAddress: positive(env, 'MAX_LIVE_CONNECTIONS_PER_ADDRESS', 256),

@@ -126,7 +126,8 @@ async function ringUp(log?: (line: string) => void, timeoutMs = 180_000): Promis
       return;
     }
     if (Date.now() > deadline) throw new LocalNodeError(`the cluster's nodes did not all see each other up within ${timeoutMs / 1000} s`);
-    await delay(500);
+    // Each look starts a JVM per node (nodetool): about a second of CPU each, taken from the nodes still settling.
+    await delay(2_000);
   }
 }
 
