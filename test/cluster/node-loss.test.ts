@@ -36,7 +36,7 @@ const OFFERED = 100_000;
 let feedHost: App;
 let instances: App[];
 let people: TestUser[];
-let cast: LoadCast;
+let everyLoad: LoadCast;
 
 beforeAll(async () => {
   const [host, one, two] = await Promise.all([startApp({ redis: true }), startAppProcess({ redis: true }), startAppProcess({ redis: true })]);
@@ -44,7 +44,7 @@ beforeAll(async () => {
   instances = [one.app, two.app];
   people = await signUpMany(feedHost, 8, 'loss');
   const [poster, creator, joiner, sender, recipient, buyer, reactor] = people as [TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser];
-  cast = { poster, creator, joiner, sender, recipient, buyer, reactor };
+  everyLoad = { poster, creator, joiner, sender, recipient, buyer, reactor };
 }, 120_000);
 
 // Whatever a test did, the cluster is whole again for the next file (a running node is left as it is).
@@ -54,12 +54,15 @@ afterAll(async () => {
 
 /** A room followed on the feed host, an item on sale, and the load on them, running. */
 async function loadRunning() {
-  const room = await roomWith(feedHost, cast.poster, [cast.reactor, people[7]!]);
+  const room = await roomWith(feedHost, everyLoad.poster, [everyLoad.reactor, people[7]!]);
   const feed = await roomFeed(feedHost, people[7]!.token, RoomEventsDocument, { roomName: room });
   const item = await createItem(feedHost, people[7]!, { offeredUnits: OFFERED });
+  // A conversation of this load's own: its messages and unread count are checked exactly.
+  const [sender, recipient] = (await signUpMany(feedHost, 2, 'loss')) as [TestUser, TestUser];
+  const cast: LoadCast = { ...everyLoad, sender, recipient };
   const load = startFaultLoad(instances, cast, room, item.id, OFFERED);
   await eventually(() => load.acknowledged.posts.length >= 10 && load.acknowledged.purchases.some((p) => p.keyed), { what: 'the load to run', timeoutMs: 30_000 });
-  return { feed, load };
+  return { feed, load, cast };
 }
 
 /** Keeps the load going until `until` (a deadline poll: the load is what runs meanwhile). */
@@ -127,7 +130,7 @@ async function expectOnReturnedNode(index: number, load: FaultLoad, whileDown: {
 
 describe('nodes lost under load', () => {
   it('one killed for 30 s, then back: every kind of request answered in both windows, nothing lost, and the returned node has it all', async () => {
-    const { feed, load } = await loadRunning();
+    const { feed, load, cast } = await loadRunning();
     const before = { posts: load.acknowledged.posts.length, rooms: load.acknowledged.rooms.length, purchases: load.acknowledged.purchases.length };
     let down = 0;
     let up = 0;
@@ -157,7 +160,7 @@ describe('nodes lost under load', () => {
   }, 900_000);
 
   it('a rolling restart: each node killed for 10 s and back, every kind of request answered in each window, nothing lost', async () => {
-    const { feed, load } = await loadRunning();
+    const { feed, load, cast } = await loadRunning();
     const windows: Array<{ what: string; from: number; to: number; down: boolean }> = [];
     try {
       for (const node of [0, 1, 2]) {
