@@ -84,8 +84,9 @@ describe('joins racing a deletion', () => {
           expect((await rawChatRooms(app, u.login)).has(name), `round ${round}: ${u.login} keeps the deleted room`).toBe(false);
         }
       } else {
-        // Participants kept changing through every retry: the room stays, whole.
-        expect(codes(deletion)).toEqual(['CONFLICT']);
+        // Participants kept changing through every retry (CONFLICT), or the contended LWTs timed out twice, at RF 3
+        // on a loaded machine (SERVICE_UNAVAILABLE, to be sent again): either way the room stays, whole.
+        expect(['CONFLICT', 'SERVICE_UNAVAILABLE']).toContain(codes(deletion).join());
         outcomes.conflict += 1;
         expect(row?.creation_date).toBeInstanceOf(Date);
         expect(row?.creator_login).toBe(creator.login);
