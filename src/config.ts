@@ -36,6 +36,18 @@ export interface CassandraConfig {
    * 0 turns it off.
    */
   speculativeReadDelayMs: number;
+  /**
+   * The same for an idempotent write (not a batch), which costs its replicas more when run twice: a write waits
+   * for a quorum of replicas, so only a stalled coordinator holds it up, and then for the whole request timeout.
+   * 0 turns it off.
+   */
+  speculativeWriteDelayMs: number;
+  /**
+   * A logged batch that a second run writes the same, not answered after this many ms, runs unlogged as well, the
+   * first success answering: its batchlog waits for two other nodes, so one stalled node holds every logged batch
+   * for the server's write timeout (src/db/cassandra/client.ts, loggedWithFallback).
+   */
+  batchlogPatienceMs: number;
 }
 
 export interface AuthConfig {
@@ -308,6 +320,8 @@ export function loadConfig(env: Env = process.env): Config {
       requestTimeoutMs: int(env, 'CASSANDRA_REQUEST_TIMEOUT_MS', 12_000),
       startupTimeoutMs: int(env, 'CASSANDRA_STARTUP_TIMEOUT_MS', 120_000),
       speculativeReadDelayMs: int(env, 'CASSANDRA_SPECULATIVE_READ_DELAY_MS', 250),
+      speculativeWriteDelayMs: int(env, 'CASSANDRA_SPECULATIVE_WRITE_DELAY_MS', 500),
+      batchlogPatienceMs: int(env, 'CASSANDRA_BATCHLOG_PATIENCE_MS', 1000),
     },
     auth: {
       jwtSecret: env.JWT_SECRET || undefined,

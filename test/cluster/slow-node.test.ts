@@ -1,11 +1,14 @@
 /**
  * A node of the three that stalls (SIGSTOP for 10 s, as a long GC pause would: its sockets stay open, it answers
- * nothing) under the mixed load of test/testkit/fault-load.ts on two instances, each a process of its own: every kind
- * of read is answered inside the stall, at least a floor of each, and none fails; every acknowledged write is
- * found exactly once. Reads sent to it are also sent to another replica after CASSANDRA_SPECULATIVE_READ_DELAY_MS;
- * writes are held up for about the stall (docs/cluster.md), and each is answered within it and a bound. How long
- * reads wait, with and without speculative reads, is measured in `npm run bench cluster-slow-node`. Then
- * migrations with a node stalled: the schema is applied and agreed on once it resumes.
+ * nothing) under the mixed load of test/testkit/fault-load.ts on two instances, each a process of its own: posts,
+ * logins and history reads go on inside the stall, at least a floor of each, and none fails; every other kind
+ * waits for at most the request timeout and a bound; every acknowledged write is found exactly once. Requests
+ * leave the stalled node for the others once it has answered nothing for 200-400 ms with requests in flight
+ * (src/db/cassandra/policies.ts); a read or idempotent write already sent to it is sent to another replica after
+ * CASSANDRA_SPECULATIVE_READ_DELAY_MS / _WRITE_DELAY_MS, a logged batch runs unlogged as well after
+ * CASSANDRA_BATCHLOG_PATIENCE_MS. How long reads wait, with and without speculative reads, is measured in
+ * `npm run bench cluster-slow-node`. Then migrations with a node stalled: the schema is applied and agreed on once
+ * it resumes.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
@@ -25,11 +28,13 @@ import { expectEveryWriteExactlyOnce, expectWindow, startFaultLoad, type LoadCas
 const STALLED = 2; // 127.0.0.4
 const STALL_MS = 10_000;
 /**
- * Reads of each kind answered inside the stall, at least (a loop held through it answers none); writes, which
- * wait for the stalled node (a batchlog goes to both other nodes, an LWT or write it coordinates waits for it),
- * each answered within the stall and 5 s.
+ * Requests of each kind answered inside the stall, at least (a loop held through it answers none). An LWT or a
+ * counter update (not idempotent: never sent twice) that went to the node in the moment before it was seen not to
+ * answer waits for the request timeout (12 s), and holds its loop up that long: room creations and joins,
+ * direct messages, purchases and reactions may answer none inside the stall, and each is answered within the
+ * timeout and 3 s.
  */
-const STALL_RULE = { floor: 3, heldUp: ['post', 'createRoom', 'join', 'sendDirectMessage', 'buyItem', 'buyItemWithKey', 'addReaction'], heldUpMs: STALL_MS + 5_000 } as const;
+const STALL_RULE = { floor: 3, heldUp: ['createRoom', 'join', 'sendDirectMessage', 'buyItem', 'buyItemWithKey', 'addReaction'], heldUpMs: 15_000 } as const;
 const OFFERED = 100_000;
 let a: App;
 let instances: App[];
@@ -46,7 +51,7 @@ beforeAll(async () => {
 const loadUntil = (until: number) => eventually(() => Date.now() >= until, { what: 'the load to run its window', timeoutMs: until - Date.now() + 10_000, intervalMs: 100 });
 
 describe('a stalled node', () => {
-  it('answers every kind of read while one node stalls for 10 s, and every write within it and 5 s, losing nothing', async () => {
+  it('answers posts, logins and history reads while one node stalls for 10 s, and every other write within 15 s, losing nothing', async () => {
     const [poster, creator, joiner, sender, recipient, buyer, reactor, seller] = people as [TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser];
     const cast: LoadCast = { poster, creator, joiner, sender, recipient, buyer, reactor };
     const room = await roomWith(a, poster, [reactor]);

@@ -2,13 +2,15 @@
  * Starting on a cluster that cannot serve yet, and where requests go. An instance started while two of the three
  * nodes are down (no quorum) keeps trying, says why on /ready, and serves once a node is back, without exiting.
  * The driver sends each statement to a replica of its partition (token-aware routing), shown on a keyspace at
- * replication factor 1, where each partition has one replica.
+ * replication factor 1, where each partition has one replica; the app's own client knows all three replicas of
+ * each partition of the run's keyspace (RF 3), so it can send a request to another when one stops answering.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { pino } from 'pino';
 import cassandra from 'cassandra-driver';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { clientOptions } from '../../src/db/cassandra/client.js';
+import { clientOptions, Database } from '../../src/db/cassandra/client.js';
 import { clusterContactPoints, killClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { MeDocument } from '../generated/graphql.js';
@@ -51,6 +53,30 @@ describe('routing', () => {
       expect(queried.size).toBe(3);
     } finally {
       await client.shutdown();
+    }
+  });
+});
+
+describe('the app’s client', () => {
+  it('knows every replica of each partition at RF 3, and sends requests to each of them', async () => {
+    const config = loadConfig({ CASSANDRA_CONTACT_POINTS: clusterContactPoints(), CASSANDRA_KEYSPACE: inject('keyspace') });
+    const db = new Database(config.cassandra, pino({ level: 'silent' }), config.cassandra.contactPoints);
+    try {
+      await db.connect();
+      for (let i = 0; i < 30; i++) {
+        const login = `routing-${i}`;
+        const replicas = db.client.getReplicas(inject('keyspace'), Buffer.from(login, 'utf8')).map((h) => h.address);
+        expect(replicas.sort(), login).toEqual(clusterContactPoints().split(',').sort());
+      }
+      // One partition read 30 times goes to more than its primary replica (all it knew when it could not read the
+      // keyspace's replication: every request went there first).
+      const coordinators = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        coordinators.add((await db.client.execute('SELECT login FROM users WHERE login = ?', ['routing'], { prepare: true })).info.queriedHost);
+      }
+      expect(coordinators.size).toBeGreaterThan(1);
+    } finally {
+      await db.client.shutdown();
     }
   });
 });

@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
+import { RetryPolicy, SpeculativeExecutions, stallAwareBalancing } from './policies.js';
 
 const { Client, types, errors, policies } = cassandra;
 export type Row = cassandra.types.Row;
@@ -14,6 +15,14 @@ export type ResultSet = cassandra.types.ResultSet;
 export const { TimeUuid, Uuid, BigDecimal, Long } = types;
 export type TimeUuid = cassandra.types.TimeUuid;
 export type BigDecimal = cassandra.types.BigDecimal;
+
+/**
+ * A map column's value as a Map (empty for null). The driver decodes maps as plain objects here: decoded as Maps
+ * (its `encoding.map` option), the schema it reads is too, and it then cannot see a keyspace's replication.
+ */
+export function mapOf<V>(value: unknown): Map<string, V> {
+  return new Map(Object.entries((value ?? {}) as Record<string, V>));
+}
 
 /** A bigint column's value (the driver's Long: two signed 32-bit halves) as a bigint, without its decimal text. */
 export function bigIntOf(value: { high: number; low: number }): bigint {
@@ -89,7 +98,10 @@ export class Database {
     this.client = new Client(
       clientOptions(config, contactPoints, {
         keyspace: config.keyspace,
-        encoding: { map: Map, set: Set, useUndefinedAsUnset: true },
+        // Maps stay plain objects (mapOf reads them): the driver decodes the schema it reads with these options too,
+        // and with `map: Map` it finds no replication strategy in a keyspace's replication map. It then knows only
+        // each partition's primary replica: every request went there first, and none went elsewhere when it stalled.
+        encoding: { set: Set, useUndefinedAsUnset: true },
         socketOptions: { readTimeout: config.requestTimeoutMs, connectTimeout: 5000 },
         queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
         // A statement is prepared on the node it first runs on, and on another node when it first runs there (the
@@ -98,7 +110,7 @@ export class Database {
         prepareOnAllHosts: false,
         // The driver refuses an undefined tracker (it wants an instance or nothing).
         ...(requestTracker ? { requestTracker } : {}),
-        ...(config.speculativeReadDelayMs > 0 ? { policies: { speculativeExecution: new SpeculativeReads(config.speculativeReadDelayMs) } } : {}),
+        policies: { speculativeExecution: new SpeculativeExecutions(config.speculativeReadDelayMs, config.speculativeWriteDelayMs) },
       }),
     );
   }
@@ -149,9 +161,10 @@ export class Database {
    * A logged batch first writes its batchlog to two other nodes. When one of them is down but not yet known to be
    * (a node killed, for the seconds before gossip convicts it), that write times out (writeType BATCH_LOG): the
    * batch has not run yet, and the batchlog node that did answer replays it later, with its write timestamp. A
-   * batch whose second run writes exactly what its first did then runs again at once as an unlogged batch, with
-   * the timestamp the logged one had: it needs no batchlog, only a quorum of each partition's replicas, and the
-   * replay that follows changes nothing. A statement that is not idempotent, or that writes a list's elements
+   * batch whose second run writes exactly what its first did then runs again as an unlogged batch, with the
+   * timestamp the logged one had, and does so as well once the logged one has waited batchlogPatienceMs (a stalled
+   * node holds a batchlog write for the server's whole write timeout): it needs no batchlog, only a quorum of each
+   * partition's replicas, and the replay that follows changes nothing (loggedWithFallback). A statement that is not idempotent, or that writes a list's elements
    * (Statement.writesList: they get new cell keys at each run, so a second run repeats them), keeps the batch to
    * its error.
    */
@@ -172,19 +185,57 @@ export class Database {
             { prepare: true, logged: asLogged, isIdempotent, consistency: this.consistency, ...(timestamp ? { timestamp } : {}) },
           ),
       );
+    if (!timestamp) {
+      await send(logged).catch((err: unknown) => this.appliedByBatchlog(logged, err));
+      return;
+    }
+    await this.loggedWithFallback(send);
+  }
+
+  /**
+   * A logged batch whose batchlog was written is applied even when it timed out after (the write type BATCH): by
+   * its coordinator or by the batchlog's replay. Answering an error would have the client send it again, as a
+   * second message. Any other error is thrown.
+   */
+  private appliedByBatchlog(logged: boolean, err: unknown): void {
+    if (!logged || writeTimeoutType(err) !== 'BATCH') throw err;
+    this.logger.warn({ err: describe(err) }, 'logged batch timed out after its batchlog was written; it will be applied');
+  }
+
+  /**
+   * Runs a logged batch that a second run writes the same (idempotent, at one write timestamp), and the same batch
+   * unlogged as well when the logged one is not answered within batchlogPatienceMs or its batchlog write timed out:
+   * the first success answers. Its coordinator writes the batchlog to two other nodes and waits for both, so a node
+   * that stalls, or has died and is not yet marked down, holds every logged batch up for the server's write timeout
+   * (and a stalled coordinator, for the request timeout). Unlogged, each partition's mutations are written at the
+   * consistency level: its success is the whole batch applied, which is all the batchlog was there to ensure.
+   */
+  private async loggedWithFallback(send: (asLogged: boolean) => Promise<unknown>): Promise<void> {
+    const logged = send(true).then(
+      () => undefined,
+      (err: unknown) => this.appliedByBatchlog(true, err),
+    );
+    const patience = new AbortController();
+    const first = await Promise.race([
+      logged.then(
+        () => 'applied' as const,
+        (err: unknown) => err,
+      ),
+      delay(this.config.batchlogPatienceMs, 'waited' as const, { signal: patience.signal }).catch(() => 'applied' as const),
+    ]);
+    patience.abort();
+    if (first === 'applied') return;
+    if (first !== 'waited' && writeTimeoutType(first) !== 'BATCH_LOG') throw first;
+    this.logger.warn(
+      first === 'waited' ? { waitedMs: this.config.batchlogPatienceMs } : { err: describe(first) },
+      'logged batch not answered in time (a batchlog node is slow or down); it runs unlogged too',
+    );
+    this.queryCount += 1;
     try {
-      await send(logged);
+      await Promise.any([logged, send(false)]);
     } catch (err) {
-      if (logged && writeTimeoutType(err) === 'BATCH') {
-        // The batchlog holds it: the batch is applied, by its coordinator or by the batchlog's replay. Answering
-        // an error would have the client send it again, as a second message.
-        this.logger.warn({ err: describe(err) }, 'logged batch timed out after its batchlog was written; it will be applied');
-        return;
-      }
-      if (!timestamp || writeTimeoutType(err) !== 'BATCH_LOG') throw err;
-      this.logger.warn({ err: describe(err) }, 'batchlog write timed out (a batchlog replica did not answer); the batch runs unlogged');
-      this.queryCount += 1;
-      await send(false);
+      // Both failed: the unlogged run's error is the one that tells why now.
+      throw (err as AggregateError).errors[1];
     }
   }
 
@@ -313,6 +364,7 @@ export function clientOptions(
     policies: {
       reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false),
       retry: new RetryPolicy(),
+      loadBalancing: stallAwareBalancing(config.localDataCenter),
       ...extra.policies,
     },
   };
@@ -334,41 +386,6 @@ const CAS_WRITE_UNKNOWN = 0x1700; // protocol v5's explicit "LWT outcome unknown
 export function writeTimeoutType(err: unknown): string | undefined {
   if (!(err instanceof errors.ResponseError) || err.code !== types.responseErrorCodes.writeTimeout) return undefined;
   return (err as { writeType?: string }).writeType;
-}
-
-/**
- * The driver's retry rules, but for a batchlog write that timed out: the default retries it on the same
- * coordinator, which picks its batchlog nodes among the same few and waits a whole timeout again; Database.batch
- * runs such a batch unlogged instead, at once.
- */
-class RetryPolicy extends policies.retry.RetryPolicy {
-  override onWriteTimeout(): cassandra.policies.retry.DecisionInfo {
-    return this.rethrowResult();
-  }
-}
-
-/**
- * One more execution of a read, on the next node of its query plan, when the first has not answered after
- * `delayMs`; the first answer wins. Reads only: the driver already limits speculation to idempotent statements,
- * and an idempotent write run twice at once is safe but doubles its replicas' work for no gain (a write waits for
- * a quorum of replicas, not for one node, so one slow replica does not hold it back; a stalled coordinator is
- * left after the request timeout, then the write is retried elsewhere).
- */
-export class SpeculativeReads implements cassandra.policies.speculativeExecution.SpeculativeExecutionPolicy {
-  constructor(private readonly delayMs: number) {}
-
-  init(): void {}
-
-  shutdown(): void {}
-
-  newPlan(_keyspace: string, queryInfo: string | Array<object>): { nextExecution: () => number } {
-    let more = typeof queryInfo === 'string' && /^\s*SELECT\b/i.test(queryInfo) ? 1 : 0;
-    return { nextExecution: () => (more-- > 0 ? this.delayMs : -1) };
-  }
-
-  getOptions(): Map<string, object> {
-    return new Map<string, object>([['delay', Object(this.delayMs)], ['maxSpeculativeExecutions', Object(1)]]);
-  }
 }
 
 /**

@@ -6,7 +6,7 @@
  * racing it is ordered with it (see cql/009_room_moderation.cql). A ban takes the
  * user off the moderators too.
  */
-import { cql, type Database } from '../cassandra/client.js';
+import { cql, mapOf, type Database } from '../cassandra/client.js';
 import type { ChatUser } from './chat-user.js';
 import type { RoomRecord } from './rooms.js';
 
@@ -56,15 +56,15 @@ export class ModerationStore {
   }
 
   unban(room: RoomRecord, login: string): Promise<boolean> {
-    return this.onRoom(room, UNBAN, [new Set([login])], (row) => !((row.banned as Map<string, Date> | null)?.has(login) ?? false));
+    return this.onRoom(room, UNBAN, [new Set([login])], (row) => !mapOf<Date>(row.banned).has(login));
   }
 
   mute(room: RoomRecord, login: string, until: Date, ttlSeconds: number): Promise<boolean> {
-    return this.onRoom(room, MUTE, [ttlSeconds, login, until], (row) => (row.muted_until as Map<string, Date> | null)?.get(login)?.getTime() === until.getTime());
+    return this.onRoom(room, MUTE, [ttlSeconds, login, until], (row) => mapOf<Date>(row.muted_until).get(login)?.getTime() === until.getTime());
   }
 
   unmute(room: RoomRecord, login: string): Promise<boolean> {
-    return this.onRoom(room, UNMUTE, [login], (row) => !((row.muted_until as Map<string, Date> | null)?.has(login) ?? false));
+    return this.onRoom(room, UNMUTE, [login], (row) => !mapOf<Date>(row.muted_until).has(login));
   }
 
   slowMode(room: RoomRecord, seconds: number | null): Promise<boolean> {
@@ -86,7 +86,7 @@ export class ModerationStore {
     const params = [login, at, new Set(entries), new Set([login]), room.name, room.creatorLogin, read];
     const outcome = await this.db.lwt(BAN, params, async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
-      return { applied: Boolean((row?.banned as Map<string, Date> | null)?.get(login)?.getTime() === at.getTime()), row };
+      return { applied: mapOf<Date>(row?.banned).get(login)?.getTime() === at.getTime(), row };
     });
     if (outcome.applied) return 'banned';
     return outcome.row?.creator_login === room.creatorLogin ? 'changed' : 'gone';

@@ -3,7 +3,7 @@
  * users.chat_rooms. Every change of a room row that could race a deletion is
  * a lightweight transaction (see cql/002_chat_rooms.cql).
  */
-import { cql, type Database, type Row } from '../cassandra/client.js';
+import { cql, mapOf, type Database, type Row } from '../cassandra/client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
@@ -110,8 +110,8 @@ function toHead(row: Row): RoomHead {
     creator: fromUdt(row.creator),
     creatorLogin: row.creator_login,
     moderators: [...((row.moderators as Set<string> | null) ?? [])],
-    banned: (row.banned as Map<string, Date> | null) ?? new Map(),
-    mutedUntil: (row.muted_until as Map<string, Date> | null) ?? new Map(),
+    banned: mapOf<Date>(row.banned),
+    mutedUntil: mapOf<Date>(row.muted_until),
     slowModeSeconds: row.slow_mode_seconds ?? null,
     metadata: row.metadata ?? null,
   };
@@ -188,7 +188,7 @@ export class RoomStore {
       return { applied: joined, row: row! };
     });
     if (outcome.applied) return 'joined';
-    const banned = (outcome.row?.banned as Map<string, Date> | null | undefined)?.has(user.login);
+    const banned = mapOf<Date>(outcome.row?.banned).has(user.login);
     return banned && outcome.row?.creator_login === room.creatorLogin ? 'banned' : 'gone';
   }
 
