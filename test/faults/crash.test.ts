@@ -25,6 +25,7 @@ import { eventually } from '../testkit/poll.js';
 import { roomWith } from '../testkit/data/rooms.js';
 import { signUp, signUpMany } from '../testkit/data/users.js';
 import { keyOf } from '../testkit/ids.js';
+import { mapOf } from '../../src/db/cassandra/client.js';
 
 /** Kills tried before a test gives up on catching its state: each kill lands at a moment the test picks by watching storage. */
 const TRIES = 5;
@@ -161,7 +162,7 @@ describe('SIGKILL in the middle of purchases', () => {
     /** The purchases bound to the item (in its map, their units taken from its stock). */
     const boundTo = async (itemId: string) => {
       const master = await cqlRow(retrier, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
-      return new Map([...((master?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+      return new Map([...mapOf<number>(master?.purchases)].map(([k, v]) => [String(k), v]));
     };
     type Answer = GqlResult<{ buyItem: { id: string } }> | undefined;
     const answeredIds = (answers: Answer[]) => new Set(answers.map((r) => r?.data?.buyItem.id).filter((id) => id !== undefined).map(keyOf));

@@ -13,6 +13,7 @@ import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.j
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import type { BuyItemMutation } from '../generated/graphql.js';
 import { globalIdOf, keyOf } from '../testkit/ids.js';
+import { mapOf } from '../../src/db/cassandra/client.js';
 
 const HEAVY = 300_000; // a shared 2-core machine: generous, and no timing is asserted
 
@@ -28,7 +29,7 @@ type Result = GqlResult<BuyItemMutation>;
 /** Reads the master row straight from Cassandra: the purchases map is the ground truth of what is sold. */
 async function masterRow(itemId: string) {
   const row = await cqlRow(app, 'SELECT offered_units, available_units, auction_finished, purchases FROM items WHERE id = ?', [uuid(itemId)]);
-  const map = new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
+  const map = new Map([...mapOf<number>(row?.purchases)].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
   return { offered: row?.offered_units as number, available: row?.available_units as number, finished: row?.auction_finished as boolean, map };
 }
 

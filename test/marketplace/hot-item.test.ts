@@ -12,6 +12,7 @@ import { codes, gql } from '../testkit/http.js';
 import { createItem, cqlRow, uuid } from '../testkit/data/marketplace.js';
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import { globalIdOf } from '../testkit/ids.js';
+import { mapOf } from '../../src/db/cassandra/client.js';
 
 const HEAVY = 300_000; // a shared 2-core machine: generous, and no timing is asserted
 
@@ -50,7 +51,7 @@ describe('a hot item bought from two instances at once', () => {
       expect(retries).toBeLessThanOrEqual(45);
 
       const row = await cqlRow(a, 'SELECT offered_units, available_units, auction_finished, purchases FROM items WHERE id = ?', [uuid(item.id)]);
-      const sold = new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
+      const sold = new Map([...mapOf<number>(row?.purchases)].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
       expect({ available: row?.available_units, finished: row?.auction_finished }).toEqual({ available: 0, finished: true });
       expect(new Set(sold.keys())).toEqual(new Set(bought.map((p) => p.id)));
       expect([...sold.values()].reduce((x, y) => x + y, 0)).toBe(row?.offered_units - row?.available_units);

@@ -13,6 +13,7 @@ import { createItem, cqlRow, cqlRows, uuid } from '../testkit/data/marketplace.j
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { onceHook } from '../testkit/faults/fault-hooks.js';
 import { globalIdOf, keyOf } from '../testkit/ids.js';
+import { mapOf } from '../../src/db/cassandra/client.js';
 
 let app: App;
 let seller: TestUser;
@@ -26,7 +27,7 @@ beforeAll(async () => {
 /** The item's purchases map, straight from the master row: what the bind LWT recorded as sold. */
 async function boundPurchases(itemId: string): Promise<Map<string, number>> {
   const row = await cqlRow(app, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
-  return new Map([...((row?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
+  return new Map([...mapOf<number>(row?.purchases)].map(([k, v]) => [globalIdOf('Purchase', String(k)), v]));
 }
 
 const claimRow = (login: string, key: string) =>

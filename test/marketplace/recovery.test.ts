@@ -16,6 +16,7 @@ import { eventually } from '../testkit/poll.js';
 import { signUpMany, type TestUser } from '../testkit/data/users.js';
 import { hookUntilRemoved, onceHook } from '../testkit/faults/fault-hooks.js';
 import { globalIdOf, keyOf } from '../testkit/ids.js';
+import { mapOf } from '../../src/db/cassandra/client.js';
 
 // Recovery runs at start and then hourly here, so only the runs a test asks for happen; and with no
 // grace period, so it reaches a purchase interrupted a moment ago (the grace has tests of its own).
@@ -47,7 +48,7 @@ async function buyAndCrashAfterBind(on: App, itemId: string, quantity: number, e
   const res = await gql(on, BuyItemDocument, { itemId, quantity }, buyer.token);
   expect(codes(res)).toEqual(['INTERNAL_SERVER_ERROR']);
   const master = await cqlRow(on, 'SELECT purchases FROM items WHERE id = ?', [uuid(itemId)]);
-  const map = new Map([...((master?.purchases as Map<unknown, number> | null) ?? new Map())].map(([k, v]) => [String(k), v]));
+  const map = new Map([...mapOf<number>(master?.purchases)].map(([k, v]) => [String(k), v]));
   expect(map.get(purchaseId)).toBe(quantity);
   const row = await cqlRow(on, 'SELECT status FROM purchases WHERE id = ?', [uuid(purchaseId)]);
   expect(expectStatus).toContain(row?.status);
