@@ -50,6 +50,24 @@ export interface App {
   readonly url: string;
 }
 
+/** Yoga, and the timed request listener that serves through it: the JSON fast path in front, unless turned off. */
+function graphqlServing(svc: Services, logger: Logger, trusted: TrustedDocuments, live: LiveConnectionsPerAddress, tracing: Tracing | undefined) {
+  const { config } = svc;
+  const compiled = config.graphqlJit ? new CompiledOperations(Limits.jit) : undefined;
+  const metrics = operationMetrics(svc.metrics);
+  const yoga = buildYoga(svc, { trusted, live, metrics: metrics.plugins, compiled, tracing: tracing?.plugin });
+  const prepared = compiled && {
+    operations: compiled,
+    context: (req: IncomingMessage) => httpContext(svc, req),
+    metrics: metrics.prepared,
+    shedding: passwordShedding(svc.passwords),
+  };
+  const listener = config.httpFastPath
+    ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger, prepared })
+    : yoga;
+  return { yoga, listener: svc.metrics.timeHttpRequests(listener) };
+}
+
 export function createApp(options: AppOptions = {}): App {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? createLogger(config);
@@ -113,20 +131,8 @@ export function createApp(options: AppOptions = {}): App {
       }
       // One count of live connections per address for WebSockets and SSE streams alike.
       const live = new LiveConnectionsPerAddress(config.maxLiveConnectionsPerAddress);
-      const compiled = config.graphqlJit ? new CompiledOperations(Limits.jit) : undefined;
-      const metrics = operationMetrics(services.metrics);
-      const yoga = buildYoga(services, { trusted, live, metrics: metrics.plugins, compiled, tracing: tracing?.plugin });
-      const svc = services;
-      const prepared = compiled && {
-        operations: compiled,
-        context: (req: IncomingMessage) => httpContext(svc, req),
-        metrics: metrics.prepared,
-        shedding: passwordShedding(svc.passwords),
-      };
-      const listener = config.httpFastPath
-        ? withJsonFastPath(yoga as unknown as YogaPipeline, { maxBodyBytes: MAX_REQUEST_BYTES, maxTokens: config.limits.maxTokens, trusted, logger, prepared })
-        : yoga;
-      serving = services.metrics.timeHttpRequests(listener);
+      const { yoga, listener } = graphqlServing(services, logger, trusted, live, tracing);
+      serving = listener;
       server.off('upgrade', refuseUpgradeWhileStarting);
       webSockets = attachWebSockets(services, yoga, server, trusted, live);
       logger.info({ url: `${app.url}/graphql` }, 'Parley is listening');

@@ -140,72 +140,89 @@ export async function migrate(
     await client.execute(query);
     await schemaAgreement(client);
   };
-  const applied: string[] = [];
   try {
     await client.connect();
     await ddl(
       `CREATE TABLE IF NOT EXISTS ${ks}.schema_migrations (version text PRIMARY KEY, checksum text, applied_at timestamp)`,
     );
     await ddl(`CREATE TABLE IF NOT EXISTS ${ks}.schema_migration_lease (id text PRIMARY KEY, owner text)`);
-
-    const done = new Map(
-      (await client.execute(`SELECT version, checksum FROM ${ks}.schema_migrations`)).rows.map((r) => [
-        r.version as string,
-        r.checksum as string,
-      ]),
-    );
-    const pending = migrations.filter((m) => !done.has(m.version));
-    for (const m of migrations) {
-      const sum = done.get(m.version);
-      if (sum && sum !== m.checksum) {
-        throw new MigrationError(
-          `migration ${m.version} was changed after it was applied: restore cql/${m.version}.cql as it was applied and put the change in a new numbered file`,
-        );
-      }
-    }
-    if (pending.length === 0) return applied;
-
-    // Take the lease (it expires by itself if its holder dies).
-    const deadline = Date.now() + 5 * 60_000;
-    for (;;) {
-      const rs = await client.execute(
-        `INSERT INTO ${ks}.schema_migration_lease (id, owner) VALUES ('lease', ?) IF NOT EXISTS USING TTL ${LEASE_SECONDS}`,
-        [owner],
-        { prepare: true },
-      );
-      const lease = rs.first();
-      if (lease['[applied]'] || lease.owner === owner) break;
-      if (Date.now() > deadline) {
-        throw new MigrationError(
-          'other instances kept migrating for 5 minutes: let them finish, then start again',
-        );
-      }
-      logger.info('another instance is migrating; waiting');
-      await delay(500 + Math.random() * 500);
-    }
+    if (!(await anyPending(client, ks, migrations))) return [];
+    await takeLease(client, ks, owner, logger);
     try {
-      // Re-read under the lease: the other instance may have applied some meanwhile.
-      const now = new Set(
-        (await client.execute(`SELECT version FROM ${ks}.schema_migrations`)).rows.map((r) => r.version as string),
-      );
-      for (const m of migrations) {
-        if (now.has(m.version)) continue;
-        for (const statement of m.statements) await applyStatement(m.version, statement, ddl);
-        await client.execute(
-          `INSERT INTO ${ks}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
-          [m.version, m.checksum],
-          { prepare: true },
-        );
-        applied.push(m.version);
-        logger.info({ version: m.version }, 'applied migration');
-      }
+      return await applyPending(client, ks, migrations, ddl, logger);
     } finally {
       await client.execute(`DELETE FROM ${ks}.schema_migration_lease WHERE id = 'lease' IF owner = ?`, [owner], {
         prepare: true,
       });
     }
-    return applied;
   } finally {
     await client.shutdown();
   }
+}
+
+/** Whether any migration is still to apply; refuses a migration changed after it was applied. */
+async function anyPending(client: cassandra.Client, ks: string, migrations: Migration[]): Promise<boolean> {
+  const done = new Map(
+    (await client.execute(`SELECT version, checksum FROM ${ks}.schema_migrations`)).rows.map((r) => [
+      r.version as string,
+      r.checksum as string,
+    ]),
+  );
+  for (const m of migrations) {
+    const sum = done.get(m.version);
+    if (sum && sum !== m.checksum) {
+      throw new MigrationError(
+        `migration ${m.version} was changed after it was applied: restore cql/${m.version}.cql as it was applied and put the change in a new numbered file`,
+      );
+    }
+  }
+  return migrations.some((m) => !done.has(m.version));
+}
+
+/** Takes the migration lease (it expires by itself if its holder dies), waiting up to 5 minutes for another's. */
+async function takeLease(client: cassandra.Client, ks: string, owner: string, logger: Logger): Promise<void> {
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
+    const rs = await client.execute(
+      `INSERT INTO ${ks}.schema_migration_lease (id, owner) VALUES ('lease', ?) IF NOT EXISTS USING TTL ${LEASE_SECONDS}`,
+      [owner],
+      { prepare: true },
+    );
+    const lease = rs.first();
+    if (lease['[applied]'] || lease.owner === owner) return;
+    if (Date.now() > deadline) {
+      throw new MigrationError(
+        'other instances kept migrating for 5 minutes: let them finish, then start again',
+      );
+    }
+    logger.info('another instance is migrating; waiting');
+    await delay(500 + Math.random() * 500);
+  }
+}
+
+/** Under the lease, applies each migration not yet recorded, in order; returns the versions it applied. */
+async function applyPending(
+  client: cassandra.Client,
+  ks: string,
+  migrations: Migration[],
+  ddl: (query: string) => Promise<void>,
+  logger: Logger,
+): Promise<string[]> {
+  // Re-read under the lease: the other instance may have applied some meanwhile.
+  const now = new Set(
+    (await client.execute(`SELECT version FROM ${ks}.schema_migrations`)).rows.map((r) => r.version as string),
+  );
+  const applied: string[] = [];
+  for (const m of migrations) {
+    if (now.has(m.version)) continue;
+    for (const statement of m.statements) await applyStatement(m.version, statement, ddl);
+    await client.execute(
+      `INSERT INTO ${ks}.schema_migrations (version, checksum, applied_at) VALUES (?, ?, toTimestamp(now()))`,
+      [m.version, m.checksum],
+      { prepare: true },
+    );
+    applied.push(m.version);
+    logger.info({ version: m.version }, 'applied migration');
+  }
+  return applied;
 }

@@ -85,43 +85,77 @@ export interface FastPathOptions {
 export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): RequestListener {
   const { instrumentation } = yoga;
   if (instrumentation?.request || instrumentation?.requestParse || instrumentation?.resultProcess) return yoga;
-  const endpoint = yoga.graphqlEndpoint;
-  const kinds = new OperationKinds(options.maxTokens);
-  const unexpected = maskError(options.logger);
-  const mediaTypes = new AcceptedMediaTypes();
-  // Tracing instruments operations: its span must cover every one.
-  const prepared = instrumentation?.operation ? undefined : options.prepared;
+  return new JsonFastPath(yoga, options).listener;
+}
+
+/** The fast path's listener and the steps it takes: which requests it serves, and how it runs and answers them. */
+class JsonFastPath {
+  private readonly endpoint: string;
+  private readonly kinds: OperationKinds;
+  private readonly unexpected: ReturnType<typeof maskError>;
+  private readonly mediaTypes = new AcceptedMediaTypes();
+  /** Operations run without the pipeline; none when tracing instruments operations (its span must cover every one). */
+  private readonly prepared: FastPathOptions['prepared'];
   /** Each prepared operation's last refused result, for shedding (its errors are located, not yet masked). */
-  const refusals = new WeakMap<Compiled, ExecutionResult>();
+  private readonly refusals = new WeakMap<Compiled, ExecutionResult>();
 
-  const run = (params: Params, request: Request, context: Record<string, unknown>): Result | Promise<Result> => {
-    if (!instrumentation?.operation) return yoga.getResultForParams({ params, request }, context);
-    // As Yoga's own handler runs it, so tracing's operation span covers the operation alike.
-    const instrumented = getInstrumented({ context, request }) as { asyncFn: (hook: unknown, fn: typeof yoga.getResultForParams) => typeof yoga.getResultForParams };
-    return instrumented.asyncFn(instrumentation.operation, yoga.getResultForParams)({ params, request }, context);
-  };
-
-  function serve(req: IncomingMessage, res: ServerResponse, body: Buffer, mediaType: string): unknown {
-    const params = ordinaryParams(body);
-    const text = params && documentText(params);
-    if (text === undefined) return handOver(req, res, body);
-    const compiled = prepared?.operations.prepared(text, params!.operationName);
-    // A request with an idempotency key runs through the pipeline, whose plugin (src/server/idempotency.ts) keeps its answer.
-    if (compiled && !carriesIdempotencyKey(req.headers, params!.extensions)) return runPrepared(req, res, params!, compiled, mediaType);
-    const kind = kinds.of(text, params!.operationName ?? undefined);
-    if (kind !== 'query' && kind !== 'mutation') return handOver(req, res, body);
-    return viaPipeline(req, res, params!, mediaType);
+  constructor(
+    private readonly yoga: YogaPipeline,
+    private readonly options: FastPathOptions,
+  ) {
+    this.endpoint = yoga.graphqlEndpoint;
+    this.kinds = new OperationKinds(options.maxTokens);
+    this.unexpected = maskError(options.logger);
+    this.prepared = yoga.instrumentation?.operation ? undefined : options.prepared;
   }
 
-  function viaPipeline(req: IncomingMessage, res: ServerResponse, params: Params, mediaType: string): Promise<void> {
-    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served by the JSON fast path');
-    const context: Record<string, unknown> = { req, res, waitUntil: yoga.waitUntil };
+  readonly listener: RequestListener = (req, res) => {
+    const mediaType = ordinaryHeaders(req, this.endpoint, this.options.maxBodyBytes) ? this.mediaTypes.of(req.headers.accept) : undefined;
+    const { yoga } = this;
+    if (mediaType === undefined) return yoga(req, res);
+    // Continued in a promise's reaction, so the request's async context (its id, its logs) carries on.
+    readBody(req)
+      .then(
+        (body) => this.serve(req, res, body, mediaType),
+        // The client went away before its body was in: nobody to answer.
+        () => res.destroy(),
+      )
+      .catch((err: unknown) => {
+        this.options.logger.error({ err }, 'JSON fast path failed');
+        res.destroy();
+      });
+  };
+
+  private serve(req: IncomingMessage, res: ServerResponse, body: Buffer, mediaType: string): unknown {
+    const params = ordinaryParams(body);
+    const text = params && this.documentText(params);
+    if (text === undefined) return this.handOver(req, res, body);
+    const compiled = this.prepared?.operations.prepared(text, params!.operationName);
+    // A request with an idempotency key runs through the pipeline, whose plugin (src/server/idempotency.ts) keeps its answer.
+    if (compiled && !carriesIdempotencyKey(req.headers, params!.extensions)) return this.runPrepared(req, res, params!, compiled, mediaType);
+    const kind = this.kinds.of(text, params!.operationName ?? undefined);
+    if (kind !== 'query' && kind !== 'mutation') return this.handOver(req, res, body);
+    return this.viaPipeline(req, res, params!, mediaType);
+  }
+
+  private run(params: Params, request: Request, context: Record<string, unknown>): Result | Promise<Result> {
+    const { yoga } = this;
+    const operation = yoga.instrumentation?.operation;
+    if (!operation) return yoga.getResultForParams({ params, request }, context);
+    // As Yoga's own handler runs it, so tracing's operation span covers the operation alike.
+    const instrumented = getInstrumented({ context, request }) as { asyncFn: (hook: unknown, fn: typeof yoga.getResultForParams) => typeof yoga.getResultForParams };
+    return instrumented.asyncFn(operation, yoga.getResultForParams)({ params, request }, context);
+  }
+
+  private viaPipeline(req: IncomingMessage, res: ServerResponse, params: Params, mediaType: string): Promise<void> {
+    if (this.options.logger.isLevelEnabled('trace')) this.options.logger.trace('served by the JSON fast path');
+    const context: Record<string, unknown> = { req, res, waitUntil: this.yoga.waitUntil };
     return Promise.resolve()
-      .then(() => run(params, new NodeRequest(req, endpoint) as unknown as Request, context))
+      .then(() => this.run(params, new NodeRequest(req, this.endpoint) as unknown as Request, context))
       .then(
         (result) => send(res, ordinary(result), mediaType),
         // Yoga's pipeline answers the operation's own errors; what it throws (a context that could not be built, a bug) too.
-        (err: unknown) => send(res, { errors: [thrown(err)] }, mediaType),
+        (err: unknown) => send(res, { errors: [this.thrown(err)] }, mediaType),
       );
   }
 
@@ -133,25 +167,26 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
    * the token check); a context that cannot be built (a refused token,
    * storage down) is answered as the pipeline answers it.
    */
-  async function runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
-    if (!variablesCoerce(compiled, params.variables)) return viaPipeline(req, res, params, mediaType);
-    const { context, metrics, shedding } = prepared!;
+  private async runPrepared(req: IncomingMessage, res: ServerResponse, params: Params, compiled: Compiled, mediaType: string): Promise<void> {
+    if (!variablesCoerce(compiled, params.variables)) return this.viaPipeline(req, res, params, mediaType);
+    const { context, metrics, shedding } = this.prepared!;
+    const { logger } = this.options;
     const run = { req, document: compiled.document, operationName: params.operationName, contextSeconds: 0 };
-    const refusal = shedding?.refusesNow(compiled, req) ? refusals.get(compiled) : undefined;
+    const refusal = shedding?.refusesNow(compiled, req) ? this.refusals.get(compiled) : undefined;
     if (refusal) {
-      if (options.logger.isLevelEnabled('trace')) options.logger.trace('refused as its last run was (load shedding)');
-      counted(() => metrics?.ran({ ...run, executeSeconds: 0, result: refusal }));
-      return send(res, masked(refusal), mediaType);
+      if (logger.isLevelEnabled('trace')) logger.trace('refused as its last run was (load shedding)');
+      this.counted(() => metrics?.ran({ ...run, executeSeconds: 0, result: refusal }));
+      return send(res, this.masked(refusal), mediaType);
     }
-    if (options.logger.isLevelEnabled('trace')) options.logger.trace('served as a prepared operation');
+    if (logger.isLevelEnabled('trace')) logger.trace('served as a prepared operation');
     const started = performance.now();
     let contextValue: unknown;
     try {
       contextValue = await context(req);
     } catch (err) {
       run.contextSeconds = (performance.now() - started) / 1000;
-      counted(() => metrics?.contextFailed({ ...run, error: err }));
-      return send(res, { errors: [thrown(err)] }, mediaType);
+      this.counted(() => metrics?.contextFailed({ ...run, error: err }));
+      return send(res, { errors: [this.thrown(err)] }, mediaType);
     }
     const executing = performance.now();
     run.contextSeconds = (executing - started) / 1000;
@@ -160,20 +195,20 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
       result = await executeCompiled(compiled, contextValue, params.variables);
     } catch (err) {
       // graphql-jit answers a resolver's errors in the result; what it throws is not the client's doing.
-      return send(res, { errors: [thrown(err)] }, mediaType);
+      return send(res, { errors: [this.thrown(err)] }, mediaType);
     }
     const executeSeconds = (performance.now() - executing) / 1000;
-    if (shedding?.isRefusal(compiled, result)) refusals.set(compiled, result);
-    counted(() => metrics?.ran({ ...run, executeSeconds, result }));
-    send(res, masked(result), mediaType);
+    if (shedding?.isRefusal(compiled, result)) this.refusals.set(compiled, result);
+    this.counted(() => metrics?.ran({ ...run, executeSeconds, result }));
+    send(res, this.masked(result), mediaType);
   }
 
   /** Metrics that fail must not cost the client its answer (the operation has run). */
-  function counted(record: () => void): void {
+  private counted(record: () => void): void {
     try {
       record();
     } catch (err) {
-      options.logger.error({ err }, 'metrics of a prepared operation failed');
+      this.options.logger.error({ err }, 'metrics of a prepared operation failed');
     }
   }
 
@@ -182,51 +217,36 @@ export function withJsonFastPath(yoga: YogaPipeline, options: FastPathOptions): 
    * by Yoga's masker, which logs what it masks and leaves an error it has
    * masked already as it is (a context's error is masked where it is thrown).
    */
-  function thrown(err: unknown): GraphQLError {
-    const masking = yoga.maskedErrorsOpts;
-    const masked = masking ? masking.maskError(err as GraphQLError, masking.errorMessage) : unexpected(err);
+  private thrown(err: unknown): GraphQLError {
+    const masking = this.yoga.maskedErrorsOpts;
+    const masked = masking ? masking.maskError(err as GraphQLError, masking.errorMessage) : this.unexpected(err);
     return masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked });
   }
 
   /** As Yoga's masking plugin does it after execution. */
-  function masked(result: ExecutionResult): ExecutionResult {
-    const masking = yoga.maskedErrorsOpts;
+  private masked(result: ExecutionResult): ExecutionResult {
+    const masking = this.yoga.maskedErrorsOpts;
     if (!result.errors || !masking) return result;
     return { ...result, errors: result.errors.map((e) => masking.maskError(e, masking.errorMessage) as GraphQLError) };
   }
 
   /** Yoga's listener, given the body already read (whatwg-node takes a read body from `req.body`). */
-  function handOver(req: IncomingMessage, res: ServerResponse, body: Buffer): unknown {
+  private handOver(req: IncomingMessage, res: ServerResponse, body: Buffer): unknown {
     (req as IncomingMessage & { body?: Buffer }).body = body;
+    const { yoga } = this;
     return yoga(req, res);
   }
 
   /** The document the parameters name (sent, or trusted by id), or undefined for Yoga to refuse. */
-  function documentText(params: Params): string | undefined {
+  private documentText(params: Params): string | undefined {
     let text: string | undefined;
     try {
-      text = options.trusted.resolve(params) ?? params.query;
+      text = this.options.trusted.resolve(params) ?? params.query;
     } catch {
       return undefined; // Yoga's onParams hook refuses it, with its own code.
     }
     return typeof text === 'string' ? text : undefined;
   }
-
-  return (req, res) => {
-    const mediaType = ordinaryHeaders(req, endpoint, options.maxBodyBytes) ? mediaTypes.of(req.headers.accept) : undefined;
-    if (mediaType === undefined) return yoga(req, res);
-    // Continued in a promise's reaction, so the request's async context (its id, its logs) carries on.
-    readBody(req)
-      .then(
-        (body) => serve(req, res, body, mediaType),
-        // The client went away before its body was in: nobody to answer.
-        () => res.destroy(),
-      )
-      .catch((err: unknown) => {
-        options.logger.error({ err }, 'JSON fast path failed');
-        res.destroy();
-      });
-  };
 }
 
 /** POST to the endpoint, JSON with a length within the limit, from no foreign page (those need CORS, Yoga's). */

@@ -5,14 +5,15 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { serveGraphqlWs, SLOW_CONSUMER_CLOSE, type NextSender } from './graphql-ws-transport.js';
+import type { SubscribePayload } from 'graphql-ws';
+import { serveGraphqlWs, SLOW_CONSUMER_CLOSE, type NextSender, type Transport } from './graphql-ws-transport.js';
+import { TokenWatch } from './token-watch.js';
 import { offerDirectSink, type DirectSink } from './shared-execution.js';
 import { sessionEnded } from './live-session.js';
 import type { Services } from '../../resolvers/services.js';
 import type { Session } from '../../auth/tokens.js';
 import { authenticate, bearerToken, refusalOf, revokedToken, TokenRefusal } from '../../auth/authenticate.js';
 import { ErrorCode } from '../../errors.js';
-import { atTime } from '../../at-time.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from '../server-context.js';
 import type { ParleyYoga } from '../yoga.js';
 import type { TrustedDocuments } from '../http/trusted-documents.js';
@@ -93,13 +94,8 @@ export interface WebSocketBridge {
   dispose(): Promise<void>;
 }
 
-export function attachWebSockets(
-  svc: Services,
-  yoga: ParleyYoga,
-  httpServer: Server,
-  trusted: TrustedDocuments,
-  live: LiveConnectionsPerAddress,
-): WebSocketBridge {
+/** The socket server on Yoga's endpoint, refusing a foreign origin (403) and an address over its share (429). */
+function liveSocketServer(svc: Services, yoga: ParleyYoga, httpServer: Server, live: LiveConnectionsPerAddress): WebSocketServer {
   const origins = originPolicy(svc.config);
   const wss = new WebSocketServer({
     server: httpServer,
@@ -117,46 +113,129 @@ export function attachWebSockets(
     svc.metrics.trackWebSocket(socket);
     live.opened(socket, clientAddress(req, svc.config.trustProxy));
   });
+  return wss;
+}
+
+function closeRefused(socket: WebSocket, err: unknown): void {
+  const expired = refusalOf(err) === TokenRefusal.EXPIRED;
+  const reason = err instanceof GraphQLError ? err.message : 'Invalid token';
+  socket.close(expired ? WS_CLOSE.TOKEN_EXPIRED : WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
+}
+
+/** What preparing an operation needs of the bridge. */
+interface Bridge {
+  svc: Services;
+  yoga: ParleyYoga;
+  trusted: TrustedDocuments;
+  tokens: TokenWatch;
+  maskAndLog: ReturnType<typeof maskError>;
+  transport: () => Transport;
+}
+
+type SocketContext = { extra: SocketExtra & { socket: WebSocket }; subscriptions: Record<string, unknown>; connectionParams?: Readonly<Record<string, unknown>> };
+
+/** connection_init: the token, if any, authenticates the connection; a refused one closes it. */
+async function connect(svc: Services, tokens: TokenWatch, ctx: SocketContext): Promise<boolean> {
+  const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
+  const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
+  // graphql-ws keeps the connection_init payload for the connection's life; the token need not stay
+  // in memory (or in a heap dump) that long: the session it proves does.
+  for (const key of TOKEN_PARAMS) delete params[key];
+  try {
+    const session = await authenticate(svc, token);
+    ctx.extra.wsSession = session;
+    if (session) tokens.watch(ctx.extra, session);
+    return true;
+  } catch (err) {
+    closeRefused(ctx.extra.socket, err);
+    return false;
+  }
+}
+
+/** The session an operation runs as: the connection's, or one its own headers bring; or the errors that refuse it. */
+async function operationSession(bridge: Bridge, ctx: SocketContext, payload: SubscribePayload): Promise<Session | null | GraphQLError[]> {
+  const { svc, tokens } = bridge;
+  let session = ctx.extra.wsSession ?? null;
+  // A revocation this instance missed (pub/sub down) did not close the socket: check it now.
+  if (session && (await svc.revocations.check(session))) {
+    const refused = revokedToken();
+    setImmediate(() => closeRefused(ctx.extra.socket, refused));
+    return [refused];
+  }
+  // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
+  // authenticates this operation, with the same checks as one given at connect time.
+  const headerToken = operationHeaderToken(payload.extensions);
+  if (headerToken) {
+    try {
+      session = await authenticate(svc, headerToken);
+    } catch (err) {
+      // The operation's error first, so GraphiQL shows why; then the socket closes as at connect time.
+      setImmediate(() => closeRefused(ctx.extra.socket, err));
+      return [err as GraphQLError];
+    }
+    if (session) tokens.watch(ctx.extra, session);
+  }
+  return session;
+}
+
+/** subscribe: the operation's session, document and context through Yoga's pipeline, or the errors that refuse it. */
+async function prepareOperation(bridge: Bridge, ctx: SocketContext, id: string, payload: SubscribePayload, requestId: string) {
+  // Each operation holds a listener and a buffer: one socket may not hold without bound.
+  // graphql-ws has already registered this one in ctx.subscriptions.
+  if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
+    return [
+      new GraphQLError(`At most ${MAX_OPERATIONS_PER_SOCKET} operations may run at once on one connection`, {
+        extensions: { code: ErrorCode.TOO_MANY_SUBSCRIPTIONS },
+      }),
+    ];
+  }
+  const session = await operationSession(bridge, ctx, payload);
+  if (Array.isArray(session)) return session;
+  const { schema, execute, subscribe, contextFactory, parse, validate } = bridge.yoga.getEnveloped({
+    ws: { session, requestId, clientAddress: ctx.extra.clientAddress },
+    params: payload,
+  } as ServerContext & { params: unknown });
+  let document;
+  try {
+    // Over graphql-ws a trusted document comes as `documentId` (or the persistedQuery extension) with query "".
+    document = parse(bridge.trusted.resolve(payload as typeof payload & { documentId?: unknown }) ?? payload.query);
+  } catch (err) {
+    return [bridge.maskAndLog(err instanceof GraphQLError ? err : new GraphQLError('Syntax error'))] as GraphQLError[];
+  }
+  // graphql-ws keeps the subscribe message for the operation's life (hours, for a subscription). Its
+  // query text is the bulk of it and is read by nothing after this parse (Yoga's cache shares the document).
+  (payload as { query: string }).query = '';
+  // Validation errors are logged by the validate hook; here they only get their codes.
+  const errors = validate(schema, document);
+  if (errors.length > 0) return errors.map(mask) as GraphQLError[];
+  const contextValue = await contextFactory();
+  if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+    const sender = bridge.transport().nextSender(ctx.extra.socket, id);
+    if (sender) offerDirectSink(contextValue, new OperationSink(sender, contextValue as Context));
+  }
+  return {
+    schema,
+    document,
+    operationName: payload.operationName,
+    variableValues: payload.variables,
+    contextValue,
+    rootValue: { execute, subscribe },
+  };
+}
+
+export function attachWebSockets(
+  svc: Services,
+  yoga: ParleyYoga,
+  httpServer: Server,
+  trusted: TrustedDocuments,
+  live: LiveConnectionsPerAddress,
+): WebSocketBridge {
+  const wss = liveSocketServer(svc, yoga, httpServer, live);
   const maskAndLog = maskError(svc.logger);
-  /** The open sockets of each watched token, and its expiry timer (one per token, however many sockets carry it). */
-  const byJti = new Map<string, { sockets: Set<WebSocket>; stopTimer: () => void }>();
-  const unwatch = svc.revocations.onRevoke((jti) => {
-    for (const socket of byJti.get(jti)?.sockets ?? []) socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked');
+  const tokens = new TokenWatch(svc.revocations, {
+    revoked: (socket) => socket.close(WS_CLOSE.UNAUTHORIZED, 'Unauthorized: token revoked'),
+    expired: (socket) => socket.close(WS_CLOSE.TOKEN_EXPIRED, 'Token expired: refresh it and reconnect'),
   });
-  /** Closes the socket when the session's token is revoked anywhere or expires: no socket outlives its token. */
-  function watchSession(extra: SocketExtra & { socket: WebSocket }, session: Session): void {
-    if (extra.watchedJtis.includes(session.jti)) return;
-    extra.watchedJtis.push(session.jti);
-    const watched = byJti.get(session.jti);
-    if (watched) {
-      watched.sockets.add(extra.socket);
-      return;
-    }
-    const sockets = new Set([extra.socket]);
-    const expire = () => {
-      for (const socket of sockets) socket.close(WS_CLOSE.TOKEN_EXPIRED, 'Token expired: refresh it and reconnect');
-    };
-    // Registered before the timer is armed: a token already expired closes the socket at once.
-    const entry = { sockets, stopTimer: () => {} };
-    byJti.set(session.jti, entry);
-    entry.stopTimer = atTime(session.expiresAt, expire);
-  }
-  /** A closed socket leaves its tokens' sets; a token no open socket carries is no longer watched. */
-  function unwatchSessions(extra: SocketExtra & { socket: WebSocket }): void {
-    for (const jti of extra.watchedJtis) {
-      const watched = byJti.get(jti);
-      if (!watched?.sockets.delete(extra.socket) || watched.sockets.size > 0) continue;
-      watched.stopTimer();
-      byJti.delete(jti);
-    }
-  }
-
-  function closeRefused(socket: WebSocket, err: unknown): void {
-    const expired = refusalOf(err) === TokenRefusal.EXPIRED;
-    const reason = err instanceof GraphQLError ? err.message : 'Invalid token';
-    socket.close(expired ? WS_CLOSE.TOKEN_EXPIRED : WS_CLOSE.UNAUTHORIZED, `Unauthorized: ${reason}`.slice(0, 120));
-  }
-
   // An operation that throws (rather than returning errors) fails alone, with an error for its id.
   const run = (args: ExecutionArgs, phase: 'execute' | 'subscribe') =>
     inOperationScope(args, async () => {
@@ -166,108 +245,32 @@ export function attachWebSockets(
         return { errors: [maskAndLog(err)] };
       }
     });
-  const transport = serveGraphqlWs<SocketExtra>(
+  const bridge: Bridge = { svc, yoga, trusted, tokens, maskAndLog, transport: () => transport };
+  const transport: Transport = serveGraphqlWs<SocketExtra>(
     wss,
     {
       // Run inside the operation's request scope, so its log lines carry its id.
       execute: (args) => run(args, 'execute') as never,
       subscribe: (args) => run(args, 'subscribe') as never,
-      onConnect: async (ctx) => {
-        const params = ctx.connectionParams ?? {};
-        const token = bearerToken(params.authorization ?? params.Authorization ?? params.token);
-        // graphql-ws keeps the connection_init payload for the connection's life; the token need not stay
-        // in memory (or in a heap dump) that long: the session it proves does.
-        for (const key of TOKEN_PARAMS) delete (params as Record<string, unknown>)[key];
-        try {
-          const session = await authenticate(svc, token);
-          ctx.extra.wsSession = session;
-          if (session) watchSession(ctx.extra, session);
-          return true;
-        } catch (err) {
-          closeRefused(ctx.extra.socket, err);
-          return false;
-        }
-      },
+      onConnect: (ctx) => connect(svc, tokens, ctx as SocketContext),
       onSubscribe: (ctx, id, payload) => {
         // Each operation is a request of its own: its id extends the connection's.
         ctx.extra.operations += 1;
         const requestId = `${ctx.extra.connectionId}.${ctx.extra.operations}`;
         return runInRequestScope({ requestId }, async () => {
           try {
-            return await prepareOperation();
+            return await prepareOperation(bridge, ctx as SocketContext, id, payload, requestId);
           } catch (err) {
             return [maskAndLog(err)] as GraphQLError[];
           }
         });
-
-        async function prepareOperation() {
-          // Each operation holds a listener and a buffer: one socket may not hold without bound.
-          // graphql-ws has already registered this one in ctx.subscriptions.
-          if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_SOCKET) {
-            return [
-              new GraphQLError(`At most ${MAX_OPERATIONS_PER_SOCKET} operations may run at once on one connection`, {
-                extensions: { code: ErrorCode.TOO_MANY_SUBSCRIPTIONS },
-              }),
-            ];
-          }
-          let session = ctx.extra.wsSession ?? null;
-          // A revocation this instance missed (pub/sub down) did not close the socket: check it now.
-          if (session && (await svc.revocations.check(session))) {
-            const refused = revokedToken();
-            setImmediate(() => closeRefused(ctx.extra.socket, refused));
-            return [refused];
-          }
-          // GraphiQL (and Yoga's other clients) send their headers with each operation; a token there
-          // authenticates this operation, with the same checks as one given at connect time.
-          const headerToken = operationHeaderToken(payload.extensions);
-          if (headerToken) {
-            try {
-              session = await authenticate(svc, headerToken);
-            } catch (err) {
-              // The operation's error first, so GraphiQL shows why; then the socket closes as at connect time.
-              setImmediate(() => closeRefused(ctx.extra.socket, err));
-              return [err as GraphQLError];
-            }
-            if (session) watchSession(ctx.extra, session);
-          }
-          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            ws: { session, requestId, clientAddress: ctx.extra.clientAddress },
-            params: payload,
-          } as ServerContext & { params: unknown });
-          let document;
-          try {
-            // Over graphql-ws a trusted document comes as `documentId` (or the persistedQuery extension) with query "".
-            document = parse(trusted.resolve(payload as typeof payload & { documentId?: unknown }) ?? payload.query);
-          } catch (err) {
-            return [maskAndLog(err instanceof GraphQLError ? err : new GraphQLError('Syntax error'))] as GraphQLError[];
-          }
-          // graphql-ws keeps the subscribe message for the operation's life (hours, for a subscription). Its
-          // query text is the bulk of it and is read by nothing after this parse (Yoga's cache shares the document).
-          (payload as { query: string }).query = '';
-          // Validation errors are logged by the validate hook; here they only get their codes.
-          const errors = validate(schema, document);
-          if (errors.length > 0) return errors.map(mask) as GraphQLError[];
-          const contextValue = await contextFactory();
-          if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
-            const sender = transport.nextSender(ctx.extra.socket, id);
-            if (sender) offerDirectSink(contextValue, new OperationSink(sender, contextValue as Context));
-          }
-          return {
-            schema,
-            document,
-            operationName: payload.operationName,
-            variableValues: payload.variables,
-            contextValue,
-            rootValue: { execute, subscribe },
-          };
-        }
       },
     },
     {
       logger: svc.logger,
       maxBufferedBytes: svc.config.wsMaxBufferedBytes,
       onSlowConsumer: () => svc.metrics.slowConsumerClosed(),
-      closed: unwatchSessions,
+      closed: (extra) => tokens.forget(extra),
       extra: (request) => ({
         watchedJtis: [],
         connectionId: requestIdFor(request, svc.config.trustProxy),
@@ -278,7 +281,7 @@ export function attachWebSockets(
   );
   return {
     async dispose() {
-      unwatch();
+      tokens.stop();
       await transport.dispose();
     },
   };
