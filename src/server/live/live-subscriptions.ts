@@ -1,6 +1,6 @@
 /**
  * What every subscription's results pass through, whatever its transport:
- * they end with the session that opened it (src/auth/live-session.ts), and
+ * they end with the session that opened it (src/server/live/live-session.ts), and
  * the subscription counts in parley_subscriptions_active until it ends,
  * however it ends. Both are one hand-written iterator with its methods on the
  * prototype, not a wrapper (and closures) each: an idle subscription holds

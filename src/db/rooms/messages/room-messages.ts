@@ -1,7 +1,8 @@
 /**
  * Storage of chat messages: a room's day-bucketed history, the bucket table
- * that lets history skip empty days, the by-author copy (month buckets) and
- * the clientMessageId claims that make a retried post idempotent.
+ * that lets history skip empty days, and the by-author copy (month buckets).
+ * The clientMessageId claims that make a retried post idempotent are in
+ * message-client-ids.ts.
  */
 import { cql, type Database, type Statement } from '../../cassandra/client.js';
 import { fromUdt } from '../chat-user.js';
