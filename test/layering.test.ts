@@ -105,6 +105,12 @@ describe('the layers', () => {
     expect(offending).toEqual([]);
   });
 
+  it('keeps the context free of domains: resolvers/context.ts imports nothing from a domain folder or storage, not even types (each domain makes its own per-request reads)', () => {
+    const context = files.find((f) => rel(f) === 'resolvers/context.ts')!;
+    const domainOrStorage = (target: string) => inLayer(target, 'db') || (inLayer(target, 'resolvers') && rel(target).split('/').length > 2);
+    expect(importsOf(context).filter((i) => domainOrStorage(i.target)).map((i) => rel(i.target))).toEqual([]);
+  });
+
   it('leaves src/server to what assembles an instance: app.ts, main.ts, cli/, observability/ and server/ itself', () => {
     const assembling = (f: string) => ['app.ts', 'main.ts'].includes(rel(f)) || ['server', 'cli', 'observability'].some((layer) => inLayer(f, layer));
     const offending = files

@@ -13,6 +13,7 @@ import { validBio, validEmail, validLogin, validName, validPassword, requireLeng
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { keyedRunOf, recordTimeFor } from '../idempotency/run.js';
+import { userLoader } from './reads.js';
 
 export interface AuthPayload {
   token: string;
@@ -237,12 +238,12 @@ export async function logout(ctx: Context): Promise<boolean> {
 
 export async function me(ctx: Context): Promise<UserRecord | null> {
   if (!ctx.viewer) return null;
-  return ctx.loaders.user.load(ctx.viewer.login);
+  return userLoader(ctx).load(ctx.viewer.login);
 }
 
 export async function userByLogin(ctx: Context, login: string): Promise<UserRecord | null> {
   requireViewer(ctx);
-  return ctx.loaders.user.load(normalizeLogin(login));
+  return userLoader(ctx).load(normalizeLogin(login));
 }
 
 /** node(id:)'s users, by login: any signed-in viewer sees any user, as with user(login:). */
@@ -265,7 +266,7 @@ export async function updateProfile(ctx: Context, patch: ProfilePatch): Promise<
   // The row after the update is the row before with the given fields replaced: no second read.
   const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
   const user: UserRecord = { ...before, ...given };
-  ctx.loaders.user.clear(viewer.login).prime(viewer.login, user);
+  userLoader(ctx).clear(viewer.login).prime(viewer.login, user);
   await pubsub
     .publish(profileChannel(viewer.login), { login: viewer.login })
     .catch((err) => logger.error({ err }, 'failed to publish profile update'));
@@ -281,7 +282,7 @@ export function visibleEmail(ctx: Context, user: UserRecord): string | null {
 export async function subscribeProfile(ctx: Context, login: string): Promise<AsyncIterable<{ login: string }>> {
   requireViewer(ctx);
   const normalized = normalizeLogin(login);
-  if (!(await ctx.loaders.user.load(normalized))) throw notFound('User');
+  if (!(await userLoader(ctx).load(normalized))) throw notFound('User');
   return eventStream<{ login: string }>(ctx.services.pubsub, profileChannel(normalized));
 }
 
@@ -292,7 +293,7 @@ export async function profileEventUser(ctx: Context, event: { login: string }): 
 
 /** The account a stored record names (a seller, a buyer, a participant): batched through the loader. */
 export async function existingUser(ctx: Context, login: string): Promise<UserRecord> {
-  const user = await ctx.loaders.user.load(login);
+  const user = await userLoader(ctx).load(login);
   if (!user) throw notFound('User');
   return user;
 }

@@ -18,6 +18,7 @@ import { eachVisibleOrNull } from '../shared/nodes.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import { normalizeTag, validDescription, validIntIn, validItemName, validTags, validUnitPrice } from './validation.js';
 import type { Page } from '../../db/cassandra/page.js';
+import { itemLoader } from './reads.js';
 
 /** An item as the API shows it: from the master row, a listing row (no description) or an event. */
 export type ItemView = ItemSummary & { description?: string };
@@ -66,13 +67,13 @@ export async function createItem(ctx: Context, input: CreateItemInput): Promise<
     tags,
     auctionFinished: false,
   });
-  ctx.loaders.item.prime(item.id, item);
+  itemLoader(ctx).prime(item.id, item);
   return item;
 }
 
 export async function itemById(ctx: Context, rawId: string): Promise<ItemRecord | null> {
   requireViewer(ctx);
-  return ctx.loaders.item.load(parseId('itemId', 'Item', rawId));
+  return itemLoader(ctx).load(parseId('itemId', 'Item', rawId));
 }
 
 /** node(id:)'s items, by key: any signed-in viewer, as with item(itemId:). */
@@ -121,7 +122,7 @@ export async function itemHistory(ctx: Context, login: string, month: string, fi
 /** Listings do not carry the description (up to 5000 characters); load it from the master row when asked. */
 export async function itemDescription(ctx: Context, item: ItemView): Promise<string> {
   if (item.description !== undefined) return item.description;
-  return (await ctx.loaders.item.load(item.id))?.description ?? '';
+  return (await itemLoader(ctx).load(item.id))?.description ?? '';
 }
 
 /** Finished: sold out, or the sale period is over. */

@@ -13,10 +13,11 @@ import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { afterId, idCursor, parseId } from './ids.js';
 import type { ItemView } from './items.js';
+import { itemLoader, purchaseLoader } from './reads.js';
 
 export async function purchaseById(ctx: Context, rawId: string): Promise<PurchaseRecord | null> {
   const viewer = requireViewer(ctx);
-  const purchase = await ctx.loaders.purchase.load(parseId('purchaseId', 'Purchase', rawId));
+  const purchase = await purchaseLoader(ctx).load(parseId('purchaseId', 'Purchase', rawId));
   if (!purchase) return null;
   if (viewer.login !== purchase.buyer && viewer.login !== purchase.seller) {
     throw forbidden('Only the buyer and the seller see a purchase');
@@ -54,7 +55,7 @@ export async function itemPurchases(
 }
 
 export async function purchaseItem(ctx: Context, purchase: PurchaseRecord): Promise<ItemView> {
-  const item = await ctx.loaders.item.load(purchase.itemId);
+  const item = await itemLoader(ctx).load(purchase.itemId);
   if (!item) throw notFound('Item');
   return item;
 }

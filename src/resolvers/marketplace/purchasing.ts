@@ -21,6 +21,7 @@ import type { Services } from '../services.js';
 import { requireViewer } from '../shared/guards.js';
 import { completePurchase } from './completion.js';
 import { BIND_DEADLINE_MS, purchaseAgeMs } from './timing.js';
+import { itemLoader } from './reads.js';
 
 const notEnoughUnits = (available: number, quantity: number) =>
   new AppError(
@@ -94,7 +95,7 @@ export async function runPurchase(
  */
 export async function finishBound(ctx: Context, purchase: StoredPurchase): Promise<PurchaseRecord> {
   // The item read before the bind is stale now; completion reads it afresh, so Purchase.item reuses that read.
-  const items = ctx.loaders.item.clear(purchase.itemId);
+  const items = itemLoader(ctx).clear(purchase.itemId);
   try {
     const { purchase: completed, item } = await completePurchase(ctx.services, purchase);
     if (item) items.prime(item.id, item);

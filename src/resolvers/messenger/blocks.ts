@@ -14,6 +14,7 @@ import { Limits } from '../../limits.js';
 import { isPossibleLogin } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { requirePartner } from './participants.js';
+import { userLoader } from '../accounts/reads.js';
 
 /** Blocks the user named `login`; blocking them again changes nothing. Returns them. */
 export async function blockUser(ctx: Context, login: string): Promise<UserRecord> {
@@ -42,7 +43,7 @@ export async function unblockUser(ctx: Context, login: string): Promise<boolean>
 export async function blockedUsers(ctx: Context): Promise<UserRecord[]> {
   const viewer = requireViewer(ctx);
   const blocks = await ctx.services.stores.blocks.of(viewer.login, Limits.messenger.maxBlocked);
-  const users = await ctx.loaders.user.loadMany(blocks.map((b) => b.blocked));
+  const users = await userLoader(ctx).loadMany(blocks.map((b) => b.blocked));
   return users.filter((u): u is UserRecord => u !== null && !(u instanceof Error));
 }
 

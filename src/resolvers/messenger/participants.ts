@@ -9,6 +9,7 @@ import type { UserRecord } from '../../db/accounts/users.js';
 import { badInput, notFound } from '../../errors.js';
 import { existingUser, normalizeLogin } from '../accounts/accounts.js';
 import { requireViewer } from '../shared/guards.js';
+import { userLoader } from '../accounts/reads.js';
 
 export interface Participants {
   viewer: Session;
@@ -21,7 +22,7 @@ export async function requirePartner(ctx: Context, field: string, login: string)
   const partnerLogin = normalizeLogin(login);
   if (partnerLogin === viewer.login) throw badInput(field, `${field} cannot be yourself`);
   // The user loader answers null for a string that cannot be a login.
-  const partner = await ctx.loaders.user.load(partnerLogin);
+  const partner = await userLoader(ctx).load(partnerLogin);
   if (!partner) throw notFound('User');
   return { viewer, partner };
 }

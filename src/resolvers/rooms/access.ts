@@ -9,6 +9,7 @@ import type { RoomRecord } from '../../db/rooms/rooms.js';
 import { forbidden, notFound, unauthenticated } from '../../errors.js';
 import { requireViewer } from '../shared/guards.js';
 import type { ChatUser } from '../../db/rooms/chat-user.js';
+import { userLoader } from '../accounts/reads.js';
 
 /** Whether `login` takes part, by the room's participants (or those of them read: see posting.ts). */
 export const isParticipant = (room: Pick<RoomRecord, 'participants'>, login: string) => room.participants.some((p) => p.login === login);
@@ -16,7 +17,7 @@ export const isParticipant = (room: Pick<RoomRecord, 'participants'>, login: str
 /** The logged-in user as stored in rooms and messages. */
 export async function viewerPerson(ctx: Context): Promise<ChatUser> {
   const viewer = requireViewer(ctx);
-  const user = await ctx.loaders.user.load(viewer.login);
+  const user = await userLoader(ctx).load(viewer.login);
   if (!user) throw unauthenticated();
   return chatUser(user);
 }

@@ -11,6 +11,7 @@
 import type { Context } from '../context.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import type { ChatUser } from '../../db/rooms/chat-user.js';
+import { userLoader } from '../accounts/reads.js';
 
 /**
  * A stored person seen as a User: the three stored fields are plain values,
@@ -30,7 +31,7 @@ class PersonAsUser {
     this.lastname = person.lastname;
   }
   private load<K extends keyof UserRecord>(key: K): Promise<UserRecord[K] | null> {
-    return this.ctx.loaders.user.load(this.login).then((user) => (user ? user[key] : null));
+    return userLoader(this.ctx).load(this.login).then((user) => (user ? user[key] : null));
   }
   get email() {
     return this.load('email');

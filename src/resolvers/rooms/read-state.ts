@@ -9,7 +9,7 @@
  * history from the marker (the bucket table, then each day partition, at most
  * Limits.room.readState.scanRows rows) and one read of the mention rows after the marker.
  */
-import { roomMessageKey, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import type { Services } from '../services.js';
 
 import type { RoomRecord } from '../../db/rooms/rooms.js';
@@ -25,6 +25,7 @@ import { decodeMessageId } from './ids.js';
 import { validRoomName } from './validation.js';
 import { readMarkerMoved } from './seen-by.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
+import { messageLoader, readMarkersLoader, roomMessageKey } from './reads.js';
 
 const { readState: limits } = Limits.room;
 
@@ -55,7 +56,7 @@ export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomR
   const viewer = requireViewer(ctx);
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants have a read state in a room');
   const { stores, clock } = ctx.services;
-  const readUpTo = markerIn(room, (await ctx.loaders.readMarkers.load(viewer.login)).get(room.name));
+  const readUpTo = markerIn(room, (await readMarkersLoader(ctx).load(viewer.login)).get(room.name));
   const from = readUpTo ? { bucket: dayBucket(timeUuidDate(readUpTo)), id: readUpTo } : null;
   const readTo = new Date(clock.now().getTime() + Limits.room.clockSkewMs);
   const [mentions, walk] = await Promise.all([
@@ -103,7 +104,7 @@ export async function readStateOf(ctx: Context, room: RoomRecord): Promise<RoomR
 /** The newest message read, through the request's message loader: one batch for every room of a room list. */
 export async function lastReadMessage(ctx: Context, state: RoomReadState): Promise<MessageRecord | null> {
   if (!state.readUpTo) return null;
-  return ctx.loaders.message.load(roomMessageKey(state.room.name, state.readUpTo));
+  return messageLoader(ctx).load(roomMessageKey(state.room.name, state.readUpTo));
 }
 
 /** A message id of this room, as the viewer gave it. */
@@ -129,7 +130,7 @@ export async function markRoomRead(ctx: Context, rawName: string, upTo: string):
     }),
   );
   if (moved && marker === key.messageId) readMarkerMoved(ctx, room.name, viewer.login);
-  ctx.loaders.readMarkers.clear(viewer.login);
+  readMarkersLoader(ctx).clear(viewer.login);
   return readStateOf(ctx, room);
 }
 
@@ -154,7 +155,7 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
     }),
   );
   if (moved) readMarkerMoved(ctx, room.name, viewer.login);
-  ctx.loaders.readMarkers.clear(viewer.login);
+  readMarkersLoader(ctx).clear(viewer.login);
   return readStateOf(ctx, room);
 }
 

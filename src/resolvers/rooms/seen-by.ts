@@ -17,6 +17,8 @@ import { isPossibleLogin } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant } from './access.js';
 import { personAsUser } from './people.js';
+import { roomLoader, roomPeopleLoader, roomReadersLoader } from './reads.js';
+import { userLoader } from '../accounts/reads.js';
 
 export interface SeenBy extends Connection<UserRecord> {
   /** Everyone who has seen it, not just this page. */
@@ -30,11 +32,11 @@ export async function seenBy(ctx: Context, message: MessageRecord, first: number
   const viewer = requireViewer(ctx);
   const size = pageSize('first', first);
   const from = after ? decodeCursor('after', after, (p): p is { l: string } => typeof p.l === 'string' && isPossibleLogin(p.l)).l : null;
-  const room = await ctx.loaders.room.load(message.roomName);
+  const room = await roomLoader(ctx).load(message.roomName);
   if (!room || (!isParticipant(room, viewer.login) && message.author.login !== viewer.login)) {
     throw forbidden('Only participants see who has read the messages of a room');
   }
-  const [readers, people] = await Promise.all([ctx.loaders.roomReaders.load(room.name), ctx.loaders.roomPeople.load(room.name)]);
+  const [readers, people] = await Promise.all([roomReadersLoader(ctx).load(room.name), roomPeopleLoader(ctx).load(room.name)]);
   // A marker of this incarnation of the room (not one left by a room of the same name deleted before) at or past the message.
   const seenFrom = timeTicksOf(message.messageId);
   const createdAt = BigInt(room.createdAt.getTime()) * 10_000n;
@@ -59,6 +61,6 @@ export function readMarkerMoved(ctx: Context, roomName: string, login: string): 
 
 /** The users a RoomReadUpdated names (one who has since closed their account is left out). */
 export async function movedReaders(ctx: Context, logins: string[]): Promise<UserRecord[]> {
-  const users = await ctx.loaders.user.loadMany(logins);
+  const users = await userLoader(ctx).loadMany(logins);
   return users.filter((u): u is UserRecord => !!u && !(u instanceof Error));
 }

@@ -5,6 +5,7 @@ import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
 import { RoomRef } from './room.js';
+import { userLoader } from '../../resolvers/accounts/reads.js';
 
 type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
 const { moderation: limits } = Limits.room;
@@ -17,7 +18,7 @@ const personFields = <T extends { login: string }>(t: PothosSchemaTypes.ObjectFi
     nullable: true,
     description: 'Null when no account has this login',
     extensions: sameForEveryViewer,
-    resolve: (entry, _args, ctx) => ctx.loaders.user.load(entry.login),
+    resolve: (entry, _args, ctx) => userLoader(ctx).load(entry.login),
   }),
 });
 

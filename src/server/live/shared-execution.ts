@@ -49,7 +49,7 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { isAsyncIterable, isPromise, type Plugin as YogaPlugin } from 'graphql-yoga';
-import { contextForEvent, Loaders, type Context } from '../../resolvers/context.js';
+import { contextForEvent, type Context, type RequestValues } from '../../resolvers/context.js';
 import { isDirectlyTakeable, TAKE_DIRECTLY, type DirectConsumer } from '../../pubsub/pubsub.js';
 import { ViewerDependence } from '../viewer-dependence.js';
 
@@ -83,7 +83,7 @@ export class EventSharing {
   /** Each event's results by sharing key, for as long as some subscriber's queue holds the event. */
   private readonly results = new WeakMap<object, Map<string, Result>>();
   /** Each event's loaders, shared by every execution of it, for as long as the event is held. */
-  private readonly loaders = new WeakMap<object, Loaders>();
+  private readonly loaders = new WeakMap<object, RequestValues>();
   private readonly documentIds = new WeakMap<DocumentNode, number>();
   private nextDocumentId = 0;
   private readonly viewerDependence = new ViewerDependence();
@@ -111,7 +111,7 @@ export class EventSharing {
   /** The subscriber's context for executing `event`, over the event's loaders. */
   private contextFor(event: object, ctx: Context): Context {
     let loaders = this.loaders.get(event);
-    if (!loaders) this.loaders.set(event, (loaders = new Loaders(ctx.services.stores)));
+    if (!loaders) this.loaders.set(event, (loaders = new Map()));
     return contextForEvent(ctx, loaders);
   }
 

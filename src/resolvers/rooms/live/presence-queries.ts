@@ -11,6 +11,7 @@ import { eventStream, type StreamRules, type StreamStep } from '../../../pubsub/
 import { presenceChannel, type PresenceChange } from './presence.js';
 import { requireParticipation } from '../access.js';
 import { validRoomName } from '../validation.js';
+import { userLoader } from '../../accounts/reads.js';
 
 export async function onlineParticipants(ctx: Context, room: RoomRecord): Promise<UserRecord[]> {
   const viewer = requireViewer(ctx);
@@ -26,7 +27,7 @@ export async function onlineParticipants(ctx: Context, room: RoomRecord): Promis
  * and the one stored when the user last went offline (Cassandra).
  */
 export async function lastSeenAt(ctx: Context, login: string): Promise<Date | null> {
-  const [live, user] = await Promise.all([ctx.services.rooms.presence.lastSeen(login), ctx.loaders.user.load(login)]);
+  const [live, user] = await Promise.all([ctx.services.rooms.presence.lastSeen(login), userLoader(ctx).load(login)]);
   const stored = user?.lastSeenAt ?? null;
   if (!live || !stored) return live ?? stored;
   return live > stored ? live : stored;

@@ -5,7 +5,7 @@
  * that keeps the original's id. The original shows through forwardedFrom only
  * to those who may read it; the copy stands on its own for everyone else.
  */
-import { roomMessageKey, type Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import type { DirectMessageRecord } from '../../../db/messenger/rows.js';
 import { badInput } from '../../../errors.js';
@@ -17,6 +17,7 @@ import { isParticipant } from '../access.js';
 import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { messageById, visibleContent } from './messages.js';
 import { postMessage } from './posting.js';
+import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
 
 export interface ForwardArgs {
   messageId: string;
@@ -60,7 +61,7 @@ export async function forwardedFromOf(ctx: Context, forwardedFrom: string | null
   const viewer = requireViewer(ctx);
   return visibleOrNull(async () => {
     const key = decodeMessageId('forwardedFrom', forwardedFrom);
-    const [message, room] = await Promise.all([ctx.loaders.message.load(roomMessageKey(key.roomName, key.messageId)), ctx.loaders.room.load(key.roomName)]);
+    const [message, room] = await Promise.all([messageLoader(ctx).load(roomMessageKey(key.roomName, key.messageId)), roomLoader(ctx).load(key.roomName)]);
     // A message older than its room belongs to a room of the same name deleted before.
     if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return null;
     return isParticipant(room, viewer.login) || message.author.login === viewer.login ? message : null;

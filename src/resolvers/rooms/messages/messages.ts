@@ -2,7 +2,7 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
-import { roomMessageKey, type Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import { chatUser } from '../model.js';
 import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
@@ -18,6 +18,8 @@ import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId } from '../ids.js';
 import { isParticipant } from '../access.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
+import { userLoader } from '../../accounts/reads.js';
 
 export interface HistoryArgs {
   first?: number | null;
@@ -146,7 +148,7 @@ export async function messagesOf(
   if (viewer.login !== user.login) return null;
   const size = pageSize('first', first);
   const from = after ? decodeHistoryCursor('after', after, 'month') : null;
-  const me = await ctx.loaders.user.load(viewer.login);
+  const me = await userLoader(ctx).load(viewer.login);
   const author = chatUser(me ?? { login: viewer.login, firstname: '', lastname: '' });
   const page = await ctx.services.stores.messagesByAuthor.page(author, from, size);
   const cursorOf = (m: MessageRecord) =>
@@ -160,10 +162,9 @@ export async function messagesOf(
 
 /** The room messages `login`'s copies point at, in their order, each as message(messageId:) serves it to them. */
 async function roomMessagesOf(ctx: Context, login: string, copies: MessageRecord[]): Promise<MessageRecord[]> {
-  const { loaders } = ctx;
-  const [messages, rooms] = await Promise.all([
-    Promise.all(copies.map((c) => loaders.message.load(roomMessageKey(c.roomName, c.messageId)))),
-    Promise.all([...new Set(copies.map((c) => c.roomName))].map((name) => loaders.room.load(name))),
+    const [messages, rooms] = await Promise.all([
+    Promise.all(copies.map((c) => messageLoader(ctx).load(roomMessageKey(c.roomName, c.messageId)))),
+    Promise.all([...new Set(copies.map((c) => c.roomName))].map((name) => roomLoader(ctx).load(name))),
   ]);
   const roomsByName = new Map(rooms.flatMap((room) => (room ? [[room.name, room] as const] : [])));
   return messages.filter((message): message is MessageRecord => {

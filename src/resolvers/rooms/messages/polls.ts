@@ -9,7 +9,7 @@
  * room's feed after votes, coalesced per poll, with the message as it is
  * when it is sent (its poll's counts read then).
  */
-import { roomMessageKey, type Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 import { AppError, ErrorCode, badInput, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
@@ -18,6 +18,7 @@ import { isParticipant } from '../access.js';
 import { messageWithRoom } from './messages.js';
 import { postMessage } from './posting.js';
 import { decodeMessageId } from '../ids.js';
+import { pollVotesLoader, roomMessageKey } from '../reads.js';
 
 const { poll: limits } = Limits.room;
 
@@ -124,12 +125,12 @@ export async function myAnswers(ctx: Context, poll: PollView): Promise<number[]>
   return (await votesOf(ctx, poll.message)).get(viewer.login) ?? [];
 }
 
-/** Every vote of the poll, read once per request or live event (Loaders.pollVotes). */
-const votesOf = (ctx: Context, message: MessageRecord) => ctx.loaders.pollVotes.load(roomMessageKey(message.roomName, message.messageId));
+/** Every vote of the poll, read once per request or live event (pollVotesLoader). */
+const votesOf = (ctx: Context, message: MessageRecord) => pollVotesLoader(ctx).load(roomMessageKey(message.roomName, message.messageId));
 
 /** After a vote or a retraction: the answer reads the votes again, and the room's feed hears of it. */
 function votesChanged(ctx: Context, message: MessageRecord): void {
-  ctx.loaders.pollVotes.clear(roomMessageKey(message.roomName, message.messageId));
+  pollVotesLoader(ctx).clear(roomMessageKey(message.roomName, message.messageId));
   pollChanged(ctx, message);
 }
 

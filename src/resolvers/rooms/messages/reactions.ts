@@ -13,6 +13,7 @@ import { isParticipant, viewerPerson } from '../access.js';
 import { messageWithRoom } from './messages.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import { viewerReactionsLoader } from '../reads.js';
 
 const { reactions: limits } = Limits.room;
 
@@ -102,7 +103,7 @@ export async function reactionsOf(
 /** Whether the viewer reacted with this emoji: one read per message for all its emoji (a per-request loader). */
 export async function reactedByViewer(ctx: Context, summary: ReactionSummary): Promise<boolean> {
   const login = requireViewer(ctx).login;
-  return (await ctx.loaders.viewerReactions.load({ message: summary.message, emojis: summary.emojis, login })).has(summary.emoji);
+  return (await viewerReactionsLoader(ctx).load({ message: summary.message, emojis: summary.emojis, login })).has(summary.emoji);
 }
 
 /** The first people (in login order) who reacted with this emoji. */

@@ -4,7 +4,7 @@
  * feed like any message, marked with their parent (Message.replyTo), and in
  * their parent's thread (Message.replies, oldest first).
  */
-import { roomMessageKey, type Context } from '../../context.js';
+import type { Context } from '../../context.js';
 
 import type { RoomHead } from '../../../db/rooms/rooms.js';
 import { isTimeUuid, timeUuidDate } from '../../../timeuuids.js';
@@ -15,6 +15,7 @@ import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
 import { decodeMessageId } from '../ids.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
 
 /** The message a reply in `room` may go under: one of the room's, not deleted, not a system message, not a reply. */
 export async function requireThreadParent(ctx: Context, room: RoomHead, field: string, id: string): Promise<MessageRecord> {
@@ -31,7 +32,7 @@ export async function requireThreadParent(ctx: Context, room: RoomHead, field: s
 /** Reading a thread is for the room's participants (an author who left keeps their message, not the room). */
 async function requireRoomReader(ctx: Context, message: MessageRecord): Promise<void> {
   const viewer = requireViewer(ctx);
-  const room = await ctx.loaders.room.load(message.roomName);
+  const room = await roomLoader(ctx).load(message.roomName);
   if (!room || !isParticipant(room, viewer.login)) throw forbidden('Only participants read the threads of a room');
 }
 
@@ -63,5 +64,5 @@ export async function replyCountOf(ctx: Context, message: MessageRecord): Promis
 /** The message a reply answers (null for a message that is not a reply, or whose parent is gone). */
 export async function parentOf(ctx: Context, message: MessageRecord): Promise<MessageRecord | null> {
   if (!message.replyTo) return null;
-  return ctx.loaders.message.load(roomMessageKey(message.roomName, message.replyTo));
+  return messageLoader(ctx).load(roomMessageKey(message.roomName, message.replyTo));
 }
