@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
-import { RetryPolicy, SpeculativeExecutions, stallAwareBalancing } from './policies.js';
+import { LWT_PROFILE, NodeHealth, primaryFirstBalancing, RetryPolicy, SpeculativeExecutions, stallAwareBalancing } from './policies.js';
 
 const { Client, types, errors, policies } = cassandra;
 export type Row = cassandra.types.Row;
@@ -72,6 +72,8 @@ export interface ExecuteOptions {
   pageState?: string;
   consistency?: number;
   readTimeout?: number;
+  /** LWT_PROFILE for a SERIAL read: routed as the partition's LWTs are. */
+  executionProfile?: string;
 }
 
 export class Database {
@@ -108,7 +110,6 @@ export class Database {
         // driver re-prepares on its UNPREPARED answer). The default prepares on every node at once and waits for all:
         // a stalled node would hold up the first request of each statement for a whole timeout.
         prepareOnAllHosts: false,
-        // The driver refuses an undefined tracker (it wants an instance or nothing).
         ...(requestTracker ? { requestTracker } : {}),
         policies: { speculativeExecution: new SpeculativeExecutions(config.speculativeReadDelayMs, config.speculativeWriteDelayMs) },
       }),
@@ -129,6 +130,7 @@ export class Database {
         fetchSize: opts.fetchSize,
         pageState: opts.pageState,
         readTimeout: opts.readTimeout,
+        ...(opts.executionProfile ? { executionProfile: opts.executionProfile } : {}),
       }),
     );
   }
@@ -151,7 +153,7 @@ export class Database {
 
   /** Reads at SERIAL consistency: sees the outcome of every LWT on the partition, finishing one in flight. */
   async readSerial(stmt: Statement, params: unknown[]): Promise<Row | undefined> {
-    return (await this.execute(stmt, params, { consistency: this.serialConsistency })).first() ?? undefined;
+    return (await this.execute(stmt, params, { consistency: this.serialConsistency, executionProfile: LWT_PROFILE })).first() ?? undefined;
   }
 
   /**
@@ -284,6 +286,7 @@ export class Database {
             isIdempotent: false,
             consistency: this.consistency,
             serialConsistency: this.serialConsistency,
+            executionProfile: LWT_PROFILE,
           }),
         );
       } catch (err) {
@@ -356,17 +359,21 @@ export function clientOptions(
   contactPoints: string[],
   extra: Omit<cassandra.ClientOptions, 'contactPoints' | 'localDataCenter' | 'credentials'> = {},
 ): cassandra.ClientOptions {
+  // Told of every request's outcome (and passing it on to the caller's tracker): which nodes answer.
+  const health = new NodeHealth(extra.requestTracker);
   return {
     contactPoints,
     localDataCenter: config.localDataCenter,
     credentials: config.username ? { username: config.username, password: config.password ?? '' } : undefined,
     ...extra,
+    requestTracker: health,
     policies: {
       reconnection: new policies.reconnection.ExponentialReconnectionPolicy(100, 1000, false),
       retry: new RetryPolicy(),
-      loadBalancing: stallAwareBalancing(config.localDataCenter),
+      loadBalancing: stallAwareBalancing(config.localDataCenter, health.answering),
       ...extra.policies,
     },
+    profiles: [new cassandra.ExecutionProfile(LWT_PROFILE, { loadBalancing: primaryFirstBalancing(config.localDataCenter, health.answering) })],
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import cassandra from 'cassandra-driver';
 
-const { policies } = cassandra;
+const { policies, errors } = cassandra;
 type Host = cassandra.Host;
 
 /**
@@ -53,26 +53,104 @@ export class SpeculativeExecutions implements cassandra.policies.speculativeExec
 }
 
 /**
- * Whether a node is answering: it is not when it has requests in flight and has answered none in the last
- * 200-400 ms (the driver's own count). The driver's default waits for 10 requests in flight, which a service under
- * light or steady load never piles on one node: every request routed to a stalled node then waited for it.
+ * Which nodes answer, from what the driver saw. A node is not answering once a request to it timed out (the
+ * client's own timeout), until it answers one again; nor while it has requests in flight and answered none in the
+ * last 200-400 ms (the driver's own count). The driver's default health check waits for 10 requests in flight,
+ * which a service under steady load never piles on one node: every request routed to a stalled node waited for it.
+ * It is the driver's request tracker, passing each outcome on to `next` (the instance's metrics).
  */
-export const answering = (host: Host): boolean => {
-  // Both counters are the driver's own, missing from its typings (getResponseCount is internal to it).
-  const counted = host as Host & { getInFlight(): number; getResponseCount(): number };
-  return !(counted.getInFlight() > 0 && counted.getResponseCount() === 0);
-};
+// The driver wants an instance of its RequestTracker class, which its typings declare as an interface.
+const { RequestTracker } = cassandra.tracker as unknown as { RequestTracker: new () => cassandra.tracker.RequestTracker };
+
+export class NodeHealth extends RequestTracker {
+  private readonly timedOut = new WeakSet<Host>();
+
+  constructor(private readonly next?: cassandra.tracker.RequestTracker) {
+    super();
+  }
+
+  readonly answering = (host: Host): boolean => {
+    if (this.timedOut.has(host)) return false;
+    // Both counters are the driver's own, missing from its typings (getResponseCount is internal to it).
+    const counted = host as Host & { getInFlight(): number; getResponseCount(): number };
+    return !(counted.getInFlight() > 0 && counted.getResponseCount() === 0);
+  };
+
+  override onSuccess(host: Host, ...rest: SuccessRest): void {
+    this.timedOut.delete(host);
+    this.next?.onSuccess(host, ...rest);
+  }
+
+  override onError(host: Host, query: string | Array<{ query: string; params?: unknown }>, parameters: unknown[] | Record<string, unknown> | null, executionOptions: cassandra.ExecutionOptions, requestLength: number, err: Error, latency: number[]): void {
+    if (err instanceof errors.OperationTimedOutError) this.timedOut.add(host);
+    this.next?.onError(host, query, parameters, executionOptions, requestLength, err, latency);
+  }
+
+  override shutdown(): void {
+    this.next?.shutdown();
+  }
+}
+
+type SuccessRest = Parameters<cassandra.tracker.RequestTracker['onSuccess']> extends [Host, ...infer R] ? R : never;
 
 /**
  * The driver's default balancing (token aware, the local data center, the less busy of two replicas first), with
- * `answering` as its health check: a replica not answering goes to the back of each query plan while most
+ * NodeHealth's `answering` as its health check: a replica not answering goes to the back of each query plan while most
  * replicas still answer, so new requests, speculative executions and retries go to the others.
  */
-export function stallAwareBalancing(localDc: string): cassandra.policies.loadBalancing.LoadBalancingPolicy {
+export function stallAwareBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
   // The health check is a constructor option of the driver's DefaultLoadBalancingPolicy its typings leave out.
   const Policy = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
     localDc: string;
     healthCheck: (host: Host) => boolean;
   }) => cassandra.policies.loadBalancing.LoadBalancingPolicy;
   return new Policy({ localDc, healthCheck: answering });
+}
+
+/** The execution profile lightweight transactions and SERIAL reads run with (Database.lwt, Database.readSerial). */
+export const LWT_PROFILE = 'lwt';
+
+/**
+ * For lightweight transactions and SERIAL reads: each partition's replicas in ring order, its primary replica first,
+ * then every other local node as the default plan has them. While the primary answers, every instance has the LWTs
+ * of one partition coordinated by that one node: Paxos rounds of one partition begun by several coordinators
+ * pre-empt each other's ballots and time out under contention (races at RF 3 answered SERVICE_UNAVAILABLE when
+ * they were spread). A replica not answering goes to the back, as in stallAwareBalancing.
+ */
+export function primaryFirstBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
+  type Plan = (err: Error | null, hosts?: Iterator<Host>) => void;
+  type Options = { getRoutingKey(): Buffer | undefined; getKeyspace(): string | undefined } | undefined;
+  const Default = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
+    localDc: string;
+    healthCheck: (host: Host) => boolean;
+  }) => {
+    init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void;
+    newQueryPlan(keyspace: string, executionOptions: Options, callback: Plan): void;
+  };
+  class PrimaryFirst extends Default {
+    private client?: cassandra.Client;
+
+    override init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void {
+      this.client = client;
+      super.init(client, hosts, callback);
+    }
+
+    override newQueryPlan(keyspace: string, executionOptions: Options, callback: Plan): void {
+      const routingKey = executionOptions?.getRoutingKey();
+      const ks = executionOptions?.getKeyspace() ?? keyspace;
+      const replicas = ks && routingKey ? (this.client?.getReplicas(ks, routingKey) ?? []) : [];
+      const local = replicas.filter((host) => host.isUp() && host.datacenter === localDc);
+      const first = [...local.filter(answering), ...local.filter((host) => !answering(host))];
+      super.newQueryPlan(keyspace, executionOptions, (err, rest) => {
+        if (err || first.length === 0) return callback(err, rest);
+        callback(null, primaryThenRest(first, rest!));
+      });
+    }
+  }
+  return new PrimaryFirst({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
+}
+
+function* primaryThenRest(first: Host[], rest: Iterator<Host>): Generator<Host> {
+  yield* first;
+  for (let next = rest.next(); !next.done; next = rest.next()) if (!first.includes(next.value)) yield next.value;
 }
