@@ -158,7 +158,7 @@ export const Limits = {
    */
   attachments: { maxFileBytes: 10 * 1024 * 1024, perMessage: 10, uploadsPerDay: 200, headBytes: 64 * 1024, filenameMax: 255, urlTtlSeconds: 3600 },
   /**
-   * Reading an upload's body (src/server/http/upload-body.ts). An upload streams
+   * Reading an upload's body (src/server/http/files/upload-body.ts). An upload streams
    * into storage as it arrives, holding a few 256 KiB chunks of memory, not
    * its file; what it holds for long is a connection and a slot.
    * - perUserAtOnce 3: a client sends a message's files a few at a time (a

@@ -9,7 +9,7 @@
  * keys they are) and the parsed operation, and runs for Yoga's pipeline and
  * the graphql-ws bridge alike. The JSON fast path sends a request carrying a
  * key through that pipeline (src/server/http/json-fast-path.ts). An upload's
- * file counts by its name and the hash of its bytes (src/server/http/upload-keys.ts).
+ * file counts by its name and the hash of its bytes (src/server/http/files/upload-keys.ts).
  * A logout's retry, whose token its first run revoked, is answered earlier,
  * by an onParams hook: the context (which refuses that token) is never built.
  */
@@ -34,7 +34,7 @@ import { attachKeyedRun, type KeyedRun } from '../resolvers/idempotency/run.js';
 import { bearerToken } from '../auth/authenticate.js';
 import { ErrorCode } from '../errors.js';
 import { maskedCode } from './error-masking.js';
-import { KeyedUpload } from './http/upload-keys.js';
+import { KeyedUpload } from './http/files/upload-keys.js';
 
 /**
  * Answers that are not final: the outcome is unknown (storage did not

@@ -22,8 +22,8 @@ import { useEventStreamsPerAddress, type LiveConnectionsPerAddress } from './liv
 import { yogaLogger } from '../observability/logging.js';
 import { MAX_REQUEST_BYTES, type ServerContext } from './server-context.js';
 import { useSseEventIds } from './live/sse-event-ids.js';
-import { MAX_UPLOAD_REQUEST_BYTES, useUploads } from './http/uploads.js';
-import { useAttachmentRoute } from './http/attachment-route.js';
+import { MAX_UPLOAD_REQUEST_BYTES, useUploads } from './http/files/uploads.js';
+import { useAttachmentRoute } from './http/files/attachment-route.js';
 import { useIdempotencyKeys } from './idempotency.js';
 
 export type ParleyYoga = YogaServerInstance<ServerContext, Context>;

@@ -1,5 +1,5 @@
 /**
- * Nodes of the three lost under a steady mixed load (test/testkit/fault-load.ts) on two instances, each a process
+ * Nodes of the three lost under a steady mixed load (test/testkit/faults/fault-load.ts) on two instances, each a process
  * of its own as in production (a client in another process goes on sending while a server's event loop is busy):
  * one node killed with SIGKILL for 30 s, the window before gossip notices included; the 30 s after it returns,
  * and the returned node read alone at ONE; then a rolling restart. In each window every kind of request is
@@ -18,7 +18,7 @@ import { messageKey, roomWith } from '../testkit/data/rooms.js';
 import { roomFeed, type Feed } from '../testkit/feeds.js';
 import { createItem, uuid } from '../testkit/data/marketplace.js';
 import { eventually } from '../testkit/poll.js';
-import { expectEveryWriteExactlyOnce, expectWindow, startFaultLoad, type FaultLoad, type LoadCast } from '../testkit/fault-load.js';
+import { expectEveryWriteExactlyOnce, expectWindow, startFaultLoad, type FaultLoad, type LoadCast } from '../testkit/faults/fault-load.js';
 import { metricValue } from '../testkit/metrics.js';
 
 const KILLED = 2; // 127.0.0.4

@@ -320,7 +320,7 @@ const CASES: Record<string, Setup> = {
 
 /** Mutations that cannot take a key over a plain JSON POST, and why. */
 const NOT_HERE: Record<string, string> = {
-  uploadAttachment: 'a multipart upload (its own request path, src/server/http/uploads.ts): test/idempotency/uploads.test.ts',
+  uploadAttachment: 'a multipart upload (its own request path, src/server/http/files/uploads.ts): test/idempotency/uploads.test.ts',
 };
 
 /** A room's messages of today, as stored. */

@@ -14,7 +14,7 @@ import { eventually } from '../testkit/poll.js';
 import { killMaster } from '../../src/local-redis/cluster.js';
 import {
   ANSWER_BOUND_MS, ownRedisCluster, clusterNodesSeenBy, expectEachOnce, goesOnLive, keySlotOf, nothingSeen, ownerOfSlot, ownWorkMs, postWhile, readUntil, ready, redisChannelOf,
-} from '../testkit/redis-cluster.js';
+} from '../testkit/faults/redis-cluster.js';
 
 const own = ownRedisCluster('failover', [7131, 7132, 7133, 7134, 7135, 7136], 1);
 const { cluster, prefix: PREFIX } = own;

@@ -16,7 +16,7 @@ import { MISSED_CHANNEL } from '../../src/pubsub/missed-publishes.js';
 import { killMaster, stallMaster, startMaster, untilClusterOk } from '../../src/local-redis/cluster.js';
 import {
   ANSWER_BOUND_MS, ownRedisCluster, expectEachOnce, goesOnLive, nothingSeen, ownerPort, postWhile, readUntil, ready, redisChannelOf, storedIds, untilTold,
-} from '../testkit/redis-cluster.js';
+} from '../testkit/faults/redis-cluster.js';
 
 const own = ownRedisCluster('outages', [7121, 7122, 7123]);
 const { cluster, prefix: PREFIX } = own;

@@ -15,7 +15,7 @@ import { post, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { send } from '../testkit/data/messenger.js';
 import { inboxFeed, roomFeed } from '../testkit/feeds.js';
 import { eventually } from '../testkit/poll.js';
-import { goesOnLive, nothingSeen, ownerPort, ownRedisCluster, readUntil, redisChannelOf } from '../testkit/redis-cluster.js';
+import { goesOnLive, nothingSeen, ownerPort, ownRedisCluster, readUntil, redisChannelOf } from '../testkit/faults/redis-cluster.js';
 import { clusterNodes, startMaster, stopMaster, untilClusterOk } from '../../src/local-redis/cluster.js';
 import { ShardedRedisPubSub } from '../../src/pubsub/redis-cluster.js';
 import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';

@@ -27,7 +27,7 @@ const limits = Limits.attachments;
 
 /**
  * An uploaded file as the API takes it: the name its client gave, and its bytes as they arrive (a multipart
- * upload's, src/server/http/upload-form.ts), done only once its whole request was read and found sound.
+ * upload's, src/server/http/files/upload-form.ts), done only once its whole request was read and found sound.
  */
 export interface UploadedFile {
   name: string;

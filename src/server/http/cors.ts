@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CORSOptions } from 'graphql-yoga';
 import type { Config } from '../../config.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
-import { PREFLIGHT_HEADERS } from './uploads.js';
+import { PREFLIGHT_HEADERS } from './files/uploads.js';
 
 export interface OriginPolicy {
   /** True for a request with no Origin (not a browser), a same-origin one, or an allowed origin. */

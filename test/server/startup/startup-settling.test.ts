@@ -9,12 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import cassandra from 'cassandra-driver';
 import pino from 'pino';
-import { loadConfig } from '../../src/config.js';
-import { loadMigrations, migrate } from '../../src/db/cassandra/migrate.js';
-import { testEnv } from '../testkit/app.js';
-import { CqlErrorCode, cqlFaultProxy } from '../testkit/faults/cql-fault-proxy.js';
-import { eventually } from '../testkit/poll.js';
-import { spawnStart, STACK_LINE, type StartingProcess } from '../testkit/starting-process.js';
+import { loadConfig } from '../../../src/config.js';
+import { loadMigrations, migrate } from '../../../src/db/cassandra/migrate.js';
+import { testEnv } from '../../testkit/app.js';
+import { CqlErrorCode, cqlFaultProxy } from '../../testkit/faults/cql-fault-proxy.js';
+import { eventually } from '../../testkit/poll.js';
+import { spawnStart, STACK_LINE, type StartingProcess } from '../../testkit/starting-process.js';
 
 /** A client of the test's own, outside any keyspace. */
 const cql = new cassandra.Client({ contactPoints: [inject('cassandraContactPoint')], localDataCenter: 'datacenter1', socketOptions: { readTimeout: 60_000 } });

@@ -11,17 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
-import type { App } from '../../src/app.js';
-import { clusterNodes, startRedisCluster, stopRedisCluster, type RedisClusterOptions } from '../../src/local-redis/cluster.js';
-import { startApp, stopApp } from './app.js';
-import { REDIS_STEP_MS } from '../../src/pubsub/redis-connection.js';
-import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
-import { HistoryDocument, type RoomEventsSubscription } from '../generated/graphql.js';
-import { gqlOk } from './http.js';
-import { post } from './data/rooms.js';
-import type { TestUser } from './data/users.js';
-import type { Feed } from './feeds.js';
-import { eventually } from './poll.js';
+import type { App } from '../../../src/app.js';
+import { clusterNodes, startRedisCluster, stopRedisCluster, type RedisClusterOptions } from '../../../src/local-redis/cluster.js';
+import { startApp, stopApp } from '../app.js';
+import { REDIS_STEP_MS } from '../../../src/pubsub/redis-connection.js';
+import { roomChannel } from '../../../src/resolvers/rooms/live/feed.js';
+import { HistoryDocument, type RoomEventsSubscription } from '../../generated/graphql.js';
+import { gqlOk } from '../http.js';
+import { post } from '../data/rooms.js';
+import type { TestUser } from '../data/users.js';
+import type { Feed } from '../feeds.js';
+import { eventually } from '../poll.js';
 
 /** A test file's own Redis Cluster, on ports of its own, and two instances on it with a prefix of their own. */
 export function ownRedisCluster(name: string, ports: number[], replicas = 0) {

@@ -14,8 +14,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
-import { AppError, ErrorCode } from '../../errors.js';
-import { tooLarge } from './request-body-limit.js';
+import { AppError, ErrorCode } from '../../../errors.js';
+import { tooLarge } from '../request-body-limit.js';
 
 export interface BodyBounds {
   maxBytes: number;

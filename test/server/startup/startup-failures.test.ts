@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import cassandra from 'cassandra-driver';
-import { loadMigrations } from '../../src/db/cassandra/migrate.js';
-import { cqlFaultProxy } from '../testkit/faults/cql-fault-proxy.js';
-import { freePort } from '../testkit/free-port.js';
-import { runStartToExit, STACK_LINE } from '../testkit/starting-process.js';
+import { loadMigrations } from '../../../src/db/cassandra/migrate.js';
+import { cqlFaultProxy } from '../../testkit/faults/cql-fault-proxy.js';
+import { freePort } from '../../testkit/free-port.js';
+import { runStartToExit, STACK_LINE } from '../../testkit/starting-process.js';
 
 /** Long enough that a start which waits on a mistake instead of failing at once runs past the test's deadline. */
 const NEVER = '600000';

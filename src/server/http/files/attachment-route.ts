@@ -9,10 +9,10 @@
  */
 import { Readable } from 'node:stream';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import type { Services } from '../../resolvers/services.js';
-import { openAttachment, type Servable } from '../../resolvers/attachments/attachments.js';
-import type { ByteRange } from '../../db/attachments/attachment-bytes.js';
-import { AppError, ErrorCode } from '../../errors.js';
+import type { Services } from '../../../resolvers/services.js';
+import { openAttachment, type Servable } from '../../../resolvers/attachments/attachments.js';
+import type { ByteRange } from '../../../db/attachments/attachment-bytes.js';
+import { AppError, ErrorCode } from '../../../errors.js';
 
 const PATH = /^\/attachments\/([^/]{1,64})$/;
 

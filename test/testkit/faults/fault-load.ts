@@ -6,29 +6,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../../src/app.js';
 import {
   AddReactionDocument,
   BuyItemDocument,
   ConversationMessagesDocument,
-  type ConversationMessagesQuery,
   CreateRoomDocument,
   HistoryDocument,
-  type HistoryQuery,
   InboxSummaryDocument,
   ItemDocument,
   JoinRoomDocument,
   LoginDocument,
   MessageReactionsDocument,
   MyPurchasesDocument,
-  type MyPurchasesQuery,
   PostMessageDocument,
   RoomDocument,
   SendDirectMessageDocument,
-} from '../generated/graphql.js';
-import { gql, gqlOk, type GqlResult } from './http.js';
-import type { TestUser } from './data/users.js';
-import { uniqueRoomName } from './data/rooms.js';
+} from '../../generated/graphql.js';
+import { gql, gqlOk, type GqlResult } from '../http.js';
+import type { TestUser } from '../data/users.js';
+import { uniqueRoomName } from '../data/rooms.js';
 
 export const LOAD_KINDS = ['post', 'createRoom', 'join', 'sendDirectMessage', 'buyItem', 'buyItemWithKey', 'addReaction', 'login', 'history'] as const;
 export type LoadKind = (typeof LOAD_KINDS)[number];
@@ -279,40 +276,35 @@ interface HistoryEntry {
   author?: string;
 }
 
-/** Every message of a room, page by page. */
-export async function roomHistory(app: App, room: string, reader: TestUser): Promise<HistoryEntry[]> {
-  const out: HistoryEntry[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const page: HistoryQuery = await gqlOk(app, HistoryDocument, { roomName: room, first: 200, after }, reader.token);
-    const messages = page.room!.messages!;
-    for (const { node } of messages.edges) out.push({ id: node.id, content: node.content ?? '', systemMessage: Boolean(node.systemMessage), author: node.author?.login });
-    if (!messages.pageInfo.hasNextPage) return out;
-    after = messages.pageInfo.endCursor!;
-  }
+interface Page<T> {
+  edges: Array<{ node: T }>;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
 }
 
-async function conversation(app: App, reader: TestUser, partner: string) {
-  const out: Array<{ id: string; content: string }> = [];
+/** Every node of a connection, 200 a page, following endCursor until the last page. */
+async function allPages<T>(readPage: (after: string | null) => Promise<Page<T>>): Promise<T[]> {
+  const out: T[] = [];
   let after: string | null = null;
   for (;;) {
-    const data: ConversationMessagesQuery = await gqlOk(app, ConversationMessagesDocument, { with: partner, first: 200, after }, reader.token);
-    const page = data.conversation!.messages;
-    out.push(...page.edges.map((e) => ({ id: e.node.id, content: e.node.content ?? '' })));
+    const page = await readPage(after);
+    out.push(...page.edges.map((e) => e.node));
     if (!page.pageInfo.hasNextPage) return out;
     after = page.pageInfo.endCursor!;
   }
+}
+
+/** Every message of a room, page by page. */
+export async function roomHistory(app: App, room: string, reader: TestUser): Promise<HistoryEntry[]> {
+  const nodes = await allPages(async (after) => (await gqlOk(app, HistoryDocument, { roomName: room, first: 200, after }, reader.token)).room!.messages!);
+  return nodes.map((node) => ({ id: node.id, content: node.content ?? '', systemMessage: Boolean(node.systemMessage), author: node.author?.login }));
+}
+
+async function conversation(app: App, reader: TestUser, partner: string) {
+  const nodes = await allPages(async (after) => (await gqlOk(app, ConversationMessagesDocument, { with: partner, first: 200, after }, reader.token)).conversation!.messages);
+  return nodes.map((node) => ({ id: node.id, content: node.content ?? '' }));
 }
 
 async function myPurchases(app: App, buyer: TestUser) {
   type Purchase = { id: string; status: string; item: { id: string } };
-  const out: Purchase[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const data: MyPurchasesQuery = await gqlOk(app, MyPurchasesDocument, { first: 200, after }, buyer.token);
-    const page = data.myPurchases;
-    out.push(...page.edges.map((e) => e.node as Purchase));
-    if (!page.pageInfo.hasNextPage) return out;
-    after = page.pageInfo.endCursor!;
-  }
+  return (await allPages(async (after) => (await gqlOk(app, MyPurchasesDocument, { first: 200, after }, buyer.token)).myPurchases)) as Purchase[];
 }

@@ -19,11 +19,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
-import { AppError, ErrorCode, RateLimitReason, rateLimited, unauthenticated } from '../../errors.js';
-import { authenticate, bearerToken } from '../../auth/authenticate.js';
-import type { Services } from '../../resolvers/services.js';
-import { Limits } from '../../limits.js';
-import { isMultipart } from './request-body-limit.js';
+import { AppError, ErrorCode, RateLimitReason, rateLimited, unauthenticated } from '../../../errors.js';
+import { authenticate, bearerToken } from '../../../auth/authenticate.js';
+import type { Services } from '../../../resolvers/services.js';
+import { Limits } from '../../../limits.js';
+import { isMultipart } from '../request-body-limit.js';
 import { UploadBody, type BodyBounds } from './upload-body.js';
 import { FIELD_BYTES, MultipartUpload, badRequest } from './upload-form.js';
 

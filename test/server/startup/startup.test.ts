@@ -6,18 +6,18 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createApp, type App } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { Limits } from '../../src/limits.js';
-import { StorageNotReadyError } from '../../src/db/cassandra/startup-wait.js';
-import { describeStartupFailure } from '../../src/server/startup-failure.js';
-import { createLogger } from '../../src/observability/logging.js';
-import { MeDocument } from '../generated/graphql.js';
-import { gql } from '../testkit/http.js';
-import { eventually } from '../testkit/poll.js';
-import { testEnv } from '../testkit/app.js';
-import { cassandraProxy, type TcpProxy } from '../testkit/faults/tcp-proxy.js';
-import { signUp } from '../testkit/data/users.js';
+import { createApp, type App } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { Limits } from '../../../src/limits.js';
+import { StorageNotReadyError } from '../../../src/db/cassandra/startup-wait.js';
+import { describeStartupFailure } from '../../../src/server/startup-failure.js';
+import { createLogger } from '../../../src/observability/logging.js';
+import { MeDocument } from '../../generated/graphql.js';
+import { gql } from '../../testkit/http.js';
+import { eventually } from '../../testkit/poll.js';
+import { testEnv } from '../../testkit/app.js';
+import { cassandraProxy, type TcpProxy } from '../../testkit/faults/tcp-proxy.js';
+import { signUp } from '../../testkit/data/users.js';
 
 const started: App[] = [];
 afterEach(async () => {
