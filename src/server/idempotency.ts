@@ -135,13 +135,19 @@ async function endedSessionAnswer(svc: Services, keys: IdempotencyKeys, request:
   if (!token || typeof query !== 'string') return undefined;
   // The operation first, from the text alone: every other keyed request with a token passes here, and verifying
   // its token and asking whether it was revoked is work its own execution does again.
-  if (![...SESSION_ENDING_MUTATIONS].some((name) => query.includes(name))) return undefined;
+  if (!mentionsSessionEnding(query)) return undefined;
   const document = parse(query);
   if (!endsSession(document, params.operationName)) return undefined;
   const session = await svc.tokens.verify(token);
   if (!(await svc.revocations.check(session))) return undefined;
   const key = requestedKey(header, extension)!;
   return keys.keptAnswer(session.login, key, fingerprintOf(print(document), params.operationName, params.variables));
+}
+
+/** Whether the query's text names a session-ending mutation at all (a cheap test before parsing it). */
+function mentionsSessionEnding(query: string): boolean {
+  for (const name of SESSION_ENDING_MUTATIONS) if (query.includes(name)) return true;
+  return false;
 }
 
 /** Whether the operation is a mutation of session-ending fields only. */

@@ -93,18 +93,25 @@ export class NodeHealth extends RequestTracker {
 
 type SuccessRest = Parameters<cassandra.tracker.RequestTracker['onSuccess']> extends [Host, ...infer R] ? R : never;
 
+type Plan = (err: Error | null, hosts?: Iterator<Host>) => void;
+type PlanOptions = { getRoutingKey(): Buffer | undefined; getKeyspace(): string | undefined } | undefined;
+
+/** The driver's DefaultLoadBalancingPolicy, with the health check its constructor takes and its typings leave out. */
+const HealthCheckedDefault = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
+  localDc: string;
+  healthCheck: (host: Host) => boolean;
+}) => {
+  init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void;
+  newQueryPlan(keyspace: string, executionOptions: PlanOptions, callback: Plan): void;
+};
+
 /**
  * The driver's default balancing (token aware, the local data center, the less busy of two replicas first), with
  * NodeHealth's `answering` as its health check: a replica not answering goes to the back of each query plan while most
  * replicas still answer, so new requests, speculative executions and retries go to the others.
  */
 export function stallAwareBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
-  // The health check is a constructor option of the driver's DefaultLoadBalancingPolicy its typings leave out.
-  const Policy = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
-    localDc: string;
-    healthCheck: (host: Host) => boolean;
-  }) => cassandra.policies.loadBalancing.LoadBalancingPolicy;
-  return new Policy({ localDc, healthCheck: answering });
+  return new HealthCheckedDefault({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
 }
 
 /** The execution profile lightweight transactions and SERIAL reads run with (Database.lwt, Database.readSerial). */
@@ -118,16 +125,7 @@ export const LWT_PROFILE = 'lwt';
  * they were spread). A replica not answering goes to the back, as in stallAwareBalancing.
  */
 export function primaryFirstBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
-  type Plan = (err: Error | null, hosts?: Iterator<Host>) => void;
-  type Options = { getRoutingKey(): Buffer | undefined; getKeyspace(): string | undefined } | undefined;
-  const Default = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
-    localDc: string;
-    healthCheck: (host: Host) => boolean;
-  }) => {
-    init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void;
-    newQueryPlan(keyspace: string, executionOptions: Options, callback: Plan): void;
-  };
-  class PrimaryFirst extends Default {
+  class PrimaryFirst extends HealthCheckedDefault {
     private client?: cassandra.Client;
 
     override init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void {
@@ -135,7 +133,7 @@ export function primaryFirstBalancing(localDc: string, answering: (host: Host) =
       super.init(client, hosts, callback);
     }
 
-    override newQueryPlan(keyspace: string, executionOptions: Options, callback: Plan): void {
+    override newQueryPlan(keyspace: string, executionOptions: PlanOptions, callback: Plan): void {
       const routingKey = executionOptions?.getRoutingKey();
       const ks = executionOptions?.getKeyspace() ?? keyspace;
       const replicas = ks && routingKey ? (this.client?.getReplicas(ks, routingKey) ?? []) : [];
