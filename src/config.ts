@@ -48,6 +48,14 @@ export interface CassandraConfig {
    * for the server's write timeout (src/db/cassandra/client.ts, loggedWithFallback).
    */
   batchlogPatienceMs: number;
+  /**
+   * A lightweight transaction whose coordinator has answered nothing at all (no request of this instance) for this
+   * many ms is given up as of unknown outcome, and read back at SERIAL through the other replicas: a stalled
+   * coordinator holds it no longer than this, not the whole request timeout. Keep it above the cluster's
+   * cas_contention_timeout, so that the stalled coordinator, once it resumes, is past its own deadline for it and
+   * cannot still apply it. 0 turns it off.
+   */
+  lwtPatienceMs: number;
 }
 
 export interface AuthConfig {
@@ -322,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
       speculativeReadDelayMs: int(env, 'CASSANDRA_SPECULATIVE_READ_DELAY_MS', 250),
       speculativeWriteDelayMs: int(env, 'CASSANDRA_SPECULATIVE_WRITE_DELAY_MS', 500),
       batchlogPatienceMs: int(env, 'CASSANDRA_BATCHLOG_PATIENCE_MS', 1000),
+      lwtPatienceMs: int(env, 'CASSANDRA_LWT_PATIENCE_MS', 6000),
     },
     auth: {
       jwtSecret: env.JWT_SECRET || undefined,

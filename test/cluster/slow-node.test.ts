@@ -1,12 +1,12 @@
 /**
  * A node of the three that stalls (SIGSTOP, as a long GC pause or a frozen VM would: its sockets stay open, it answers
  * nothing) for 20 s under the mixed load of test/testkit/faults/fault-load.ts on two instances, each a process of its
- * own: posts, direct messages, logins and history reads go on inside the stall, at least a floor of each; writes
- * made of LWTs are answered within two request timeouts; none fails, and every acknowledged write is found once. Requests
- * leave the stalled node for the others once it has answered nothing for 200-400 ms with requests in flight
- * (src/db/cassandra/policies.ts); a read or idempotent write already sent to it is sent to another replica after
- * CASSANDRA_SPECULATIVE_READ_DELAY_MS / _WRITE_DELAY_MS, a logged batch runs unlogged as well after
- * CASSANDRA_BATCHLOG_PATIENCE_MS. How long reads wait, with and without speculative reads, is measured in
+ * own: every kind of request goes on inside the stall, at least a floor of each, none waits a request timeout, none
+ * fails, and every acknowledged write is found once. Requests leave the stalled node for the others once it has
+ * answered nothing for 200-400 ms with requests in flight (src/db/cassandra/policies.ts); a read or idempotent write
+ * already sent to it is sent to another replica after CASSANDRA_SPECULATIVE_READ_DELAY_MS / _WRITE_DELAY_MS, a logged
+ * batch runs unlogged as well after CASSANDRA_BATCHLOG_PATIENCE_MS, an LWT is read back at SERIAL through the other
+ * replicas after CASSANDRA_LWT_PATIENCE_MS. How long reads wait, with and without speculative reads, is measured in
  * `npm run bench cluster-slow-node`. Then migrations with a node stalled: the schema is applied and agreed on once
  * it resumes.
  */
@@ -32,13 +32,13 @@ const LOAD_STALL_MS = 20_000;
 const STALL_MS = 10_000;
 /**
  * Requests of each kind answered inside the stall, at least (a loop held through it answers none), and the longest
- * wait. Posts, direct messages, logins and history reads leave the stalled node within about a second. An LWT sent
- * to it in the moment before it was seen not to answer waits for the request timeout (12 s), and an operation of
- * several LWTs may meet that twice (a join held 20.5 s in one CI run): room creations, joins, purchases and
- * reactions may answer none inside the stall, and each is answered within 30 s.
+ * wait of any request that overlaps it. Reads, idempotent writes and logged batches leave the stalled node within
+ * about a second; an LWT sent to it in the moment before it was seen not to answer is given up after
+ * CASSANDRA_LWT_PATIENCE_MS (6 s) and read back through the other replicas: an operation waits that, its read back
+ * and its other steps on a loaded machine (9.2 s at most in two local runs), not a request timeout (12 s) or two.
  */
-const STALL_RULE = { floor: 2, heldUp: ['createRoom', 'join', 'buyItem', 'buyItemWithKey', 'addReaction'], heldUpMs: 30_000 } as const;
-const LONGEST_MS = 18_000;
+const STALL_RULE = { floor: 2 } as const;
+const LONGEST_MS = 15_000;
 const OFFERED = 100_000;
 let a: App;
 let instances: App[];
@@ -55,7 +55,7 @@ beforeAll(async () => {
 const loadUntil = (until: number) => eventually(() => Date.now() >= until, { what: 'the load to run its window', timeoutMs: until - Date.now() + 10_000, intervalMs: 100 });
 
 describe('a stalled node', () => {
-  it('answers posts, direct messages, logins and reads while one node stalls for 20 s, every LWT write within 30 s, losing nothing', async () => {
+  it('answers every kind of request while one node stalls for 20 s, each within 15 s, losing nothing', async () => {
     const [poster, creator, joiner, sender, recipient, buyer, reactor, seller] = people as [TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser];
     const cast: LoadCast = { poster, creator, joiner, sender, recipient, buyer, reactor };
     const room = await roomWith(a, poster, [reactor]);
@@ -79,9 +79,7 @@ describe('a stalled node', () => {
       await load.stop();
     }
     const inside = expectWindow(load, `while node ${STALLED + 1} stalls`, stalledAt, resumedAt, STALL_RULE);
-    for (const kind of LOAD_KINDS) {
-      if (!(STALL_RULE.heldUp as readonly string[]).includes(kind)) expect(inside.longest[kind], `the longest ${kind} request`).toBeLessThanOrEqual(LONGEST_MS);
-    }
+    for (const kind of LOAD_KINDS) expect(inside.longest[kind], `the longest ${kind} request`).toBeLessThanOrEqual(LONGEST_MS);
     await expectEveryWriteExactlyOnce(a, load, cast);
   }, 180_000);
 

@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import cassandra from 'cassandra-driver';
 import type { Logger } from 'pino';
 import type { CassandraConfig } from '../../config.js';
-import { LWT_PROFILE, NodeHealth, primaryFirstBalancing, RetryPolicy, SpeculativeExecutions, stallAwareBalancing } from './policies.js';
+import { coordinatorOf, LWT_PROFILE, NodeHealth, primaryFirstBalancing, RetryPolicy, SpeculativeExecutions, stallAwareBalancing } from './policies.js';
 
 const { Client, types, errors, policies } = cassandra;
 export type Row = cassandra.types.Row;
@@ -86,6 +86,8 @@ export class Database {
    * the operation costs.
    */
   queryCount = 0;
+  /** Which nodes answer: the driver's request tracker, passing each outcome on to the instance's metrics. */
+  private readonly health: NodeHealth;
 
   constructor(
     readonly config: CassandraConfig,
@@ -97,6 +99,7 @@ export class Database {
   ) {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
+    this.health = new NodeHealth(requestTracker);
     this.client = new Client(
       clientOptions(config, contactPoints, {
         keyspace: config.keyspace,
@@ -110,7 +113,7 @@ export class Database {
         // driver re-prepares on its UNPREPARED answer). The default prepares on every node at once and waits for all:
         // a stalled node would hold up the first request of each statement for a whole timeout.
         prepareOnAllHosts: false,
-        ...(requestTracker ? { requestTracker } : {}),
+        requestTracker: this.health,
         policies: { speculativeExecution: new SpeculativeExecutions(config.speculativeReadDelayMs, config.speculativeWriteDelayMs) },
       }),
     );
@@ -280,15 +283,16 @@ export class Database {
       this.queryCount += 1;
       let result: ResultSet;
       try {
-        result = await this.aroundRequest(stmt.cql, () =>
-          this.client.execute(stmt.cql, params, {
+        result = await this.aroundRequest(stmt.cql, () => {
+          const options = {
             prepare: true,
             isIdempotent: false,
             consistency: this.consistency,
             serialConsistency: this.serialConsistency,
             executionProfile: LWT_PROFILE,
-          }),
-        );
+          };
+          return this.unlessCoordinatorSilent(this.client.execute(stmt.cql, params, options), options);
+        });
       } catch (err) {
         if (!isUnknownOutcome(err)) throw err;
         this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
@@ -303,6 +307,31 @@ export class Database {
       const row = result.first();
       return { applied: Boolean(row?.['[applied]']), row };
     }
+  }
+
+  /**
+   * The LWT's answer, or CoordinatorSilent once its coordinator has answered nothing for lwtPatienceMs (and the LWT
+   * has waited that long): a coordinator stalled (a GC pause, a frozen VM) would otherwise hold it for the whole
+   * request timeout. Its outcome is then unknown, and lwt() reads it back at SERIAL through the other replicas,
+   * which also stops it applying later: their promise to the read's higher ballot rejects its proposal, and the
+   * coordinator, past cas_contention_timeout when it resumes, does not begin another round.
+   */
+  private unlessCoordinatorSilent(request: Promise<ResultSet>, options: object): Promise<ResultSet> {
+    const patience = this.config.lwtPatienceMs;
+    if (patience <= 0) return request;
+    return new Promise<ResultSet>((resolve, reject) => {
+      const sentAt = Date.now();
+      const watch = setInterval(() => {
+        const host = coordinatorOf(options);
+        if (!host || Date.now() - sentAt < patience || this.health.silentForMs(host) < patience) return;
+        clearInterval(watch);
+        reject(new CoordinatorSilent(host.address, patience));
+      }, Math.min(250, Math.ceil(patience / 4)));
+      request.then(
+        (rs) => (clearInterval(watch), resolve(rs)),
+        (err: unknown) => (clearInterval(watch), reject(err)),
+      );
+    });
   }
 
   async ping(timeoutMs = 2000): Promise<void> {
@@ -360,7 +389,7 @@ export function clientOptions(
   extra: Omit<cassandra.ClientOptions, 'contactPoints' | 'localDataCenter' | 'credentials'> = {},
 ): cassandra.ClientOptions {
   // Told of every request's outcome (and passing it on to the caller's tracker): which nodes answer.
-  const health = new NodeHealth(extra.requestTracker);
+  const health = extra.requestTracker instanceof NodeHealth ? extra.requestTracker : new NodeHealth(extra.requestTracker);
   return {
     contactPoints,
     localDataCenter: config.localDataCenter,
@@ -407,9 +436,17 @@ function isLostConnection(err: unknown): boolean {
 /** Sent, then its connection lost: the node may have applied it. */
 const isLostAfterSending = (err: unknown) => isLostConnection(err) && (err as { requestNotWritten?: boolean }).requestNotWritten !== true;
 
+/** An LWT given up on because its coordinator answered nothing for CASSANDRA_LWT_PATIENCE_MS: its outcome is unknown. */
+export class CoordinatorSilent extends Error {
+  constructor(coordinator: string, patienceMs: number) {
+    super(`The coordinator ${coordinator} answered nothing for ${patienceMs} ms`);
+    this.name = 'CoordinatorSilent';
+  }
+}
+
 /** Errors after which a write may or may not have been applied. */
 export function isUnknownOutcome(err: unknown): boolean {
-  if (err instanceof errors.OperationTimedOutError || isLostAfterSending(err)) return true;
+  if (err instanceof errors.OperationTimedOutError || err instanceof CoordinatorSilent || isLostAfterSending(err)) return true;
   if (err instanceof errors.NoHostAvailableError) {
     return Object.values(err.innerErrors ?? {}).some((inner) => isUnknownOutcome(inner));
   }
@@ -436,7 +473,7 @@ const UNAVAILABLE_RESPONSES: ReadonlySet<number> = new Set([
 
 /** Errors that mean Cassandra could not be reached or could not answer in time: retry later, not a bug. */
 export function isStorageUnavailable(err: unknown): boolean {
-  if (err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError) return true;
+  if (err instanceof errors.NoHostAvailableError || err instanceof errors.OperationTimedOutError || err instanceof CoordinatorSilent) return true;
   if (err instanceof errors.BusyConnectionError || isLostConnection(err)) return true;
   if (err instanceof errors.ResponseError) return UNAVAILABLE_RESPONSES.has(err.code);
   return false;

@@ -64,6 +64,8 @@ const { RequestTracker } = cassandra.tracker as unknown as { RequestTracker: new
 
 export class NodeHealth extends RequestTracker {
   private readonly timedOut = new WeakSet<Host>();
+  /** When each node last answered anything, an error included (Date.now()). */
+  private readonly lastAnswer = new WeakMap<Host, number>();
 
   constructor(private readonly next?: cassandra.tracker.RequestTracker) {
     super();
@@ -76,13 +78,21 @@ export class NodeHealth extends RequestTracker {
     return !(counted.getInFlight() > 0 && counted.getResponseCount() === 0);
   };
 
+  /** How long `host` has answered nothing (Infinity if it never answered). */
+  silentForMs(host: Host): number {
+    const at = this.lastAnswer.get(host);
+    return at === undefined ? Number.POSITIVE_INFINITY : Date.now() - at;
+  }
+
   override onSuccess(host: Host, ...rest: SuccessRest): void {
     this.timedOut.delete(host);
+    this.lastAnswer.set(host, Date.now());
     this.next?.onSuccess(host, ...rest);
   }
 
   override onError(host: Host, query: string | Array<{ query: string; params?: unknown }>, parameters: unknown[] | Record<string, unknown> | null, executionOptions: cassandra.ExecutionOptions, requestLength: number, err: Error, latency: number[]): void {
     if (err instanceof errors.OperationTimedOutError) this.timedOut.add(host);
+    else if (!(err as { isSocketError?: boolean }).isSocketError) this.lastAnswer.set(host, Date.now());
     this.next?.onError(host, query, parameters, executionOptions, requestLength, err, latency);
   }
 
@@ -94,7 +104,7 @@ export class NodeHealth extends RequestTracker {
 type SuccessRest = Parameters<cassandra.tracker.RequestTracker['onSuccess']> extends [Host, ...infer R] ? R : never;
 
 type Plan = (err: Error | null, hosts?: Iterator<Host>) => void;
-type PlanOptions = { getRoutingKey(): Buffer | undefined; getKeyspace(): string | undefined } | undefined;
+type PlanOptions = { getRoutingKey(): Buffer | undefined; getKeyspace(): string | undefined; getRawQueryOptions(): object } | undefined;
 
 /** The driver's DefaultLoadBalancingPolicy, with the health check its constructor takes and its typings leave out. */
 const HealthCheckedDefault = policies.loadBalancing.DefaultLoadBalancingPolicy as unknown as new (options: {
@@ -140,12 +150,31 @@ export function primaryFirstBalancing(localDc: string, answering: (host: Host) =
       const local = replicas.filter((host) => host.isUp() && host.datacenter === localDc);
       const first = [...local.filter(answering), ...local.filter((host) => !answering(host))];
       super.newQueryPlan(keyspace, executionOptions, (err, rest) => {
-        if (err || first.length === 0) return callback(err, rest);
-        callback(null, primaryThenRest(first, rest!));
+        if (err) return callback(err, rest);
+        const plan = first.length === 0 ? rest! : primaryThenRest(first, rest!);
+        const options = executionOptions?.getRawQueryOptions();
+        callback(null, options ? recordingCoordinator(options, plan) : plan);
       });
     }
   }
   return new PrimaryFirst({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
+}
+
+/** Where recordingCoordinator keeps, on a request's own options object, the node its current execution went to. */
+const COORDINATOR = Symbol('coordinator');
+type Recorded = { [COORDINATOR]?: Host };
+
+/**
+ * Where a request run with LWT_PROFILE and these very options (the object passed to the driver's execute) is now:
+ * the last node its plan gave out. An LWT is never speculated on, so that node has its one execution.
+ */
+export const coordinatorOf = (options: object): Host | undefined => (options as Recorded)[COORDINATOR];
+
+function* recordingCoordinator(options: object, plan: Iterator<Host>): Generator<Host> {
+  for (let next = plan.next(); !next.done; next = plan.next()) {
+    (options as Recorded)[COORDINATOR] = next.value;
+    yield next.value;
+  }
 }
 
 function* primaryThenRest(first: Host[], rest: Iterator<Host>): Generator<Host> {
