@@ -35,10 +35,11 @@ const STALL_MS = 10_000;
  * wait of any request that overlaps it. Reads, idempotent writes and logged batches leave the stalled node within
  * about a second; an LWT sent to it in the moment before it was seen not to answer is given up after
  * CASSANDRA_LWT_PATIENCE_MS (6 s) and read back through the other replicas: an operation waits that, its read back
- * and its other steps on a loaded machine (9.2 s at most in two local runs), not a request timeout (12 s) or two.
+ * and its other steps on a loaded machine (9.2 s at most in two local runs), never a request timeout (12 s): with
+ * the patience off (0), a join waited 13.6 s and a keyed purchase 13.0 s, and this test failed.
  */
 const STALL_RULE = { floor: 2 } as const;
-const LONGEST_MS = 15_000;
+const LONGEST_MS = 12_000;
 const OFFERED = 100_000;
 let a: App;
 let instances: App[];
@@ -55,7 +56,7 @@ beforeAll(async () => {
 const loadUntil = (until: number) => eventually(() => Date.now() >= until, { what: 'the load to run its window', timeoutMs: until - Date.now() + 10_000, intervalMs: 100 });
 
 describe('a stalled node', () => {
-  it('answers every kind of request while one node stalls for 20 s, each within 15 s, losing nothing', async () => {
+  it('answers every kind of request while one node stalls for 20 s, each within 12 s, losing nothing', async () => {
     const [poster, creator, joiner, sender, recipient, buyer, reactor, seller] = people as [TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser, TestUser];
     const cast: LoadCast = { poster, creator, joiner, sender, recipient, buyer, reactor };
     const room = await roomWith(a, poster, [reactor]);

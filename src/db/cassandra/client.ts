@@ -325,6 +325,8 @@ export class Database {
         const host = coordinatorOf(options);
         if (!host || Date.now() - sentAt < patience || this.health.silentForMs(host) < patience) return;
         clearInterval(watch);
+        // Nothing else goes there first (the read back, the next attempt) until it answers again.
+        this.health.markSilent(host);
         reject(new CoordinatorSilent(host.address, patience));
       }, Math.min(250, Math.ceil(patience / 4)));
       request.then(

@@ -54,8 +54,8 @@ export class SpeculativeExecutions implements cassandra.policies.speculativeExec
 
 /**
  * Which nodes answer, from what the driver saw. A node is not answering once a request to it timed out (the
- * client's own timeout), until it answers one again; nor while it has requests in flight and answered none in the
- * last 200-400 ms (the driver's own count). The driver's default health check waits for 10 requests in flight,
+ * client's own timeout) or an LWT was given up on it (Database.lwt), until it answers one again, an error
+ * included; nor while it has requests in flight and answered none in the last 200-400 ms (the driver's own count). The driver's default health check waits for 10 requests in flight,
  * which a service under steady load never piles on one node: every request routed to a stalled node waited for it.
  * It is the driver's request tracker, passing each outcome on to `next` (the instance's metrics).
  */
@@ -63,7 +63,7 @@ export class SpeculativeExecutions implements cassandra.policies.speculativeExec
 const { RequestTracker } = cassandra.tracker as unknown as { RequestTracker: new () => cassandra.tracker.RequestTracker };
 
 export class NodeHealth extends RequestTracker {
-  private readonly timedOut = new WeakSet<Host>();
+  private readonly silent = new WeakSet<Host>();
   /** When each node last answered anything, an error included (Date.now()). */
   private readonly lastAnswer = new WeakMap<Host, number>();
 
@@ -72,11 +72,16 @@ export class NodeHealth extends RequestTracker {
   }
 
   readonly answering = (host: Host): boolean => {
-    if (this.timedOut.has(host)) return false;
+    if (this.silent.has(host)) return false;
     // Both counters are the driver's own, missing from its typings (getResponseCount is internal to it).
     const counted = host as Host & { getInFlight(): number; getResponseCount(): number };
     return !(counted.getInFlight() > 0 && counted.getResponseCount() === 0);
   };
+
+  /** `host` is not answering until it answers a request again. */
+  markSilent(host: Host): void {
+    this.silent.add(host);
+  }
 
   /** How long `host` has answered nothing (Infinity if it never answered). */
   silentForMs(host: Host): number {
@@ -85,14 +90,18 @@ export class NodeHealth extends RequestTracker {
   }
 
   override onSuccess(host: Host, ...rest: SuccessRest): void {
-    this.timedOut.delete(host);
+    this.silent.delete(host);
     this.lastAnswer.set(host, Date.now());
     this.next?.onSuccess(host, ...rest);
   }
 
   override onError(host: Host, query: string | Array<{ query: string; params?: unknown }>, parameters: unknown[] | Record<string, unknown> | null, executionOptions: cassandra.ExecutionOptions, requestLength: number, err: Error, latency: number[]): void {
-    if (err instanceof errors.OperationTimedOutError) this.timedOut.add(host);
-    else if (!(err as { isSocketError?: boolean }).isSocketError) this.lastAnswer.set(host, Date.now());
+    if (err instanceof errors.OperationTimedOutError) this.silent.add(host);
+    else if (!(err as { isSocketError?: boolean }).isSocketError) {
+      // An error the node sent is an answer.
+      this.silent.delete(host);
+      this.lastAnswer.set(host, Date.now());
+    }
     this.next?.onError(host, query, parameters, executionOptions, requestLength, err, latency);
   }
 
