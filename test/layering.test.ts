@@ -111,6 +111,22 @@ describe('the layers', () => {
     expect(importsOf(context).filter((i) => domainOrStorage(i.target)).map((i) => rel(i.target))).toEqual([]);
   });
 
+  it('keeps files free of domains: src/{db,resolvers,schema}/files import nothing from rooms, accounts, the messenger or the marketplace, not even types (rooms depend on files, one way)', () => {
+    const layers = ['db', 'resolvers', 'schema'];
+    const domains = ['rooms', 'accounts', 'messenger', 'marketplace'];
+    const inFiles = (path: string) => layers.some((layer) => inLayer(path, `${layer}/files`));
+    const inDomain = (path: string) => layers.some((layer) => domains.some((domain) => inLayer(path, `${layer}/${domain}`)));
+    /** Every relative module a file names: its imports and re-exports, and `import('…')` in code or in a type. */
+    const referencesOf = (file: string) => [
+      ...importsOf(file).map((i) => i.target),
+      ...[...readFileSync(file, 'utf8').matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)].map((m) => resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts'))),
+    ];
+    const filesPart = files.filter(inFiles);
+    expect(filesPart.map(rel)).toEqual(expect.arrayContaining(['db/files/file-bytes.ts', 'resolvers/files/uploads.ts']));
+    const offending = filesPart.flatMap((f) => referencesOf(f).filter(inDomain).map((target) => `${rel(f)} → ${rel(target)}`));
+    expect(offending).toEqual([]);
+  });
+
   it('leaves src/server to what assembles an instance: app.ts, main.ts, cli/, observability/ and server/ itself', () => {
     const assembling = (f: string) => ['app.ts', 'main.ts'].includes(rel(f)) || ['server', 'cli', 'observability'].some((layer) => inLayer(f, layer));
     const offending = files

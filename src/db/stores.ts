@@ -23,8 +23,8 @@ import { MessageSearchStore } from './rooms/messages/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
 import { PendingNoticeStore } from './rooms/pending-notices.js';
 import { SearchBackfillStore } from './rooms/messages/search-backfill.js';
-import { AttachmentStore } from './attachments/attachments.js';
-import { CassandraFileBytes, type FileBytes } from './attachments/attachment-bytes.js';
+import { AttachmentStore } from './files/attachments.js';
+import { CassandraFileBytes, type FileBytes } from './files/file-bytes.js';
 
 export function createStores(db: Database) {
   const roomMessages = new RoomMessageStore(db);

@@ -6,7 +6,7 @@ import type { Services } from '../resolvers/services.js';
 import { recoverPendingPurchases } from '../resolvers/marketplace/completion.js';
 import { finishPendingCleanups } from '../resolvers/rooms/room-cleanup.js';
 import { finishPendingNotices } from '../resolvers/rooms/room-notices.js';
-import { dropUnattachedUploads } from '../resolvers/attachments/cleanup.js';
+import { dropUnattachedUploads } from '../resolvers/files/cleanup.js';
 
 /** Stops the job and waits for a run in progress. */
 export type BackgroundJob = () => Promise<void>;

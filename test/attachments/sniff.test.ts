@@ -1,7 +1,7 @@
-// What an upload is, from its bytes: the allowlist and image dimensions (src/resolvers/attachments/sniff.ts).
+// What an upload is, from its bytes: the allowlist and image dimensions (src/resolvers/files/sniff.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sniff } from '../../src/resolvers/attachments/sniff.js';
+import { sniff } from '../../src/resolvers/files/sniff.js';
 import { projectPath } from '../../src/project-root.js';
 
 const bytes = (...parts: Array<number[] | string | Buffer>) =>

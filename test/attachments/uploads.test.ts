@@ -11,7 +11,7 @@ import type { App } from '../../src/app.js';
 import { projectPath } from '../../src/project-root.js';
 import { LeaveRoomDocument } from '../generated/graphql.js';
 import { ManualClock, startApp, stopApp } from '../testkit/app.js';
-import { dropUnattachedUploads } from '../../src/resolvers/attachments/cleanup.js';
+import { dropUnattachedUploads } from '../../src/resolvers/files/cleanup.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { cqlRow, cqlRows } from '../testkit/cql.js';
 import { eventually } from '../testkit/poll.js';

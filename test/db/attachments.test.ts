@@ -6,8 +6,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { CHUNK_BYTES, FileTooLarge, type FileBytes } from '../../src/db/attachments/attachment-bytes.js';
-import type { AttachmentStore } from '../../src/db/attachments/attachments.js';
+import { CHUNK_BYTES, FileTooLarge, type FileBytes } from '../../src/db/files/file-bytes.js';
+import type { AttachmentStore } from '../../src/db/files/attachments.js';
 import { newTimeUuid } from '../../src/timeuuids.js';
 import { startApp } from '../testkit/app.js';
 import { cqlRow } from '../testkit/cql.js';
@@ -94,7 +94,7 @@ describe('a chunk write that fails', () => {
       execute: (stmt: { cql: string }, params: unknown[], opts?: unknown) =>
         stmt.cql.startsWith('INSERT INTO attachment_chunks') && ++writes === 2 ? Promise.reject(new Error('a replica timed out')) : execute(stmt as never, params, opts as never),
     });
-    const { CassandraFileBytes } = await import('../../src/db/attachments/attachment-bytes.js');
+    const { CassandraFileBytes } = await import('../../src/db/files/file-bytes.js');
     await expect(new CassandraFileBytes(failing).write(id, parts(randomBytes(CHUNK_BYTES * 6)), 10 * 1024 * 1024)).rejects.toThrow('a replica timed out');
     expect(await chunkCount(id)).toBe(0);
   });

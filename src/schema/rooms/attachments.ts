@@ -1,6 +1,7 @@
 /** Files in rooms: uploading one, the Attachment a message carries, and its link. */
-import * as attachments from '../../resolvers/attachments/attachments.js';
-import type { AttachmentView } from '../../resolvers/attachments/attachments.js';
+import * as attachments from '../../resolvers/rooms/messages/attachments.js';
+import type { AttachmentView } from '../../resolvers/rooms/messages/attachments.js';
+import type { UploadedFile } from '../../resolvers/files/uploads.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
@@ -13,7 +14,7 @@ builder.scalarType('File', {
   serialize: () => {
     throw new Error('File is an input only');
   },
-  parseValue: (value) => value as attachments.UploadedFile,
+  parseValue: (value) => value as UploadedFile,
 });
 
 const AttachmentRef = builder.objectRef<AttachmentView>('Attachment').implement({
@@ -53,6 +54,6 @@ builder.mutationFields((t) => ({
       `At most ${limits.maxFileBytes / 1024 / 1024} MB (REQUEST_ENTITY_TOO_LARGE) and ${limits.uploadsPerDay} a day (LIMIT_REACHED, ` +
       'limit UPLOADS_PER_DAY); PNG, JPEG, GIF, WebP, PDF or UTF-8 text, as its bytes show (BAD_USER_INPUT, field file, otherwise).',
     args: { file: t.arg({ type: 'File', required: true }) },
-    resolve: (_root, args, ctx) => attachments.uploadAttachment(ctx, args.file as attachments.UploadedFile),
+    resolve: (_root, args, ctx) => attachments.uploadAttachment(ctx, args.file as UploadedFile),
   }),
 }));

@@ -25,7 +25,7 @@ import { messageTerms } from './search-terms.js';
 import { unpinDeleted } from './pins.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
-import { dropAttachments } from '../../attachments/attachments.js';
+import { dropAttachments } from './attachments.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {

@@ -19,7 +19,7 @@ import { mayMention, mentionedParticipants, publishMentions } from './mentions.j
 import { postTime } from './system-messages.js';
 import { bannedFrom, requirePostAllowed } from '../moderation.js';
 import { requireThreadParent } from './threads.js';
-import { attachUploads, unlistAttached } from '../../attachments/attachments.js';
+import { attachUploads, unlistAttached } from './attachments.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
 

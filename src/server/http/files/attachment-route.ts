@@ -10,8 +10,8 @@
 import { Readable } from 'node:stream';
 import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import type { Services } from '../../../resolvers/services.js';
-import { openAttachment, type Servable } from '../../../resolvers/attachments/attachments.js';
-import type { ByteRange } from '../../../db/attachments/attachment-bytes.js';
+import { openAttachment, type Servable } from '../../../resolvers/rooms/messages/attachments.js';
+import type { ByteRange } from '../../../db/files/file-bytes.js';
 import { AppError, ErrorCode } from '../../../errors.js';
 
 const PATH = /^\/attachments\/([^/]{1,64})$/;

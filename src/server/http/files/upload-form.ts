@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import { AppError, ErrorCode } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
-import type { UploadedFile } from '../../../resolvers/attachments/attachments.js';
+import type { UploadedFile } from '../../../resolvers/files/uploads.js';
 import { UploadBody, type BodyBounds } from './upload-body.js';
 
 /** The operations and map fields: JSON far smaller than this. */

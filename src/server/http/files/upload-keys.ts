@@ -8,7 +8,7 @@
  * refused before that (a type off the list, a daily limit) keeps no answer.
  */
 import { createHash } from 'node:crypto';
-import type { UploadedFile } from '../../../resolvers/attachments/attachments.js';
+import type { UploadedFile } from '../../../resolvers/files/uploads.js';
 
 /** Where a file sits in the variables (the map's path), so it can be swapped for the copy that hashes it. */
 interface Placed {

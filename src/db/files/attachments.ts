@@ -1,11 +1,11 @@
 /**
- * Attached files' rows (attachments) and the list of uploads not yet attached
- * (unattached_uploads), whose bytes live behind FileBytes (attachment-bytes.ts).
+ * Uploaded files' rows (attachments) and the list of uploads not yet attached
+ * (unattached_uploads), whose bytes live behind FileBytes (file-bytes.ts).
  * An upload is listed before its bytes are written and its row after them;
  * attaching it to a message is an LWT, so one upload belongs to one message.
  */
 import { cql, type Database, type Row } from '../cassandra/client.js';
-import type { StoredBytes } from './attachment-bytes.js';
+import type { StoredBytes } from './file-bytes.js';
 
 export interface AttachmentRecord extends StoredBytes {
   id: string;
