@@ -23,6 +23,11 @@ const SELECT_ONE = cql(
   'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? AND id = ?',
   { idempotent: true },
 );
+// node(id:)'s batches: the messages of one conversation and month by id.
+const SELECT_MANY = cql(
+  'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? AND id IN ?',
+  { idempotent: true },
+);
 const SELECT_OLDER_THAN = cql(
   'SELECT id, sender, recipient, content, forwarded_from FROM direct_messages WHERE conversation = ? AND month = ? AND id < ? LIMIT ?',
   { idempotent: true },
@@ -65,6 +70,28 @@ export class DirectMessageStore {
     const month = monthBucket(timeUuidDate(id));
     const row = (await this.db.execute(SELECT_ONE, [conversation, month, TimeUuid.fromString(id)])).first();
     return row ? toMessage(month, row) : null;
+  }
+
+  /**
+   * Messages of one conversation by id, by id (those it lacks are absent): one read per month partition the ids
+   * fall in, all at once. The caller bounds the ids (its loader's batch).
+   */
+  async byIds(conversation: string, ids: readonly string[]): Promise<Map<string, DirectMessageRecord>> {
+    const byMonth = new Map<number, TimeUuid[]>();
+    for (const id of new Set(ids)) {
+      const month = monthBucket(timeUuidDate(id));
+      byMonth.set(month, [...(byMonth.get(month) ?? []), TimeUuid.fromString(id)]);
+    }
+    const found = new Map<string, DirectMessageRecord>();
+    await Promise.all(
+      [...byMonth].map(async ([month, inMonth]) => {
+        for (const row of (await this.db.execute(SELECT_MANY, [conversation, month, inMonth])).rows) {
+          const message = toMessage(month, row);
+          found.set(message.id, message);
+        }
+      }),
+    );
+    return found;
   }
 
   /** Up to `limit` messages of one month bucket, newest first, older than `before` when given. */

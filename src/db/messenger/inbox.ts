@@ -46,8 +46,13 @@ const COLUMNS = `partner, last_message, collection_count(unread) AS unread_count
   collection_max(unread) AS newest_unread, months, read_up_to, read_at, partner_read_up_to, partner_read_at`;
 const SELECT_ALL = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ?`, { idempotent: true });
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ? AND partner = ?`, { idempotent: true });
+// node(id:)'s batches: one owner's rows for many partners (partner is the first clustering column of both tables).
+const SELECT_SOME = cql(`SELECT ${COLUMNS} FROM inbox WHERE owner = ? AND partner IN ?`, { idempotent: true });
 const UNREAD_COLUMNS = 'COUNT(*) AS unread_count, MIN(id) AS first_unread, MAX(id) AS newest_unread';
 const SELECT_UNREAD_ALL = cql(`SELECT partner, ${UNREAD_COLUMNS} FROM inbox_unread WHERE owner = ? GROUP BY partner`, {
+  idempotent: true,
+});
+const SELECT_UNREAD_SOME = cql(`SELECT partner, ${UNREAD_COLUMNS} FROM inbox_unread WHERE owner = ? AND partner IN ? GROUP BY partner`, {
   idempotent: true,
 });
 const SELECT_UNREAD_ONE = cql(`SELECT ${UNREAD_COLUMNS} FROM inbox_unread WHERE owner = ? AND partner = ?`, {
@@ -181,6 +186,23 @@ export class InboxStore {
   async one(owner: string, partner: string): Promise<ConversationRecord> {
     const [row, unread] = await Promise.all([this.db.first(SELECT_ONE, [owner, partner]), this.db.first(SELECT_UNREAD_ONE, [owner, partner])]);
     return row ? toConversation(owner, row, unread ? unreadOf(unread) : NOTHING_UNREAD) : emptyConversation(owner, partner);
+  }
+
+  /**
+   * The conversations of `owner` with each of `partners`, by partner, as one() answers each: one read of the inbox
+   * rows and one of the unread counts, whatever the number of partners (the caller bounds it: its loader's batch).
+   */
+  async some(owner: string, partners: readonly string[]): Promise<Map<string, ConversationRecord>> {
+    const wanted = [...new Set(partners)];
+    if (wanted.length === 0) return new Map();
+    const fetchSize = Limits.messenger.inboxFetchSize;
+    const [rows, unreadRows] = await Promise.all([
+      this.db.allRows(SELECT_SOME, [owner, wanted], fetchSize),
+      this.db.allRows(SELECT_UNREAD_SOME, [owner, wanted], fetchSize),
+    ]);
+    const unreadByPartner = new Map(unreadRows.map((row) => [row.partner as string, unreadOf(row)]));
+    const found = new Map(rows.map((row) => [row.partner as string, toConversation(owner, row, unreadByPartner.get(row.partner as string) ?? NOTHING_UNREAD)]));
+    return new Map(wanted.map((partner) => [partner, found.get(partner) ?? emptyConversation(owner, partner)]));
   }
 
   private wholePartition(stmt: Statement, owner: string): Promise<Row[]> {

@@ -1,6 +1,7 @@
 /** A conversation's messages, newest first, across month buckets. */
 import type { Context } from '../context.js';
 import { conversationKey, parseDirectMessageKey } from './model.js';
+import { directMessageLoader } from './reads.js';
 
 import { badInput, forbidden } from '../../errors.js';
 import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection } from '../../pagination.js';
@@ -12,13 +13,16 @@ import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger
 // The conversation key rides in the cursor: a cursor only pages the conversation it came from.
 const cursorOf = (key: string) => (m: DirectMessageRecord) => encodeHistoryCursor({ bucket: m.month, id: m.id, scope: key });
 
-/** node(id:)'s direct messages, by key (directMessageKey): their sender and their recipient only. */
+/**
+ * node(id:)'s direct messages, by key (directMessageKey): their sender and their recipient only. Read through the
+ * request's loader: the messages of one conversation and month in one read.
+ */
 export function directMessageNodes(ctx: Context, keys: readonly string[]): Array<Promise<DirectMessageRecord | null>> {
   return eachVisibleOrNull(keys, async (key) => {
     const viewer = requireViewer(ctx);
     const parsed = parseDirectMessageKey(key);
     if (!parsed || !parsed.logins.includes(viewer.login)) return null;
-    return ctx.services.stores.directMessages.byId(parsed.conversation, parsed.id);
+    return directMessageLoader(ctx).load(key);
   });
 }
 

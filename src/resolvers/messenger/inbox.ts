@@ -9,6 +9,7 @@ import { pageSize } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { requirePartner } from './participants.js';
+import { conversationLoader, inboxRowKey } from './reads.js';
 import type { ConversationRecord } from '../../db/messenger/rows.js';
 
 interface InboxPosition extends Record<string, unknown> {
@@ -59,13 +60,17 @@ export async function conversations(
   });
 }
 
-/** node(id:)'s conversations, by key ("a:b"): one of the two only, as with conversation(with:). */
+/**
+ * node(id:)'s conversations, by key ("a:b"): one of the two only, as with conversation(with:). Read through the
+ * request's loaders: the partners' accounts in one read, the viewer's inbox rows and unread counts in one each.
+ */
 export function conversationNodes(ctx: Context, keys: readonly string[]): Array<Promise<ConversationRecord | null>> {
   return eachVisibleOrNull(keys, async (key) => {
     const viewer = requireViewer(ctx);
     const logins = key.split(':');
     if (logins.length !== 2 || conversationKey(logins[0]!, logins[1]!) !== key || !logins.includes(viewer.login)) return null;
-    return conversation(ctx, logins[0] === viewer.login ? logins[1]! : logins[0]!);
+    const { partner } = await requirePartner(ctx, 'with', logins[0] === viewer.login ? logins[1]! : logins[0]!);
+    return conversationLoader(ctx).load(inboxRowKey(viewer.login, partner.login));
   });
 }
 

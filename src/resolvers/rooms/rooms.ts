@@ -14,6 +14,7 @@ import { pageSize, validMetadata } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
+import { roomLoader } from './reads.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
@@ -157,12 +158,15 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   return true;
 }
 
-/** A lookup: a name no room can have finds nothing (as user(login) does), without asking Cassandra. */
+/**
+ * A lookup: a name no room can have finds nothing (as user(login) does), without asking Cassandra. Read through
+ * the request's room loader, so nodes(ids:) reads its rooms in one batch.
+ */
 export async function roomByName(ctx: Context, rawName: string): Promise<RoomRecord | null> {
   requireViewer(ctx);
   const name = normalizeRoomName(rawName);
   if (!isPossibleRoomName(name)) return null;
-  return (await ctx.services.stores.rooms.byName(name)) ?? null;
+  return roomLoader(ctx).load(name);
 }
 
 /** node(id:)'s rooms, by name: any signed-in viewer sees any room, as with room(name:). */

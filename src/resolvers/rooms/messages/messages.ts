@@ -78,8 +78,7 @@ export async function messageWithRoom(ctx: Context, id: string, field = 'message
     stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
     stores.rooms.byName(key.roomName),
   ]);
-  if (!message || !room || !ofThisRoom(message, room)) return { room };
-  return { message, room };
+  return inItsRoom(message ?? null, room ?? null);
 }
 
 /** Whether a message belongs to this room, not to an earlier room of the same name. */
@@ -88,18 +87,37 @@ const ofThisRoom = (message: MessageRecord, room: RoomRecord) => timeUuidDate(me
 /** Who reads a room message, by every way to it: the room's participants, and its author wherever they are. */
 const mayRead = (login: string, message: MessageRecord, room: RoomRecord) => isParticipant(room, login) || message.author.login === login;
 
-/** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
-export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
-  const viewer = requireViewer(ctx);
-  const { message, room } = await messageWithRoom(ctx, id);
+/** A message read beside its room, as messageWithRoom answers: no message when either is gone or they do not belong together. */
+function inItsRoom(message: MessageRecord | null, room: RoomRecord | null): { message?: MessageRecord; room?: RoomRecord } {
+  if (!message || !room || !ofThisRoom(message, room)) return { room: room ?? undefined };
+  return { message, room };
+}
+
+/** The message for `login`, by mayRead (FORBIDDEN for anyone else); null when it does not exist (any more). */
+function readableBy(login: string, { message, room }: { message?: MessageRecord; room?: RoomRecord }): MessageRecord | null {
   if (!message || !room) return null;
-  if (!mayRead(viewer.login, message, room)) throw forbidden('Only participants read the messages of a room');
+  if (!mayRead(login, message, room)) throw forbidden('Only participants read the messages of a room');
   return message;
 }
 
-/** node(id:)'s room messages: their room's participants and their author, as with message(messageId:). */
+/** One message by id: for the room's participants and for its author. Null when it does not exist (any more). */
+export async function messageById(ctx: Context, id: string): Promise<MessageRecord | null> {
+  const viewer = requireViewer(ctx);
+  return readableBy(viewer.login, await messageWithRoom(ctx, id));
+}
+
+/**
+ * node(id:)'s room messages: their room's participants and their author, as with message(messageId:). Read
+ * through the request's loaders: the messages of one room and day in one read, their rooms in one.
+ */
 export function messageNodes(ctx: Context, ids: readonly string[]): Array<Promise<MessageRecord | null>> {
-  return eachVisibleOrNull(ids, (id) => messageById(ctx, id));
+  return eachVisibleOrNull(ids, async (id) => {
+    const viewer = requireViewer(ctx);
+    // The id holds the message's day, which the loader works out again from the timeuuid (decodeMessageId checks they agree).
+    const key = decodeMessageId('messageId', id);
+    const [message, room] = await Promise.all([messageLoader(ctx).load(roomMessageKey(key.roomName, key.messageId)), roomLoader(ctx).load(key.roomName)]);
+    return readableBy(viewer.login, inItsRoom(message, room));
+  });
 }
 
 /** The author or the room's creator hides a message: its content is then null for everyone. */
