@@ -1,18 +1,18 @@
 /**
  * `npm run bench:profile [scenario]`: a CPU profile of Parley serving one
- * request scenario of bench/request-scenarios.ts (the history page of 50 by
- * default) under autocannon at concurrency 16 for 10 s (bench/cpu-profile.ts),
+ * request scenario of bench/kit/requests/scenarios.ts (the history page of 50 by
+ * default) under autocannon at concurrency 16 for 10 s (bench/kit/profiles/cpu-profile.ts),
  * and where its time went. `npm run bench:profile fanout [rate]`: live
  * fan-out at `rate` posts/s (40 by default), CPU per delivery of Parley's
  * instances and of the relay floor's, and where Parley's time went
- * (bench/fanout-profile.ts).
+ * (bench/kit/fanout/profile.ts).
  */
-import { startServerProcess } from './server-process.js';
-import { PRODUCTION_ENV } from './scenarios.js';
-import { seedRequestScenarios, type RequestScenario } from './request-scenarios.js';
-import { allocationsOf, largestDifferences, profileScenario, usPerRequest, type CpuProfile } from './cpu-profile.js';
-import { profileFanout } from './fanout-profile.js';
-import { STARTERS, requestFor } from './contenders.js';
+import { startServerProcess } from './kit/servers/server-process.js';
+import { PRODUCTION_ENV } from './kit/remote-parley.js';
+import { seedRequestScenarios, type RequestScenario } from './kit/requests/scenarios.js';
+import { allocationsOf, largestDifferences, profileScenario, usPerRequest, type CpuProfile } from './kit/profiles/cpu-profile.js';
+import { profileFanout } from './kit/fanout/profile.js';
+import { STARTERS, requestFor } from './kit/requests/contenders.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1).padStart(5)}%`;
 /** A peer named on the command line, if `arg` names one. */

@@ -1,8 +1,0 @@
-/** Seeding and operations the request benchmarks and the profiler share. */
-import type { App } from '../src/app.js';
-
-/** How a Parley contender runs unless a scenario measures a setting: as in production, compiled, metrics off. */
-export const PRODUCTION_ENV = { NODE_ENV: 'production', METRICS: 'off' };
-
-/** A server in another process, as the testkit's clients (which need only its address) take it. */
-export const remoteApp = (url: string) => ({ url }) as App;
