@@ -40,14 +40,15 @@ export function newMessage(
   author: ChatUser,
   content: string,
   systemMessage: boolean,
-  thread: MessageExtras = {},
+  extras: MessageExtras = {},
 ): MessageRecord {
-  return messageWithId(room, newTimeUuid(at).toString(), author, content, systemMessage, thread);
+  return messageWithId(room, newTimeUuid(at).toString(), author, content, systemMessage, extras);
 }
 
 /**
  * A message with a given id (taken earlier, e.g. by a clientMessageId claim): its bucket is its id's day.
- * Every new message is made here, so every new message carries its search terms.
+ * Every new message is made here, so every new message carries its search terms; what it does not say starts as
+ * postedMessage (src/db/rooms/messages/message-row.ts) has it, the one home of a new message's defaults.
  */
 export function messageWithId(
   room: RoomIncarnation,
@@ -55,21 +56,17 @@ export function messageWithId(
   author: ChatUser,
   content: string,
   systemMessage: boolean,
-  thread: MessageExtras = {},
+  extras: MessageExtras = {},
 ): MessageRecord {
+  const said = Object.fromEntries(Object.entries(extras).filter(([, value]) => value !== undefined)) as MessageExtras;
   return postedMessage({
+    ...said,
     roomName: room.name,
     bucket: dayBucket(timeUuidDate(messageId)),
     messageId,
     author,
     content,
     systemMessage,
-    replyTo: thread.replyTo ?? null,
-    mentions: thread.mentions ?? [],
-    poll: thread.poll ?? null,
-    forwardedFrom: thread.forwardedFrom ?? null,
-    metadata: thread.metadata ?? null,
-    attachments: thread.attachments ?? [],
     terms: messageTerms(content, systemMessage),
   });
 }

@@ -22,10 +22,9 @@ import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from '../validation.js';
 import { requireNotMuted } from '../moderation.js';
 import { messageTerms } from './search-terms.js';
-import { unpinDeleted } from './pins.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
-import { dropAttachments } from './attachments.js';
+import { dropRowsWithContent, dropRowsWithoutContent } from './deletion.js';
 
 /** What may not be edited, with the reason: deleted, hidden and system messages. */
 function requireEditable(message: MessageRecord): void {
@@ -155,12 +154,9 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     throw forbidden("Only the message's author or the room's creator may delete it");
   }
   const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null };
-  const { stores, config, rooms } = ctx.services;
-  const horizonMs = commitHorizonMs(config.cassandra.requestTimeoutMs);
+  const { stores, rooms } = ctx.services;
   if (message.deleted) {
-    await stores.messageEdits.dropCopies(message, horizonMs);
-    await dropAttachments(ctx, message);
-    await unpinDeleted(ctx, room, tombstone);
+    await dropRowsWithContent(ctx, room, message, tombstone);
     return tombstone;
   }
   const turn = rooms.sequencer.take(room.name);
@@ -177,19 +173,9 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     return tombstone;
   }
   await turn.publish([{ kind: 'MessageDeleted', roomName: room.name, message: tombstone }]);
-  // The deletion stands (its LWT applied, the event is out). Reactions and mentions hold no content: a failure
-  // to drop them is logged. The copies hold content: a failure to drop them is the caller's, whose retry drops them.
-  try {
-    await stores.reactions.dropAll(message);
-    await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login));
-    if (message.poll) await stores.pollVotes.drop(message.roomName, message.messageId);
-  } catch (err) {
-    ctx.services.logger.warn({ err, roomName: room.name }, "a deleted message's reactions, mentions or votes were not dropped");
-  }
-  // Like the copies, a pin that failed to go is the caller's: the retry takes it off. So are its files (content).
-  await stores.messageEdits.dropCopies(message, horizonMs);
-  await dropAttachments(ctx, message);
-  await unpinDeleted(ctx, room, tombstone);
+  // The deletion stands (its LWT applied, the event is out): deletion.ts says what goes, and whose a failure is.
+  await dropRowsWithoutContent(ctx, message);
+  await dropRowsWithContent(ctx, room, message, tombstone);
   return tombstone;
 }
 

@@ -4,9 +4,9 @@
  * server's own messages are in system-messages.ts.
  */
 import type { Context } from '../../context.js';
-import { commitHorizonMs, messageWithId, newMessage, type MessageExtras } from '../model.js';
+import { commitHorizonMs, messageWithId, type MessageExtras } from '../model.js';
 import type { RoomHead } from '../../../db/rooms/rooms.js';
-import { timeUuidDate } from '../../../timeuuids.js';
+import { newTimeUuid, timeUuidDate } from '../../../timeuuids.js';
 import { dayBucket } from '../../../buckets.js';
 import { conflict, forbidden, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
@@ -37,15 +37,26 @@ function requireWriteWindow(ctx: Context, messageId: string): void {
   }
 }
 
+/** A post's message before its files are known: what messageWithId makes it from, but its attachments. */
+interface MessageDraft {
+  messageId: string;
+  author: ChatUser;
+  content: string;
+  thread: Omit<MessageExtras, 'attachments'>;
+}
+
 /**
- * Writes a new message with its files: attaches the poster's uploads (or carries a forwarded original's) first,
- * checks the write window last, right before the write it guards, and unlists the uploads once it is written.
+ * Writes a new message with its files: attaches the poster's uploads (or carries a forwarded original's) to its
+ * id first, makes the message whole, checks the write window last, right before the write it guards, and unlists
+ * the uploads once it is written.
  */
-async function writeWithFiles(ctx: Context, room: RoomHead, message: MessageRecord, files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>) {
-  message.attachments = files.forwardedAttachments ?? (await attachUploads(ctx, files.attachments, room.name, message.messageId));
+async function writeWithFiles(ctx: Context, room: RoomHead, draft: MessageDraft, files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>): Promise<MessageRecord> {
+  const attachments = files.forwardedAttachments ?? (await attachUploads(ctx, files.attachments, room.name, draft.messageId));
+  const message = messageWithId(room, draft.messageId, draft.author, draft.content, false, { ...draft.thread, attachments });
   requireWriteWindow(ctx, message.messageId);
   await ctx.services.stores.roomMessages.insert(room, message);
   await unlistAttached(ctx, message);
+  return message;
 }
 
 export interface PostArgs {
@@ -93,7 +104,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
   await requirePostAllowed(ctx, room, participants, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
-  const thread: MessageExtras = {
+  const thread: MessageDraft['thread'] = {
     replyTo: parent?.messageId ?? null,
     mentions: mentionedParticipants(participants, content),
     poll: args.poll ?? null,
@@ -104,14 +115,15 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const at = postTime(ctx.services, room);
 
   const turn = ctx.services.rooms.sequencer.take(name);
-  const message = newMessage(room, at, author, content, false, thread);
+  const draft: MessageDraft = { messageId: newTimeUuid(at).toString(), author, content, thread };
+  let message: MessageRecord;
   try {
     if (clientId) {
       const claim = await stores.messageClientIds.claim(
         room,
         author.login,
         clientId,
-        { messageId: message.messageId, content },
+        { messageId: draft.messageId, content },
         {
           ttlSeconds: Limits.room.clientMessageIdTtlSeconds,
           now: ctx.services.clock.now(),
@@ -120,10 +132,10 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
       );
       if (!claim.claimed) {
         turn.cancel();
-        return await originalPost(ctx, room, author, claim, thread, args);
+        return await originalPost(ctx, room, { ...draft, messageId: claim.messageId, content: claim.content }, args);
       }
     }
-    await writeWithFiles(ctx, room, message, args);
+    message = await writeWithFiles(ctx, room, draft, args);
   } catch (err) {
     turn.cancel();
     throw err;
@@ -142,18 +154,9 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
  * exists. Past the window the retry fails (CONFLICT); past the commit horizon
  * the claim is dead and a retry posts afresh.
  */
-async function originalPost(
-  ctx: Context,
-  room: RoomHead,
-  author: ChatUser,
-  claim: { messageId: string; content: string },
-  thread: MessageExtras,
-  files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>,
-): Promise<MessageRecord> {
+async function originalPost(ctx: Context, room: RoomHead, claimed: MessageDraft, files: Pick<PostArgs, 'attachments' | 'forwardedAttachments'>): Promise<MessageRecord> {
   const { roomMessages } = ctx.services.stores;
-  const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claim.messageId)), claim.messageId);
+  const stored = await roomMessages.byKey(room.name, dayBucket(timeUuidDate(claimed.messageId)), claimed.messageId);
   if (stored) return stored;
-  const message = messageWithId(room, claim.messageId, author, claim.content, false, thread);
-  await writeWithFiles(ctx, room, message, files);
-  return message;
+  return writeWithFiles(ctx, room, claimed, files);
 }
