@@ -19,7 +19,7 @@ export const MISSED_CHANNEL = 'pubsub.missed';
 
 /**
  * What a notice says: publishes made from `since` to `until` (ms since the epoch) may not have been
- * delivered. `until` lets an instance whose own delivery was down all that time skip it (RedisBackedPubSub).
+ * delivered. `until` lets an instance whose own delivery was down all that time skip it (DeliveryState.eventsMissed).
  */
 export interface MissedNotice {
   since: number;
@@ -29,8 +29,8 @@ export interface MissedNotice {
 /** How soon a notice that could not be sent is tried again, while the publisher connection is up. */
 const RETRY_MS = 1000;
 
-/** The publisher connection, as far as notices need it: sending waits for it to be ready. */
-interface Connection {
+/** The publisher connection (or the cluster), as far as notices need it: sending waits for it to be ready. */
+export interface NoticeConnection {
   readonly status: string;
   once(event: 'ready', listener: () => void): unknown;
 }
@@ -53,7 +53,7 @@ export class MissedPublishes {
     /** The notice as it travels: stamped by the publishing instance (event-stamps.ts). */
     private readonly stamp: (notice: MissedNotice) => unknown,
     private readonly send: (stamped: unknown) => Promise<unknown>,
-    private readonly connection: Connection,
+    private readonly connection: NoticeConnection,
     private readonly logger: Logger,
   ) {}
 

@@ -1,38 +1,15 @@
-/**
- * Events through a Redis Cluster with sharded pub/sub (Redis 7's SPUBLISH and
- * SSUBSCRIBE): a channel lives on the shard that owns its slot, so each shard
- * carries its own channels' events, where classic PUBLISH would cross the
- * cluster bus to every node. ioredis's Cluster with shardedSubscribers holds
- * one subscriber connection per master and subscribes again after a topology
- * change; this engine adds what the single-Redis one gives: an event once
- * across reconnects (its stamp), interruptions told to every feed, and failed
- * publishes told to every instance (missed-publishes.ts).
- *
- * When delivery counts as lost: a subscriber or node connection closing (a
- * master died, or the network cut), and any change of which master owns which
- * slot (a reshard or a failover: Redis ends the subscriptions of a moved slot
- * without a word to ioredis, so events published from the move until
- * ioredis's next look at the slots are lost to them). ioredis looks every
- * SLOTS_REFRESH_MS, so a change counts as lost from one look before it was
- * seen. Delivery is back once every subscriber connection is up again and has
- * answered a PING sent after its subscriptions.
- */
+/** The pub/sub engine on a Redis Cluster: SPUBLISH and SSUBSCRIBE, one subscriber connection per master. */
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DeliveryWatcher, Listener, PubSub } from './pubsub.js';
-import { ChannelListeners, channelKind, type PubSubMeter } from './listeners.js';
-import { DUPLICATE, EventStamp, HeardEvents } from './event-stamps.js';
-import { MISSED_CHANNEL, MissedPublishes, missedSpan } from './missed-publishes.js';
-import { DeliveryState } from './delivery-state.js';
-import { redisEventChannel } from './redis.js';
+import type { PubSubMeter } from './listeners.js';
+import { MISSED_CHANNEL } from './missed-publishes.js';
+import { PUBLISH_TIMEOUT_MS, RedisEvents, redisEventChannel } from './redis-events.js';
 import { keySlot } from './key-slot.js';
-import { REDIS_STEP_MS } from './redis-connection.js';
-import { MasterBreaker } from './redis-steps.js';
+import { CONNECTION_DEFAULTS, REDIS_STEP_MS } from './redis-connection.js';
+import { MasterBreaker, mastersByKey } from './redis-steps.js';
+import { ShardedSubscribers } from './sharded-subscribers.js';
 
-/** How long a publish may wait for the cluster's answer before it fails (it may still have run). */
-const PUBLISH_TIMEOUT_MS = REDIS_STEP_MS;
-/** How long closing waits to send a notice of failed publishes still owed. */
-const CLOSING_NOTICE_MS = 500;
 /** How often ioredis reads the cluster's slots: a moved slot's lost subscriptions are found within this. */
 export const SLOTS_REFRESH_MS = 1000;
 
@@ -59,24 +36,6 @@ const REBUILD_AFTER_MS = 5000;
 /** Delivery lost for longer than this fails readiness: an operator should look. */
 const STUCK_MS = 30_000;
 
-/**
- * What this engine reads of ioredis's sharded subscribers (5.11): each master's subscriber connection, and whether
- * the group is in the middle of replacing them (see rebuild()).
- */
-interface SubscriberGroupInternals {
-  shardedSubscribers?: {
-    shardedSubscribers: Map<string, { getInstance(): Redis | null; readonly subscriberStatus: string }>;
-    isResetting: boolean;
-    pendingReset: unknown;
-  };
-}
-
-/** The sharded channels a subscriber connection holds (ioredis keeps them to subscribe again on reconnect). */
-function subscribedChannels(connection: Redis): string[] {
-  const condition = (connection as unknown as { condition?: { subscriber?: { channels(kind: string): string[] } | false } }).condition;
-  return condition?.subscriber ? condition.subscriber.channels('ssubscribe') : [];
-}
-
 /** Parses REDIS_CLUSTER_NODES: "host:port,host:port". */
 export function parseClusterNodes(value: string): Array<{ host: string; port: number }> {
   return value.split(',').map((entry) => {
@@ -86,14 +45,31 @@ export function parseClusterNodes(value: string): Array<{ host: string; port: nu
   });
 }
 
+/**
+ * Events through a Redis Cluster with sharded pub/sub (Redis 7's SPUBLISH and
+ * SSUBSCRIBE): a channel lives on the shard that owns its slot, so each shard
+ * carries its own channels' events, where classic PUBLISH would cross the
+ * cluster bus to every node. ioredis's Cluster with shardedSubscribers holds
+ * one subscriber connection per master and subscribes again after a topology
+ * change; this engine adds what the single-Redis one gives, through what both
+ * share (redis-events.ts): an event once across reconnects (its stamp),
+ * interruptions told to every feed, and failed publishes told to every
+ * instance (missed-publishes.ts).
+ *
+ * When delivery counts as lost: a subscriber or node connection closing (a
+ * master died, or the network cut), and any change of which master owns which
+ * slot (a reshard or a failover: Redis ends the subscriptions of a moved slot
+ * without a word to ioredis, so events published from the move until
+ * ioredis's next look at the slots are lost to them). ioredis looks every
+ * SLOTS_REFRESH_MS, so a change counts as lost from one look before it was
+ * seen. Delivery is back once every subscriber connection is up again and has
+ * answered a PING sent after its subscriptions. What that takes of ioredis's
+ * subscriber connections, which it keeps private, is read in
+ * sharded-subscribers.ts alone.
+ */
 export class ShardedRedisPubSub implements PubSub {
-  private readonly channels: ChannelListeners;
-  /** The SSUBSCRIBE of each channel with a listener here, and how many listen() calls await it. */
-  private readonly subscriptions = new Map<string, { done: Promise<unknown>; joining: number; settled?: true }>();
-  private readonly stamp = new EventStamp();
-  private readonly heard = new HeardEvents();
-  private readonly missed: MissedPublishes;
-  private readonly delivery: DeliveryState;
+  private readonly events: RedisEvents;
+  private readonly subscribers: ShardedSubscribers;
   private slotsSeen: string | undefined;
   private lastSlotsCheck = Date.now();
   /** When the slots were last seen to move to another master (a reshard, a failover). */
@@ -116,12 +92,26 @@ export class ShardedRedisPubSub implements PubSub {
     private readonly logger: Logger,
     /** Namespaces channels, so deployments (or test runs) sharing one cluster never hear each other. */
     private readonly prefix: string,
-    private readonly meter: PubSubMeter,
+    meter: PubSubMeter,
   ) {
-    this.channels = new ChannelListeners(logger, meter);
     this.steps = new MasterBreaker(cluster);
-    this.delivery = new DeliveryState(logger);
-    cluster.on('smessage', (channel: string, message: string) => this.arrived(channel, message));
+    this.subscribers = new ShardedSubscribers(cluster);
+    this.events = new RedisEvents({
+      prefix,
+      logger,
+      meter,
+      noticeConnection: cluster,
+      commands: {
+        send: (redisChannel, message) => this.steps.run(redisChannel, () => cluster.spublish(redisChannel, message), PUBLISH_TIMEOUT_MS),
+        subscribe: (redisChannel) => this.untilReady().then(() => cluster.ssubscribe(redisChannel)),
+        // ioredis keeps a channel it was asked for, and subscribes to it again on each topology change.
+        refused: (redisChannel) => void cluster.sunsubscribe(redisChannel).catch(() => undefined),
+        // A failed SUNSUBSCRIBE (the shard down) leaves nothing behind that matters: a reconnect starts afresh
+        // from ioredis's list of channels, which no longer holds it.
+        unsubscribe: (redisChannel) => cluster.sunsubscribe(redisChannel).catch(() => undefined),
+      },
+    });
+    cluster.on('smessage', (channel: string, message: string) => this.events.arrived(channel, message));
     // A connection lost: a master died or the network cut. Events may be missed from now.
     cluster.on('-node', () => this.lost(new Date()));
     cluster.on('-subscriber', () => this.lost(new Date()));
@@ -133,12 +123,6 @@ export class ShardedRedisPubSub implements PubSub {
       void this.check();
     });
     cluster.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis cluster error'));
-    this.missed = new MissedPublishes(
-      (notice) => this.stamp.stamp(notice),
-      (stamped) => this.send(MISSED_CHANNEL, stamped),
-      cluster,
-      logger,
-    );
     void this.listenForMissed();
     this.audit = setInterval(() => this.auditSubscribers(), AUDIT_MS);
     this.audit.unref();
@@ -153,28 +137,9 @@ export class ShardedRedisPubSub implements PubSub {
       // Once ready, a command to a lost master fails within the node connection's commandTimeout.
       enableOfflineQueue: false,
       clusterRetryStrategy: (times) => Math.min(100 * 2 ** times, 2000),
-      redisOptions: { connectionName: 'parley', maxRetriesPerRequest: 2, connectTimeout: 5000, commandTimeout: PUBLISH_TIMEOUT_MS },
+      redisOptions: { ...CONNECTION_DEFAULTS, connectionName: 'parley', commandTimeout: PUBLISH_TIMEOUT_MS },
     });
     return new ShardedRedisPubSub(cluster, logger, redisEventChannel(prefix, ''), meter);
-  }
-
-  private arrived(redisChannel: string, message: string): void {
-    if (!redisChannel.startsWith(this.prefix)) return;
-    const channel = redisChannel.slice(this.prefix.length);
-    let arrival: unknown;
-    try {
-      arrival = JSON.parse(message);
-    } catch {
-      return;
-    }
-    const event = this.heard.open(arrival);
-    if (event === DUPLICATE) return;
-    if (channel === MISSED_CHANNEL) {
-      const span = missedSpan(event);
-      if (span) this.delivery.eventsMissed(span.since, span.until);
-      return;
-    }
-    this.channels.deliver(channel, event);
   }
 
   /** Hears every instance's notices of failed publishes for the instance's life (subscribed again until it is). */
@@ -193,7 +158,7 @@ export class ShardedRedisPubSub implements PubSub {
 
   private lost(since: Date): void {
     this.generation += 1;
-    this.delivery.set(false, since);
+    this.events.delivery.set(false, since);
     // Checked again once the cluster says its subscribers are back; and now, in case they already are.
     void this.check();
   }
@@ -220,7 +185,7 @@ export class ShardedRedisPubSub implements PubSub {
    * during a look makes it look again.
    */
   private check(): Promise<void> {
-    if (this.checking || this.delivery.isLive || this.closed) return this.checking ?? Promise.resolve();
+    if (this.checking || this.events.delivery.isLive || this.closed) return this.checking ?? Promise.resolve();
     const generation = this.generation;
     const again = (waiting: string) => {
       this.checking = undefined;
@@ -238,7 +203,7 @@ export class ShardedRedisPubSub implements PubSub {
         if (back !== true) return again(back);
         if (generation !== this.generation) return again('a loss during the look');
         this.checking = undefined;
-        if (!this.closed) this.delivery.set(true);
+        if (!this.closed) this.events.delivery.set(true);
       },
       (err: Error) => again(err.message),
     );
@@ -247,15 +212,12 @@ export class ShardedRedisPubSub implements PubSub {
 
   /** The channels (with the prefix) each ready subscriber connection should hold, and those whose master's is not ready. */
   private channelHolders({ settledOnly = false } = {}): { byConnection: Map<Redis, string[]>; unserved: number } {
-    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
     const owners = this.slotOwners();
     const byConnection = new Map<Redis, string[]>();
     let unserved = 0;
-    const channels = [...this.subscriptions].filter(([, subscription]) => !settledOnly || subscription.settled).map(([channel]) => channel);
-    for (const channel of [...channels, MISSED_CHANNEL]) {
-      const prefixed = this.prefix + channel;
+    for (const prefixed of this.events.redisChannels({ settledOnly })) {
       const owner = owners[keySlot(prefixed)];
-      const connection = owner ? group?.shardedSubscribers.get(owner)?.getInstance() : null;
+      const connection = owner ? this.subscribers.connectionOf(owner) : null;
       if (!connection || connection.status !== 'ready') unserved += 1;
       else byConnection.set(connection, [...(byConnection.get(connection) ?? []), prefixed]);
     }
@@ -264,20 +226,13 @@ export class ShardedRedisPubSub implements PubSub {
 
   /** Each master's subscriber as ioredis holds it: its state and its connection's, for the logs. */
   private subscriberStates(): string {
-    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
-    const owners = new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner)));
-    return [...owners]
-      .map((owner) => {
-        const subscriber = group?.shardedSubscribers.get(owner);
-        return `${owner} ${subscriber ? `${subscriber.subscriberStatus}/${subscriber.getInstance()?.status ?? 'none'}` : 'missing'}`;
-      })
-      .join(', ');
+    return this.subscribers.describe(new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner))));
   }
 
   /** The channels a ready subscriber connection should hold and does not. */
   private static unheld(byConnection: Map<Redis, string[]>): string[] {
     return [...byConnection].flatMap(([connection, channels]) => {
-      const held = new Set(subscribedChannels(connection));
+      const held = new Set(ShardedSubscribers.channelsOf(connection));
       return channels.filter((channel) => !held.has(channel));
     });
   }
@@ -306,7 +261,7 @@ export class ShardedRedisPubSub implements PubSub {
     if (this.closed) return;
     void this.steps.probe();
     const now = Date.now();
-    if (this.delivery.isLive) {
+    if (this.events.delivery.isLive) {
       if (this.cluster.status === 'ready') {
         // A channel still being subscribed is not held yet, and not lost either.
         const { byConnection, unserved } = this.channelHolders({ settledOnly: true });
@@ -318,7 +273,7 @@ export class ShardedRedisPubSub implements PubSub {
       }
       return;
     }
-    const lostSince = this.delivery.lostSince ?? now;
+    const lostSince = this.events.delivery.lostSince ?? now;
     const stuckFrom = Math.max(lostSince, this.readySince, this.lastRebuild, this.lastSlotsMove);
     if (this.cluster.status === 'ready' && now - stuckFrom > REBUILD_AFTER_MS) {
       this.lastRebuild = now;
@@ -329,17 +284,11 @@ export class ShardedRedisPubSub implements PubSub {
 
   /**
    * Every connection to the cluster closed and opened again. ioredis's subscriber group replaces its subscribers one
-   * reset at a time, and a reset waits for each new subscriber's connect; a subscriber stopped while it connects
-   * (another reset, or a disconnect, replacing it) loses the listeners that would settle that connect, so the
-   * reset waits for ever and every later one is put off behind it: the group never makes a subscriber again. So
-   * the group is told it is no longer resetting before the rebuild, which makes every subscriber anew.
+   * reset at a time, and a reset waits for each new subscriber's connect; one that can wait for ever
+   * (ShardedSubscribers.endWedgedReset) is ended first, so that the rebuild makes every subscriber anew.
    */
   private rebuild(): void {
-    const group = (this.cluster as unknown as SubscriberGroupInternals).shardedSubscribers;
-    if (group?.isResetting) {
-      group.isResetting = false;
-      group.pendingReset = null;
-    }
+    this.subscribers.endWedgedReset();
     this.cluster.disconnect(true);
   }
 
@@ -356,23 +305,8 @@ export class ShardedRedisPubSub implements PubSub {
 
   /** The master ("host:port") that owns each slot, as ioredis last read the cluster's slot map. */
   private slotOwners(): Array<string | undefined> {
-    return (this.cluster as unknown as { slots: Array<string[] | undefined> }).slots.map((nodes) => nodes?.[0]);
-  }
-
-  private send(channel: string, stamped: unknown): Promise<unknown> {
-    const redisChannel = this.prefix + channel;
-    return this.steps.run(redisChannel, () => this.cluster.spublish(redisChannel, JSON.stringify(stamped)), PUBLISH_TIMEOUT_MS);
-  }
-
-  async publish(channel: string, event: unknown): Promise<void> {
-    const madeAt = Date.now();
-    try {
-      await this.send(channel, this.stamp.stamp(event));
-    } catch (err) {
-      this.missed.failed(madeAt);
-      throw err;
-    }
-    this.meter.eventPublished(channelKind(channel));
+    // Sparse: a slot no master serves has no entry.
+    return (this.cluster.slots as Array<string[] | undefined>).map((nodes) => nodes?.[0]);
   }
 
   /** Resolves once the cluster is ready, or fails as a command to an unreachable cluster does past the wait. */
@@ -393,49 +327,28 @@ export class ShardedRedisPubSub implements PubSub {
     }
   }
 
-  async listen<T>(channel: string, listener: Listener<T>): Promise<void> {
-    let subscription = this.subscriptions.get(channel);
-    if (!subscription) {
-      subscription = { done: this.untilReady().then(() => this.cluster.ssubscribe(this.prefix + channel)), joining: 0 };
-      this.subscriptions.set(channel, subscription);
-    }
-    subscription.joining += 1;
-    try {
-      await subscription.done;
-      subscription.settled = true;
-    } catch (err) {
-      if (this.subscriptions.get(channel) === subscription) {
-        this.subscriptions.delete(channel);
-        // ioredis keeps a channel it was asked for, and subscribes to it again on each topology change.
-        void this.cluster.sunsubscribe(this.prefix + channel).catch(() => undefined);
-      }
-      throw err;
-    } finally {
-      subscription.joining -= 1;
-    }
-    this.channels.add(channel, listener as Listener<unknown>);
+  publish(channel: string, event: unknown): Promise<void> {
+    return this.events.publish(channel, event);
   }
 
-  async unlisten(channel: string, listener: Listener<unknown>): Promise<void> {
-    if (!this.channels.delete(channel, listener)) return;
-    const subscription = this.subscriptions.get(channel);
-    if (!subscription || subscription.joining > 0) return;
-    this.subscriptions.delete(channel);
-    // A failed SUNSUBSCRIBE (the shard down) leaves nothing behind that matters: a reconnect starts afresh
-    // from ioredis's list of channels, which no longer holds it.
-    await this.cluster.sunsubscribe(this.prefix + channel).catch(() => undefined);
+  listen<T>(channel: string, listener: Listener<T>): Promise<void> {
+    return this.events.listen(channel, listener);
+  }
+
+  unlisten(channel: string, listener: Listener<unknown>): Promise<void> {
+    return this.events.unlisten(channel, listener);
   }
 
   watchDelivery(watcher: DeliveryWatcher): void {
-    this.delivery.watch(watcher);
+    this.events.watchDelivery(watcher);
   }
 
   unwatchDelivery(watcher: DeliveryWatcher): void {
-    this.delivery.unwatch(watcher);
+    this.events.unwatchDelivery(watcher);
   }
 
   listeners(channel: string): number {
-    return this.channels.count(channel);
+    return this.events.listeners(channel);
   }
 
   /**
@@ -444,10 +357,10 @@ export class ShardedRedisPubSub implements PubSub {
    */
   async ping(): Promise<void> {
     if (this.cluster.status !== 'ready') throw new Error(`Connection is closed (the Redis Cluster is ${this.cluster.status})`);
-    const lostSince = this.delivery.lostSince;
+    const lostSince = this.events.delivery.lostSince;
     if (lostSince !== undefined && Date.now() - lostSince > STUCK_MS) throw new Error('Connection is closed (redis cluster: delivery lost for too long)');
     const owners = new Set(this.slotOwners().filter((owner): owner is string => Boolean(owner)));
-    const masters = new Map(this.cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+    const masters = mastersByKey(this.cluster);
     // Each ping's failure is a rejection of its own (an async function never throws synchronously), so none is
     // left unhandled when another master has already failed the check.
     await Promise.all(
@@ -463,7 +376,7 @@ export class ShardedRedisPubSub implements PubSub {
     this.closed = true;
     clearTimeout(this.recheck);
     clearInterval(this.audit);
-    await this.missed.close(CLOSING_NOTICE_MS);
+    await this.events.close();
     this.cluster.disconnect();
   }
 }

@@ -6,13 +6,25 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-export function createRedis(url: string, logger: Logger, role: string, opts: { commandTimeoutMs?: number } = {}): Redis {
+/**
+ * What every connection shares, to one Redis or to a cluster's node: while Redis is down, a command fails once two
+ * reconnects have failed instead of waiting for it to come back, and a connect gives up after 5 s.
+ */
+export const CONNECTION_DEFAULTS = { maxRetriesPerRequest: 2, connectTimeout: 5000 } as const;
+
+export function createRedis(
+  url: string,
+  logger: Logger,
+  role: string,
+  opts: { commandTimeoutMs?: number; autoResubscribe?: boolean } = {},
+): Redis {
   const redis = new Redis(url, {
+    ...CONNECTION_DEFAULTS,
     connectionName: `parley-${role}`,
-    maxRetriesPerRequest: 2,
-    connectTimeout: 5000,
     // A command connection must fail fast while Redis is down (a login must not wait 20 s for the limiter).
     commandTimeout: opts.commandTimeoutMs,
+    // Off for a subscriber that subscribes again by itself (redis.ts).
+    autoResubscribe: opts.autoResubscribe ?? true,
     retryStrategy: (times) => Math.min(100 * 2 ** times, 5000),
   });
   let down = false;

@@ -5,7 +5,7 @@
  * probe() (once a second) pings each broken master and keeps it skipped while it does not answer, and a slot whose
  * owner changed (a failover) is served by its new master at once.
  */
-import type { Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { isRedisUnavailable, withinRedisStep } from './redis-connection.js';
 import { keySlot } from './key-slot.js';
 
@@ -21,6 +21,11 @@ export interface RedisSteps {
 export const boundedSteps: RedisSteps = {
   run: (_key, step, ms) => withinRedisStep(step(), ms),
 };
+
+/** The cluster's masters by their "host:port", as the slot map names them (Cluster.nodes is ioredis's documented way). */
+export function mastersByKey(cluster: Cluster): Map<string, Redis> {
+  return new Map(cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+}
 
 /** A Redis Cluster: each step within its deadline, and behind its master's breaker. */
 export class MasterBreaker implements RedisSteps {
@@ -52,7 +57,7 @@ export class MasterBreaker implements RedisSteps {
     if (this.probing || this.brokenUntil.size === 0) return;
     this.probing = true;
     try {
-      const masters = new Map(this.cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+      const masters = mastersByKey(this.cluster);
       await Promise.all(
         [...this.brokenUntil.keys()].map(async (owner) => {
           const node = masters.get(owner);
@@ -70,8 +75,11 @@ export class MasterBreaker implements RedisSteps {
     }
   }
 
-  /** The master ("host:port") that owns `key`'s slot, as ioredis last read the slot map. */
+  /**
+   * The master ("host:port") that owns `key`'s slot, as ioredis last read the slot map: the master ioredis sends the
+   * step to. `slots` is a public member of ioredis's Cluster (not a private one), sparse where no master serves a slot.
+   */
   private ownerOf(key: string): string | undefined {
-    return (this.cluster as unknown as { slots: Array<string[] | undefined> }).slots[keySlot(key)]?.[0];
+    return (this.cluster.slots as Array<string[] | undefined>)[keySlot(key)]?.[0];
   }
 }
