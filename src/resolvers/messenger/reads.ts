@@ -5,7 +5,7 @@
 import DataLoader from 'dataloader';
 import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger/rows.js';
 import type { Context } from '../context.js';
-import { perRequest } from '../shared/per-request.js';
+import { groupBy, perRequest } from '../shared/per-request.js';
 import { parseDirectMessageKey } from './model.js';
 
 const DIRECT_MESSAGES = Symbol('direct messages');
@@ -13,16 +13,6 @@ const CONVERSATIONS = Symbol('conversations');
 
 /** The key of `owner`'s view of the conversation with `partner` in conversationLoader (the owner first). */
 export const inboxRowKey = (owner: string, partner: string) => `${owner}\u0000${partner}`;
-
-/** What `split` makes of each key (a group and a value), the values grouped; a key it answers null for is left out. */
-function groupBy<T>(keys: readonly string[], split: (key: string) => readonly [string, T] | null): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const key of keys) {
-    const parts = split(key);
-    if (parts) groups.set(parts[0], [...(groups.get(parts[0]) ?? []), parts[1]]);
-  }
-  return groups;
-}
 
 /**
  * Direct messages by directMessageKey ("a:b:<timeuuid>"): those of one conversation are read together, one query

@@ -9,7 +9,7 @@ import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import type { ChatUser } from '../../db/rooms/chat-user.js';
 import type { Context } from '../context.js';
 import { timeTicksOf } from '../../timeuuids.js';
-import { byKey, perRequest } from '../shared/per-request.js';
+import { byKey, groupBy, perRequest } from '../shared/per-request.js';
 import { distinctPeople } from './people.js';
 
 /** The key of a room message in messageLoader and pollVotesLoader. */
@@ -45,11 +45,7 @@ export function messageLoader(ctx: Context): DataLoader<string, MessageRecord | 
     ({ roomMessages }) =>
       new DataLoader<string, MessageRecord | null>(
         async (keys) => {
-          const byRoom = new Map<string, string[]>();
-          for (const key of keys) {
-            const [room, id] = key.split('\u0000') as [string, string];
-            byRoom.set(room, [...(byRoom.get(room) ?? []), id]);
-          }
+          const byRoom = groupBy(keys, (key) => key.split('\u0000') as [string, string]);
           const found = new Map<string, MessageRecord>();
           await Promise.all(
             [...byRoom].map(async ([room, ids]) => {

@@ -23,3 +23,16 @@ export function byKey<K, V>(read: (keys: readonly K[]) => Promise<V[]>, keyOf: (
     { maxBatchSize: 100 },
   );
 }
+
+/** What `split` makes of each key (a group and a value), the values grouped; a key it answers null for is left out. */
+export function groupBy<T>(keys: readonly string[], split: (key: string) => readonly [string, T] | null): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const key of keys) {
+    const parts = split(key);
+    if (!parts) continue;
+    const group = groups.get(parts[0]);
+    if (group) group.push(parts[1]);
+    else groups.set(parts[0], [parts[1]]);
+  }
+  return groups;
+}

@@ -7,19 +7,19 @@
  * system messages never found, and who may search with what.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../../src/app.js';
-import { DeleteMessageDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../../generated/graphql.js';
-import { ManualClock, startApp } from '../../testkit/app.js';
-import { codes, gql, gqlOk } from '../../testkit/http.js';
-import { signUp, type TestUser } from '../../testkit/data/users.js';
-import { post, roomWith } from '../../testkit/data/rooms.js';
-import { seedHistory, spreadOverDays } from '../../testkit/data/seed-history.js';
-import { recordCql } from '../../testkit/faults/cql-spy.js';
-import { cqlRow } from '../../testkit/cql.js';
-import { decodeMessageId } from '../../../src/resolvers/rooms/ids.js';
-import { encodeHistoryCursor } from '../../../src/pagination.js';
-import { newTimeUuid } from '../../../src/timeuuids.js';
-import { Limits } from '../../../src/limits.js';
+import type { App } from '../../../../src/app.js';
+import { DeleteMessageDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../../../generated/graphql.js';
+import { ManualClock, startApp } from '../../../testkit/app.js';
+import { codes, gql, gqlOk } from '../../../testkit/http.js';
+import { signUp, type TestUser } from '../../../testkit/data/users.js';
+import { post, roomWith } from '../../../testkit/data/rooms.js';
+import { seedHistory, spreadOverDays } from '../../../testkit/data/seed-history.js';
+import { recordCql } from '../../../testkit/faults/cql-spy.js';
+import { cqlRow } from '../../../testkit/cql.js';
+import { decodeMessageId } from '../../../../src/resolvers/rooms/ids.js';
+import { encodeHistoryCursor } from '../../../../src/pagination.js';
+import { newTimeUuid } from '../../../../src/timeuuids.js';
+import { Limits } from '../../../../src/limits.js';
 
 const DAY = 86_400_000;
 const { bucketsPerPage, maxQueryTerms, queryMaxLength } = Limits.room.search;

@@ -9,22 +9,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../../src/app.js';
-import { SearchBackfillStore, type UnindexedCandidate } from '../../../src/db/rooms/messages/search-backfill.js';
-import { backfillSearchTerms } from '../../../src/resolvers/rooms/messages/search-backfill.js';
-import { decodeMessageId } from '../../../src/resolvers/rooms/ids.js';
-import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../../generated/graphql.js';
-import { startApp, testEnv } from '../../testkit/app.js';
-import { codes, gql, gqlOk } from '../../testkit/http.js';
-import { signUp, type TestUser } from '../../testkit/data/users.js';
-import { post, roomWith } from '../../testkit/data/rooms.js';
-import { cqlRow } from '../../testkit/cql.js';
-import { failNextStatement, onNextStatement } from '../../testkit/faults/statement-faults.js';
-import { freePort } from '../../testkit/free-port.js';
-import { cassandraProxy } from '../../testkit/faults/tcp-proxy.js';
-import { seedHistory, spreadOverDays } from '../../testkit/data/seed-history.js';
+import type { App } from '../../../../src/app.js';
+import { SearchBackfillStore, type UnindexedCandidate } from '../../../../src/db/rooms/messages/search-backfill.js';
+import { backfillSearchTerms } from '../../../../src/resolvers/rooms/messages/search-backfill.js';
+import { decodeMessageId } from '../../../../src/resolvers/rooms/ids.js';
+import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../../../generated/graphql.js';
+import { startApp, testEnv } from '../../../testkit/app.js';
+import { codes, gql, gqlOk } from '../../../testkit/http.js';
+import { signUp, type TestUser } from '../../../testkit/data/users.js';
+import { post, roomWith } from '../../../testkit/data/rooms.js';
+import { cqlRow } from '../../../testkit/cql.js';
+import { failNextStatement, onNextStatement } from '../../../testkit/faults/statement-faults.js';
+import { freePort } from '../../../testkit/free-port.js';
+import { cassandraProxy } from '../../../testkit/faults/tcp-proxy.js';
+import { seedHistory, spreadOverDays } from '../../../testkit/data/seed-history.js';
 
-const CLI = fileURLToPath(new URL('../../../src/cli/search-backfill.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../../src/cli/search-backfill.ts', import.meta.url));
 
 let app: App;
 let alice: TestUser;

@@ -1,7 +1,7 @@
 // Search terms: how a message and a query are cut into the words the index holds.
 import { describe, expect, it } from 'vitest';
-import { messageTerms, queryTerms, termsOf } from '../../../src/resolvers/rooms/messages/search-terms.js';
-import { Limits } from '../../../src/limits.js';
+import { messageTerms, queryTerms, termsOf } from '../../../../src/resolvers/rooms/messages/search-terms.js';
+import { Limits } from '../../../../src/limits.js';
 
 describe('search terms', () => {
   const fieldOf = (run: () => unknown) => {
