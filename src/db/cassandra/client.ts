@@ -59,6 +59,11 @@ export interface LwtOutcome {
   applied: boolean;
   /** The row returned by Cassandra (current values when not applied); absent when a SERIAL read found none. */
   row?: Row;
+  /**
+   * From a read back only: not applied, and its condition is false on the row read at SERIAL in a way that nothing
+   * can undo (a version moved past the one it expects): run again, it could not apply, so this is its answer.
+   */
+  settled?: boolean;
 }
 
 /**
@@ -266,7 +271,8 @@ export class Database {
    * one rule, kept here: never retry it blindly; ask `learnOutcome` (which
    * reads back at SERIAL through readSerial) whether it applied. Applied: that
    * is the answer. Not applied: the SERIAL read has settled the partition, so
-   * this attempt never will apply; the statement runs once more as a new
+   * this attempt never will apply; unless the read back found its condition
+   * false for good (settled), the statement runs once more as a new
    * attempt, whose own answer (or read back) is the one returned. A request
    * whose coordinator dies is then answered as if that node had not been
    * there, instead of "not applied" for a write that simply never ran. Should
@@ -297,7 +303,7 @@ export class Database {
         if (!isUnknownOutcome(err)) throw err;
         this.logger.warn({ err: describe(err), cql: stmt.cql, attempt }, 'LWT outcome unknown; reading back at SERIAL');
         const learned = await untilAnswered(learnOutcome);
-        if (learned.applied) return learned;
+        if (learned.applied || learned.settled) return learned;
         // Not applied by either attempt, each for want of an answer, not because its condition failed: answering
         // "not applied" would be a guess at the condition. The error says storage did not answer (SERVICE_UNAVAILABLE),
         // and a retry (with the same idempotency key) runs it again.

@@ -130,7 +130,32 @@ const HealthCheckedDefault = policies.loadBalancing.DefaultLoadBalancingPolicy a
  * replicas still answer, so new requests, speculative executions and retries go to the others.
  */
 export function stallAwareBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
-  return new HealthCheckedDefault({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
+  return new StallAware({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
+}
+
+/**
+ * HealthCheckedDefault, with every plan's hosts that answer first. The driver applies its health check to a partition's
+ * replicas only: a plan without a routing key (a statement's preparation, which the driver sends before the statement
+ * first runs, and any statement outside a keyspace's partitions) is round robin over the local hosts, and one of every
+ * three first runs of a statement waited a whole request timeout on a stalled node.
+ */
+class StallAware extends HealthCheckedDefault {
+  constructor(private readonly options: { localDc: string; healthCheck: (host: Host) => boolean }) {
+    super(options);
+  }
+
+  override newQueryPlan(keyspace: string, executionOptions: PlanOptions, callback: Plan): void {
+    super.newQueryPlan(keyspace, executionOptions, (err, plan) => (err ? callback(err, plan) : callback(null, answeringFirst(plan!, this.options.healthCheck))));
+  }
+}
+
+function* answeringFirst(plan: Iterator<Host>, answering: (host: Host) => boolean): Generator<Host> {
+  const later: Host[] = [];
+  for (let next = plan.next(); !next.done; next = plan.next()) {
+    if (answering(next.value)) yield next.value;
+    else later.push(next.value);
+  }
+  yield* later;
 }
 
 /** The execution profile lightweight transactions and SERIAL reads run with (Database.lwt, Database.readSerial). */
@@ -144,7 +169,7 @@ export const LWT_PROFILE = 'lwt';
  * they were spread). A replica not answering goes to the back, as in stallAwareBalancing.
  */
 export function primaryFirstBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
-  class PrimaryFirst extends HealthCheckedDefault {
+  class PrimaryFirst extends StallAware {
     private client?: cassandra.Client;
 
     override init(client: cassandra.Client, hosts: unknown, callback: (err?: Error) => void): void {

@@ -57,7 +57,7 @@ describe('edits racing each other', () => {
     );
     const accepted = results.flatMap((r) => (r.data ? [r.data.editMessage] : []));
     // Losing the race several times over is CONFLICT, never anything else.
-    expect(results.flatMap(codes).every((c) => c === 'CONFLICT')).toBe(true);
+    expect(results.flatMap(codes).filter((c) => c !== 'CONFLICT')).toEqual([]);
     expect(accepted.length).toBeGreaterThan(0);
     const byVersion = new Map(accepted.map((e) => [e.version, e.content]));
     // Versions 1..k, one per accepted edit.

@@ -2,10 +2,12 @@
  * Editing a message (each version kept, newest first) and deleting it (a tombstone in place), over HTTP and graphql-ws against the real node.
  */
 import { describe, expect, it } from 'vitest';
+import cassandra from 'cassandra-driver';
 import { AddReactionDocument, DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, RoomReadStateDocument, HideMessageDocument, HistoryDocument, MessageReactionsDocument, MyMessagesDocument, PostReplyDocument } from '../../generated/graphql.js';
 import { codes, gql, gqlOk } from '../../testkit/http.js';
 import { messageKey, post, roomWith } from '../../testkit/data/rooms.js';
 import { cqlRow } from '../../testkit/cql.js';
+import { startApp } from '../../testkit/app.js';
 import { failNextStatement } from '../../testkit/faults/statement-faults.js';
 import { app, alice, bob, carol, dave, fieldOf, withEdits, authorsCopy, roomEvents, nextOf } from './kit.js';
 import type { TestUser } from '../../testkit/data/users.js';
@@ -106,6 +108,42 @@ describe('editMessage', () => {
     const onDeleted = await gql(app, EditMessageDocument, { messageId: byBob.id, content: 'back' }, bob.token);
     expect([codes(onDeleted), onDeleted.errors?.[0]?.extensions?.reason, fieldOf(onDeleted)]).toEqual([['MESSAGE_NOT_EDITABLE'], 'DELETED', 'messageId']);
     expect((await withEdits(byBob.id, bob.token)).content).toBeNull();
+  });
+});
+
+describe('an edit whose LWT times out while another edit wins', () => {
+  it('is not answered SERVICE_UNAVAILABLE: read back as lost for good, it runs from the new version and applies', async () => {
+    const room = await roomWith(app, alice, [bob]);
+    const m = await post(app, bob, room, 'original');
+    // Its first two LWT runs time out unsent; another edit of version 0 applies, on another instance, just before
+    // the first.
+    const other = await startApp();
+    const client = app.services.db.client;
+    const { execute } = client;
+    let timedOut = 0;
+    client.execute = async function (this: unknown, query: string, ...rest: unknown[]) {
+      if (timedOut < 2 && /SET content = \?, version = \?/.test(query)) {
+        if (timedOut++ === 0) await gqlOk(other, EditMessageDocument, { messageId: m.id, content: 'the winner' }, bob.token);
+        throw new cassandra.errors.OperationTimedOutError('injected: the node did not answer in time');
+      }
+      return (execute as (...a: unknown[]) => Promise<unknown>).call(client, query, ...rest);
+    } as typeof client.execute;
+    let edited;
+    try {
+      edited = await gql(app, EditMessageDocument, { messageId: m.id, content: 'the later one' }, bob.token);
+    } finally {
+      client.execute = execute;
+    }
+    // The read back of the first run found version 1 made by another edit: it could never apply, and is not run
+    // again (which would time out a second time); the edit reads the message again and goes from version 1.
+    expect(edited.errors).toBeUndefined();
+    expect(edited.data?.editMessage).toMatchObject({ content: 'the later one', version: 2 });
+    expect(timedOut).toBe(2);
+    const read = await withEdits(m.id, alice.token);
+    expect(read.edits.edges.map((e) => [e.node.version, e.node.content])).toEqual([
+      [1, 'the winner'],
+      [0, 'original'],
+    ]);
   });
 });
 

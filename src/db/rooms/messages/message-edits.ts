@@ -122,7 +122,8 @@ export class MessageEditStore {
           const next = await this.db.first(VERSION_EDIT, [...key(current), v + 1]);
           return { applied: next?.edit_id?.toString() === edit.editId, row };
         }
-        return { applied: false, row };
+        // Another edit or the deletion won meanwhile: the version it expects is gone for good.
+        return { applied: false, row, settled: !row || row.deleted === true || (row.version ?? 0) !== v };
       },
     );
     if (outcome.applied) return { applied: true, version: v + 1 };
