@@ -269,6 +269,51 @@ describe('a moderator who is no longer a participant', () => {
   });
 });
 
+describe('a demotion racing the demoted moderator', () => {
+  const moderationRow = (name: string) => cqlRow(a, 'SELECT banned, muted_until, slow_mode_seconds, moderators FROM chat_rooms WHERE room_name = ?', [name]);
+  const demote = (name: string) => gqlOk(b, SetRoomModeratorDocument, { roomName: name, login: mod.login, moderator: false }, alice.token);
+
+  it("a ban, a mute and slow mode whose LWT goes just after the demotion do not apply: FORBIDDEN, and nothing changed", async () => {
+    const actions = [
+      { cql: /SET banned\[\?\]/, run: (name: string) => gql(a, RemoveParticipantDocument, { roomName: name, login: bob.login, ban: true }, mod.token) },
+      { cql: /SET muted_until\[\?\]/, run: (name: string) => gql(a, MuteParticipantDocument, { roomName: name, login: bob.login, minutes: 5 }, mod.token) },
+      { cql: /SET slow_mode_seconds/, run: (name: string) => gql(a, SetSlowModeDocument, { roomName: name, seconds: 30 }, mod.token) },
+    ];
+    for (const action of actions) {
+      const name = await moderatedRoom();
+      // The creator demotes the moderator (on the other instance) once the action has read the room and passed its
+      // checks, just before its LWT is sent.
+      const staged = onNextStatement(a, action.cql, async () => void (await demote(name)));
+      const answer = await action.run(name);
+      expect(staged.fired(), String(action.cql)).toBe(true);
+      expect(codes(answer), String(action.cql)).toEqual(['FORBIDDEN']);
+      const row = await moderationRow(name);
+      expect([row!.banned ?? null, row!.muted_until ?? null, row!.slow_mode_seconds ?? null], String(action.cql)).toEqual([null, null, null]);
+      expect(await participantsOf(name)).toContain(bob.login);
+    }
+  });
+
+  it('20 rounds at once on two instances: the ban answered is in place, the ban refused left nothing, nothing else answered', async () => {
+    const outcomes = { banned: 0, refused: 0 };
+    for (let i = 0; i < 20; i++) {
+      const name = await moderatedRoom();
+      const [ban] = await Promise.all([gql(a, RemoveParticipantDocument, { roomName: name, login: bob.login, ban: true }, mod.token), demote(name)]);
+      const row = await moderationRow(name);
+      const banned = new Map(Object.entries((row!.banned as Record<string, Date> | null) ?? {}));
+      if (ban.errors) {
+        expect(codes(ban)).toEqual(['FORBIDDEN']);
+        expect(banned.has(bob.login)).toBe(false);
+        outcomes.refused += 1;
+      } else {
+        expect(banned.has(bob.login)).toBe(true);
+        outcomes.banned += 1;
+      }
+      expect([...((row!.moderators as Set<string> | null) ?? [])]).toEqual([]);
+    }
+    console.log(`[demotion against a ban] 20 rounds: ${JSON.stringify(outcomes)}`);
+  });
+});
+
 describe("a moderator's view of the room", () => {
   it('pages the banned and the muted, for moderators only, and tells a muted viewer until when', async () => {
     const people = await signUpMany(a, 5, 'modview');

@@ -54,6 +54,7 @@ describe('fields that read the viewer', () => {
       'Room.pinnedMessages',
       'Room.readState',
       'Room.viewerMutedUntil',
+      'Room.viewerRole',
       'Subscription.inboxEvents',
       'User.chatRooms',
       'User.email',

@@ -1,17 +1,17 @@
 /**
- * Moderation and flood control. The room's creator names moderators; the
- * creator and moderators remove, ban and mute participants and set slow mode.
- * Every participant's posts are also limited per user across instances. Each
- * action is published on the room's feed.
+ * Moderation and flood control. The room's owner (its creator) names moderators; the owner and moderators remove,
+ * ban and mute participants below their role and set slow mode (permissions.ts says who may do what). Every
+ * participant's posts are also limited per user across instances. Each action is published on the room's feed.
  */
 import type { Context } from '../context.js';
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
-import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, RateLimitReason, rateLimited } from '../../errors.js';
+import { AppError, ErrorCode, badInput, conflict, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
+import { actingModerator, may, requireMay, requireMayActOn, roleIn, type RoomAction, type RoomRole } from './permissions.js';
 import { chatUser } from './model.js';
 import { completeNotice, dropNotice, listNotice } from './room-notices.js';
 import { validRoomName } from './validation.js';
@@ -20,15 +20,6 @@ import type { ChatUser } from '../../db/rooms/chat-user.js';
 const { moderation: limits } = Limits.room;
 
 export const bannedFrom = (room: string) => new AppError(ErrorCode.BANNED, `You are banned from the room "${room}"`);
-
-/**
- * Whether `login` moderates the room: its creator, or a participant the creator named. Every way out of the room
- * (leaving, removal, a ban, the room's deletion) takes the name off the list and a join starts without it; the
- * participation asked here also covers a naming that raced a departure. Takes the participants read (a post reads
- * only its author's entries, and its author takes part).
- */
-export const isModerator = (room: RoomHead & Pick<RoomRecord, 'participants'>, login: string) =>
-  room.creatorLogin === login || (room.moderators.includes(login) && isParticipant(room, login));
 
 /** The moderators who still take part (the stored list may name someone whose departure raced their naming). */
 export const currentModerators = (room: RoomRecord) => room.moderators.filter((login) => isParticipant(room, login));
@@ -52,7 +43,8 @@ export function requireNotMuted(ctx: Context, room: RoomHead, login: string): vo
 export async function requirePostAllowed(ctx: Context, room: RoomHead, participants: ChatUser[], login: string): Promise<void> {
   const { rateLimiter, config } = ctx.services;
   requireNotMuted(ctx, room, login);
-  if (room.slowModeSeconds && !isModerator({ ...room, participants }, login)) {
+  // Asked of the participants read: a post reads only its author's entries, and its author takes part.
+  if (room.slowModeSeconds && !may({ ...room, participants }, login, 'SKIP_SLOW_MODE')) {
     const slot = await rateLimiter.increment(`slow:${room.name}:${login}`, room.slowModeSeconds);
     if (slot.count > 1) {
       throw rateLimited(RateLimitReason.SLOW_MODE, `Slow mode: one message per ${room.slowModeSeconds} s in "${room.name}"`, Math.max(1, slot.retryAfter));
@@ -65,24 +57,23 @@ export async function requirePostAllowed(ctx: Context, room: RoomHead, participa
   }
 }
 
-/** The room, the acting moderator and the participant acted on (who must not be the creator). */
-async function moderate(ctx: Context, rawName: string, rawLogin: string, { creatorOnly = false } = {}) {
+/** The room, the acting user and the person acted on, once the actor may do `action` to them. */
+async function moderate(ctx: Context, rawName: string, rawLogin: string, action: RoomAction, what: string) {
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   const login = validLogin('login', rawLogin.trim().toLowerCase());
-  requireMayModerate(room, viewer.login, login, creatorOnly);
-  return { room, login, by: await viewerPerson(ctx) };
+  requireMayActOn(room, viewer.login, login, action, what);
+  return { room, login, by: await viewerPerson(ctx), acting: actingModerator(room, viewer.login) };
 }
 
-/** That `actor` may act on `login` in the room as read: asked again of every fresh read an action retries on. */
-function requireMayModerate(room: RoomRecord, actor: string, login: string, creatorOnly: boolean): void {
-  if (creatorOnly ? room.creatorLogin !== actor : !isModerator(room, actor)) {
-    throw forbidden(creatorOnly ? "Only the room's creator may do this" : "Only the room's creator and moderators may do this");
-  }
-  if (login === room.creatorLogin) throw badInput('login', "The room's creator cannot be moderated");
-  if (!creatorOnly && isModerator(room, login) && room.creatorLogin !== actor) {
-    throw forbidden('Only the creator moderates a moderator');
-  }
+/**
+ * Why a moderation write did not apply, read again: the room is gone (NOT_FOUND), the actor may no longer do it
+ * (FORBIDDEN: demoted meanwhile, and the write asked them to still moderate), or the room changed otherwise (CONFLICT).
+ */
+async function notApplied(ctx: Context, roomName: string, check: (room: RoomRecord) => void): Promise<never> {
+  const room = await requireRoom(ctx, roomName);
+  check(room);
+  throw conflict(`The room "${roomName}" changed meanwhile; try again`);
 }
 
 const personIn = (room: RoomRecord, login: string): ChatUser =>
@@ -90,9 +81,11 @@ const personIn = (room: RoomRecord, login: string): ChatUser =>
 
 /** Names (or un-names) a participant a moderator. Creator only. */
 export async function setModerator(ctx: Context, name: string, rawLogin: string, moderator: boolean): Promise<RoomRecord> {
-  const { room, login, by } = await moderate(ctx, name, rawLogin, { creatorOnly: true });
+  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'name moderators');
   if (moderator && !isParticipant(room, login)) throw badInput('login', 'Only participants can moderate');
-  if (!(await ctx.services.stores.moderation.setModerator(room, login, moderator))) throw notFound('Room');
+  if (!(await ctx.services.stores.moderation.setModerator(room, acting, login, moderator))) {
+    await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'CHANGE_ROLES', 'name moderators'));
+  }
   await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'ModeratorChanged', roomName: room.name, user: personIn(room, login), moderator, by }]);
   const moderators = moderator ? [...new Set([...room.moderators, login])] : room.moderators.filter((m) => m !== login);
   return { ...room, moderators };
@@ -103,7 +96,8 @@ export async function setModerator(ctx: Context, name: string, rawLogin: string,
  * is after: unchanged when they were not a participant and no ban was asked.
  */
 export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean): Promise<RoomRecord> {
-  let { room, login, by } = await moderate(ctx, name, rawLogin);
+  const [action, what] = ban ? (['BAN', 'ban'] as const) : (['REMOVE', 'remove'] as const);
+  let { room, login, by, acting } = await moderate(ctx, name, rawLogin, action, what);
   const { stores, clock } = ctx.services;
   const person = personIn(room, login);
   const bannedAt = clock.now();
@@ -113,11 +107,13 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     let outcome = 'changed';
     for (let attempt = 0; attempt < limits.banAttempts && outcome === 'changed'; attempt++) {
       const entries = room.participants.filter((p) => p.login === login);
-      outcome = await stores.moderation.ban(room, login, entries, bannedAt);
+      outcome = await stores.moderation.ban(room, acting, login, entries, bannedAt);
       if (outcome === 'changed') {
-        // Someone joined or left meanwhile, perhaps the acting moderator, or a room of that name was made again.
+        // Someone joined or left meanwhile, perhaps the acting moderator, or they were demoted, or a room of that
+        // name was made again.
         room = await requireRoom(ctx, room.name);
-        requireMayModerate(room, by.login, login, false);
+        requireMayActOn(room, by.login, login, action, what);
+        acting = actingModerator(room, by.login);
       }
     }
     if (outcome !== 'banned') await dropNotice(ctx.services, listed);
@@ -146,9 +142,11 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
 
 /** Lifts a ban (none: nothing changes). Answers the room as it is after. */
 export async function unban(ctx: Context, name: string, rawLogin: string): Promise<RoomRecord> {
-  const { room, login } = await moderate(ctx, name, rawLogin);
+  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'BAN', 'unban');
   if (!room.banned.has(login)) return room;
-  if (!(await ctx.services.stores.moderation.unban(room, login))) throw notFound('Room');
+  if (!(await ctx.services.stores.moderation.unban(room, acting, login))) {
+    await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'BAN', 'unban'));
+  }
   const banned = new Map(room.banned);
   banned.delete(login);
   return { ...room, banned };
@@ -159,11 +157,11 @@ export async function muteParticipant(ctx: Context, name: string, rawLogin: stri
   if (!Number.isInteger(minutes) || minutes < 0 || minutes > limits.maxMuteMinutes) {
     throw badInput('minutes', `minutes must be a whole number from 0 (unmute) to ${limits.maxMuteMinutes}`);
   }
-  const { room, login, by } = await moderate(ctx, name, rawLogin);
+  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'MUTE', 'mute');
   const { stores, clock, rooms } = ctx.services;
   const until = minutes > 0 ? new Date(clock.now().getTime() + minutes * 60_000) : null;
-  const done = until ? await stores.moderation.mute(room, login, until, minutes * 60) : await stores.moderation.unmute(room, login);
-  if (!done) throw notFound('Room');
+  const done = until ? await stores.moderation.mute(room, acting, login, until, minutes * 60) : await stores.moderation.unmute(room, acting, login);
+  if (!done) await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'MUTE', 'mute'));
   await rooms.sequencer.take(room.name).publish([{ kind: 'ParticipantMuted', roomName: room.name, user: personIn(room, login), until: until?.toISOString() ?? null, by }]);
   const mutedUntil = new Map(room.mutedUntil);
   if (until) mutedUntil.set(login, until);
@@ -185,18 +183,21 @@ export interface RoomMute {
 
 /** The room's bans, by login, for its moderators (null for anyone else). */
 export function bannedParticipants(ctx: Context, room: RoomRecord, first: number | null | undefined, after: string | null | undefined): Connection<RoomBan> | null {
-  if (!isModerator(room, requireViewer(ctx).login)) return null;
+  if (!may(room, requireViewer(ctx).login, 'SEE_MODERATION')) return null;
   const bans = [...room.banned].map(([login, bannedAt]) => ({ login, bannedAt }));
   return pageByLogin(bans, first, after);
 }
 
 /** The room's mutes still running, by login, for its moderators (null for anyone else). */
 export function mutedParticipants(ctx: Context, room: RoomRecord, first: number | null | undefined, after: string | null | undefined): Connection<RoomMute> | null {
-  if (!isModerator(room, requireViewer(ctx).login)) return null;
+  if (!may(room, requireViewer(ctx).login, 'SEE_MODERATION')) return null;
   const now = ctx.services.clock.now().getTime();
   const mutes = [...room.mutedUntil].filter(([, until]) => until.getTime() > now).map(([login, mutedUntil]) => ({ login, mutedUntil }));
   return pageByLogin(mutes, first, after);
 }
+
+/** The viewer's role in the room; null when they do not take part. */
+export const viewerRole = (ctx: Context, room: RoomRecord): RoomRole | null => roleIn(room, requireViewer(ctx).login);
 
 /** Until when the viewer is muted in the room; null when they are not. */
 export function viewerMutedUntil(ctx: Context, room: RoomHead): Date | null {
@@ -219,9 +220,11 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   }
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
-  if (!isModerator(room, viewer.login)) throw forbidden("Only the room's creator and moderators may do this");
+  requireMay(room, viewer.login, 'SLOW_MODE', 'set slow mode');
   const value = seconds > 0 ? seconds : null;
-  if (!(await ctx.services.stores.moderation.slowMode(room, value))) throw notFound('Room');
+  if (!(await ctx.services.stores.moderation.slowMode(room, actingModerator(room, viewer.login), value))) {
+    await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'SLOW_MODE', 'set slow mode'));
+  }
   const by = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'SlowModeChanged', roomName: room.name, seconds: value, by }]);
   return { ...room, slowModeSeconds: value };
@@ -234,8 +237,10 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
   const metadata = validMetadata('metadata', rawMetadata);
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
-  if (room.creatorLogin !== viewer.login) throw forbidden("Only the room's creator may set its metadata");
-  if (!(await ctx.services.stores.moderation.metadata(room, metadata))) throw notFound('Room');
+  requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data');
+  if (!(await ctx.services.stores.moderation.metadata(room, actingModerator(room, viewer.login), metadata))) {
+    await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data'));
+  }
   const by = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'RoomMetadataChanged', roomName: room.name, metadata, by }]);
   return { ...room, metadata };

@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, conflict, forbidden, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
+import { AppError, ErrorCode, conflict, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize, validMetadata } from '../../validation.js';
@@ -16,6 +16,7 @@ import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { roomLoader } from './reads.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
+import { requireMay } from './permissions.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
@@ -126,7 +127,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   const { stores } = ctx.services;
   let room = await requireRoom(ctx, name);
   // The creator is the authenticated user, never an argument.
-  if (room.creatorLogin !== viewer.login) throw forbidden('Only the creator of the room may delete it');
+  requireMay(room, viewer.login, 'DELETE_ROOM', 'delete it');
   let deletedAt: WriteTimestamp | undefined;
   let intent: RoomCleanup | undefined;
   for (let attempt = 0; attempt < Limits.room.deleteAttempts && !deletedAt; attempt++) {

@@ -1,4 +1,4 @@
-/** Moderation: moderators, bans, mutes and slow mode, on the Room type and as mutations. */
+/** Moderation: roles, moderators, bans, mutes and slow mode, on the Room type and as mutations. */
 import * as moderation from '../../resolvers/rooms/moderation.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
@@ -41,7 +41,23 @@ const RoomMuteRef = builder.objectRef<moderation.RoomMute>('RoomMute').implement
 const RoomBanConnection = builder.connectionObject({ type: RoomBanRef, name: 'RoomBanConnection' });
 const RoomMuteConnection = builder.connectionObject({ type: RoomMuteRef, name: 'RoomMuteConnection' });
 
+const RoomRoleRef = builder.enumType('RoomRole', {
+  description: "A person's role in a room: what they may do there (docs/api.md, \"Roles and permissions\")",
+  values: {
+    OWNER: { description: 'Its creator: everything a moderator may do, and pins, room data, moderators and deletion' },
+    MODERATOR: { description: 'A participant the owner named: removes, bans and mutes members, sets slow mode' },
+    MEMBER: { description: 'Any other participant: posts and reacts' },
+  } as const,
+});
+
 builder.objectFields(RoomRef, (t) => ({
+  viewerRole: t.field({
+    type: RoomRoleRef,
+    nullable: true,
+    description: "The viewer's role in this room; null when they do not take part",
+    extensions: readsViewer,
+    resolve: (room, _args, ctx) => moderation.viewerRole(ctx, room),
+  }),
   bannedParticipants: t.field({
     type: RoomBanConnection,
     nullable: true,

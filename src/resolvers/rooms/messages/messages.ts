@@ -17,6 +17,7 @@ import { requireViewer } from '../../shared/guards.js';
 import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId } from '../ids.js';
 import { isParticipant } from '../access.js';
+import { requireMay } from '../permissions.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
 import { userLoader } from '../../accounts/reads.js';
@@ -126,9 +127,7 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   const { stores } = ctx.services;
   const { message, room } = await messageWithRoom(ctx, id);
   if (!message || !room) throw notFound('Message');
-  if (message.author.login !== viewer.login && room.creatorLogin !== viewer.login) {
-    throw forbidden("Only the message's author or the room's creator may hide it");
-  }
+  if (message.author.login !== viewer.login) requireMay(room, viewer.login, 'REMOVE_ANY_MESSAGE', "hide someone else's message");
   if (!message.visible) return message;
   const hidden: MessageRecord = { ...message, visible: false };
   const turn = ctx.services.rooms.sequencer.take(room.name);

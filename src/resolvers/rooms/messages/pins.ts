@@ -12,6 +12,7 @@ import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailab
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
+import { requireMay } from '../permissions.js';
 import { messageWithRoom } from './messages.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
@@ -19,7 +20,7 @@ async function creatorsMessage(ctx: Context, id: string): Promise<{ message: Mes
   const viewer = requireViewer(ctx);
   const { message, room } = await messageWithRoom(ctx, id);
   if (!message || !room) throw notFound('Message');
-  if (room.creatorLogin !== viewer.login) throw forbidden("Only the room's creator may pin and unpin messages");
+  requireMay(room, viewer.login, 'PIN', 'pin and unpin messages');
   return { message, room };
 }
 
