@@ -3,7 +3,9 @@
  * message (an argument named for one) is called over HTTP (subscriptions over SSE) by an outsider, a former member
  * and a banned user of a room, on that room and on a message in it. Each must be refused or see nothing, unless
  * OPEN_TO_ANYONE says why a public room's field is for anyone. A field added to the schema is swept the day it is
- * added: an argument this file has no value for fails the test, as does a field it cannot call.
+ * added: a required argument this file has no value for fails the test, as does a field it cannot call. It selects
+ * only __typename of what a field returns: the fields of a Room or Message an outsider may reach through an open
+ * field are not swept here.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';

@@ -25,7 +25,8 @@ import { codes, gql, gqlOk } from '../testkit/http.js';
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith } from '../testkit/data/rooms.js';
 import { roomFeed } from '../testkit/feeds.js';
-import { cqlRow } from '../testkit/cql.js';
+import { cqlRow, cqlRows } from '../testkit/cql.js';
+import { dayBucket } from '../../src/buckets.js';
 import { onNextStatement } from '../testkit/faults/statement-faults.js';
 
 let a: App;
@@ -290,6 +291,8 @@ describe('a demotion racing the demoted moderator', () => {
       const row = await moderationRow(name);
       expect([row!.banned ?? null, row!.muted_until ?? null, row!.slow_mode_seconds ?? null], String(action.cql)).toEqual([null, null, null]);
       expect(await participantsOf(name)).toContain(bob.login);
+      // Nor is a listing of the refused ban left for the room notices job.
+      expect(await cqlRows(a, 'SELECT kind FROM pending_room_notices WHERE day = ? AND room_name = ?', [dayBucket(new Date()), name])).toEqual([]);
     }
   });
 

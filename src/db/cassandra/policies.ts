@@ -134,10 +134,10 @@ export function stallAwareBalancing(localDc: string, answering: (host: Host) => 
 }
 
 /**
- * HealthCheckedDefault, with every plan's hosts that answer first. The driver applies its health check to a partition's
- * replicas only: a plan without a routing key (a statement's preparation, which the driver sends before the statement
- * first runs, and any statement outside a keyspace's partitions) is round robin over the local hosts, and one of every
- * three first runs of a statement waited a whole request timeout on a stalled node.
+ * HealthCheckedDefault, with the hosts that answer first in a plan without a routing key. The driver applies its
+ * health check to a partition's replicas only: a plan without one (a statement's preparation, which the driver sends
+ * before the statement first runs, and any statement outside a keyspace's partitions) is round robin over the local
+ * hosts, and one of every three first runs of a statement waited a whole request timeout on a stalled node.
  */
 class StallAware extends HealthCheckedDefault {
   constructor(private readonly options: { localDc: string; healthCheck: (host: Host) => boolean }) {
@@ -145,7 +145,8 @@ class StallAware extends HealthCheckedDefault {
   }
 
   override newQueryPlan(keyspace: string, executionOptions: PlanOptions, callback: Plan): void {
-    super.newQueryPlan(keyspace, executionOptions, (err, plan) => (err ? callback(err, plan) : callback(null, answeringFirst(plan!, this.options.healthCheck))));
+    const routed = Boolean(executionOptions?.getRoutingKey());
+    super.newQueryPlan(keyspace, executionOptions, (err, plan) => (err || routed ? callback(err, plan) : callback(null, answeringFirst(plan!, this.options.healthCheck))));
   }
 }
 

@@ -111,8 +111,14 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
       if (outcome === 'changed') {
         // Someone joined or left meanwhile, perhaps the acting moderator, or they were demoted, or a room of that
         // name was made again.
-        room = await requireRoom(ctx, room.name);
-        requireMayActOn(room, by.login, login, action, what);
+        try {
+          room = await requireRoom(ctx, room.name);
+          requireMayActOn(room, by.login, login, action, what);
+        } catch (err) {
+          // Refused now, or the room is gone: no attempt applied, and the listing goes too.
+          await dropNotice(ctx.services, listed);
+          throw err;
+        }
         acting = actingModerator(room, by.login);
       }
     }
@@ -196,7 +202,7 @@ export function mutedParticipants(ctx: Context, room: RoomRecord, first: number 
   return pageByLogin(mutes, first, after);
 }
 
-/** The viewer's role in the room; null when they do not take part. */
+/** The viewer's role in the room (roleIn). */
 export const viewerRole = (ctx: Context, room: RoomRecord): RoomRole | null => roleIn(room, requireViewer(ctx).login);
 
 /** Until when the viewer is muted in the room; null when they are not. */

@@ -1,9 +1,10 @@
 /**
  * Who may do what in a room: the rooms' use cases ask here, of the room as read, whether a role allows an action.
- * (POST and REACT, a participant's, are asked on their paths as isParticipant of access.ts, which is MEMBER at least.)
+ * (POST and REACT are asked on their paths as isParticipant of access.ts: they need the person to take part, so an
+ * owner who left moderates the room but does not post in it.)
  *
  * Rules:
- * - A person's role in a room follows from its row: its creator is its OWNER; a participant the owner named is a
+ * - A person's role in a room follows from its row: its creator is its OWNER, taking part or not; a participant the owner named is a
  *   MODERATOR (while they take part: every way out of the room ends it); any other participant is a MEMBER; anyone
  *   else has no role (an outsider, a former member, someone banned).
  * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/permissions.test.ts
@@ -59,7 +60,7 @@ const ROLE_NAME: Record<RoomRole, string> = { OWNER: "the room's owner", MODERAT
 
 type RoomRoles = RoomHead & Pick<RoomRecord, 'participants'>;
 
-/** `login`'s role in the room as read; null for anyone who does not take part. */
+/** `login`'s role in the room as read: OWNER for its creator, taking part or not; null for anyone else who does not take part. */
 export function roleIn(room: RoomRoles, login: string): RoomRole | null {
   if (room.creatorLogin === login) return 'OWNER';
   if (!isParticipant(room, login)) return null;

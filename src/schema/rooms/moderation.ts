@@ -54,7 +54,7 @@ builder.objectFields(RoomRef, (t) => ({
   viewerRole: t.field({
     type: RoomRoleRef,
     nullable: true,
-    description: "The viewer's role in this room; null when they do not take part",
+    description: "The viewer's role in this room: OWNER for its creator, taking part or not; null for anyone else who does not take part",
     extensions: readsViewer,
     resolve: (room, _args, ctx) => moderation.viewerRole(ctx, room),
   }),

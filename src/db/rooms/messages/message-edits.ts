@@ -123,7 +123,7 @@ export class MessageEditStore {
           return { applied: next?.edit_id?.toString() === edit.editId, row };
         }
         // Another edit or the deletion won meanwhile: the version it expects is gone for good.
-        return { applied: false, row, settled: !row || row.deleted === true || (row.version ?? 0) !== v };
+        return { applied: false, row, settled: row !== undefined && (row.deleted === true || (row.version ?? 0) !== v) };
       },
     );
     if (outcome.applied) return { applied: true, version: v + 1 };

@@ -69,9 +69,10 @@ const isClosed = (ctx: Context, poll: PollDefinition) => poll.closesAt !== null 
 async function pollToVoteOn(ctx: Context, messageId: string): Promise<{ message: MessageRecord; poll: PollDefinition }> {
   const viewer = requireViewer(ctx);
   const { message, room } = await messageWithRoom(ctx, messageId);
-  if (!message || !room || message.deleted) throw notFound('Message');
-  // Asked first: whether a message has a poll is the room's to tell, not an outsider's to learn.
+  if (!message || !room) throw notFound('Message');
+  // Asked first: whether a message was deleted or has a poll is the room's to tell, not an outsider's to learn.
   if (!isParticipant(room, viewer.login)) throw new AppError(ErrorCode.FORBIDDEN, 'Only participants of the room vote in its polls');
+  if (message.deleted) throw notFound('Message');
   // A hidden poll shows nothing of itself, as a hidden message shows no content: it takes no votes either.
   if (!message.poll || !message.visible) throw badInput('messageId', 'This message has no poll');
   if (isClosed(ctx, message.poll)) {
