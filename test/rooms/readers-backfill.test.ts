@@ -6,14 +6,14 @@
  * to; a second run changes nothing; a marker moved while it runs keeps its
  * newer copy; and with storage unreachable it says so and exits non-zero.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ReadersBackfillStore, type StoredMarker } from '../../src/db/rooms/readers-backfill.js';
 import { backfillRoomReaders } from '../../src/resolvers/rooms/readers-backfill.js';
 import { MarkRoomReadDocument, SeenByDocument } from '../generated/graphql.js';
 import { startApp, testEnv } from '../testkit/app.js';
+import { runCommandToExit } from '../testkit/app-process.js';
 import { gqlOk } from '../testkit/http.js';
 import { cqlRows } from '../testkit/cql.js';
 import { messageKey, post, roomWith } from '../testkit/data/rooms.js';
@@ -35,23 +35,8 @@ beforeAll(async () => {
   store = new ReadersBackfillStore(app.services.db);
 });
 
-/** Commands still running: one that hangs (the failure a test looks for) is killed after the file. */
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** Runs the command as an operator would, with the test's storage settings; its exit code and output. */
-function runCli(env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI], { env: { ...process.env, ...testEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const runCli = (env: Record<string, string> = {}) => runCommandToExit(CLI, env);
 
 /**
  * A room where every reader read up to a message of its own, each marker stored as one written before cql/017

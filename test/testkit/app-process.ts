@@ -71,6 +71,21 @@ export async function startAppProcess(opts: Omit<StartOptions, 'clock' | 'logs'>
   };
 }
 
+/**
+ * Runs a command (a script of src/cli/) as an operator would, with the test's storage settings and `env`, until it
+ * exits; its exit code and output. A test that fails before it exits leaves no process behind.
+ */
+export function runCommandToExit(script: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...testEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
 /** Runs src/main.ts with `env` until it exits by itself (a refused configuration); its exit code and stderr. */
 export async function runAppProcessToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {

@@ -6,15 +6,15 @@
  * its read and its write wins; running it again changes nothing; and with
  * storage unreachable it says so and exits non-zero.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../../src/app.js';
 import { SearchBackfillStore, type UnindexedCandidate } from '../../../../src/db/rooms/messages/search-backfill.js';
 import { backfillSearchTerms } from '../../../../src/resolvers/rooms/messages/search-backfill.js';
 import { decodeMessageId } from '../../../../src/resolvers/rooms/ids.js';
 import { DeleteMessageDocument, DeleteRoomDocument, EditMessageDocument, HideMessageDocument, SearchMessagesDocument } from '../../../generated/graphql.js';
 import { startApp, testEnv } from '../../../testkit/app.js';
+import { runCommandToExit } from '../../../testkit/app-process.js';
 import { codes, gql, gqlOk } from '../../../testkit/http.js';
 import { signUp, type TestUser } from '../../../testkit/data/users.js';
 import { post, roomWith } from '../../../testkit/data/rooms.js';
@@ -49,23 +49,8 @@ async function dropTermsOfRoom(roomName: string, ids: string[]) {
   }
 }
 
-/** Commands still running: one that hangs (the failure a test looks for) is killed after the file. */
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** Runs the command as an operator would, with the test's storage settings; its exit code and output. */
-function runCli(env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI], { env: { ...process.env, ...testEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const runCli = (env: Record<string, string> = {}) => runCommandToExit(CLI, env);
 
 /** The backfill's stores, over one room's messages only: its first write is one of that room's. */
 const backfillOf = (room: string) => ({
