@@ -38,21 +38,27 @@ export interface Statement {
   /** Safe to run twice with the same values: the driver may then retry it on another node or after a timeout. */
   readonly idempotent: boolean;
   /**
-   * Writes a list column (not frozen) from a bound array: each run gives the list's elements new cell keys, so a
-   * second run at the same write timestamp repeats them. Database.batch never runs such a batch twice itself.
+   * The positions of the parameters bound to a list column (not frozen): each run gives the list's elements new
+   * cell keys, so a second run at the same write timestamp repeats them, and Database.batch never runs such a
+   * batch twice itself. Only the list positions count: a set or a frozen value bound from an array writes the same
+   * cells at each run, and counting it would take a post's speculative and unlogged retries away for nothing.
    */
-  readonly writesList?: boolean;
+  readonly writesList?: readonly number[];
 }
 
-export const cql = (query: string, opts: { idempotent: boolean; writesList?: boolean }): Statement => ({
+export const cql = (query: string, opts: { idempotent: boolean; writesList?: readonly number[] }): Statement => ({
   cql: query,
   idempotent: opts.idempotent,
-  ...(opts.writesList ? { writesList: true } : {}),
+  ...(opts.writesList ? { writesList: opts.writesList } : {}),
 });
 
 /** Whether running `stmt` with `params` twice writes what once does (Statement.idempotent, and no list element bound). */
-function runsTwiceTheSame(stmt: Statement, params: unknown[]): boolean {
-  return stmt.idempotent && !(stmt.writesList && params.some((p) => Array.isArray(p) && p.length > 0));
+function runsTwiceTheSame(stmt: Statement, params: readonly unknown[]): boolean {
+  if (!stmt.idempotent) return false;
+  return !(stmt.writesList ?? []).some((at) => {
+    const bound = params[at];
+    return Array.isArray(bound) && bound.length > 0;
+  });
 }
 
 export interface LwtOutcome {

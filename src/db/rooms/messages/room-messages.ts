@@ -32,7 +32,8 @@ const INSERT_MESSAGE = cql(
   `INSERT INTO chat_room_messages
      (room_name, time_bucket, message_id, content, author, system_message, reply_to, mentions, terms, poll, forwarded_from, metadata, attachments)
    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  { idempotent: true, writesList: true },
+  // mentions (7) and attachments (12) are lists; terms (8) is a set, which a second run writes the same.
+  { idempotent: true, writesList: [7, 12] },
 );
 const INSERT_ROOM_BUCKET = cql('INSERT INTO messages_bucket (room_name, time_bucket) VALUES (?, ?)', { idempotent: true });
 const INSERT_BY_AUTHOR = cql(
