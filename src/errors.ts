@@ -116,6 +116,10 @@ export const LimitName = {
   ATTACHMENTS_PER_MESSAGE: 'ATTACHMENTS_PER_MESSAGE',
   /** Files one user uploads in a UTC day. */
   UPLOADS_PER_DAY: 'UPLOADS_PER_DAY',
+  /** Invitations waiting for one person's answer. */
+  PENDING_INVITATIONS: 'PENDING_INVITATIONS',
+  /** Uses of one invite link. */
+  INVITE_LINK_USES: 'INVITE_LINK_USES',
 } as const;
 export type LimitName = (typeof LimitName)[keyof typeof LimitName];
 

@@ -47,6 +47,13 @@ export const Limits = {
     participationRecheckMs: 5_000,
     /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
     deleteAttempts: 5,
+    /**
+     * Invitations one person may have waiting for their answer (the list is one partition, read whole).
+     * inviteToRoom refuses with LIMIT_REACHED at it; invitations racing each other near it may pass it together.
+     */
+    maxPendingInvitations: 100,
+    /** An invite link's uses, at most, and how long it lasts (by default; at most). */
+    inviteLink: { maxUses: 1000, defaultMinutes: 7 * 24 * 60, maxMinutes: 30 * 24 * 60 },
     /** Statements per batch when deleteRoom cleans up (users' chat_rooms, its messages' by-author copies). */
     cleanupBatch: 100,
     /** Rows per request when deleteRoom reads a day partition of the deleted room's messages. */

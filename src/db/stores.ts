@@ -19,6 +19,8 @@ import { ThreadStore } from './rooms/messages/threads.js';
 import { PinStore } from './rooms/messages/pins.js';
 import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
+import { InvitationStore } from './rooms/invitations.js';
+import { InviteLinkStore } from './rooms/invite-links.js';
 import { MessageSearchStore } from './rooms/messages/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
 import { PendingNoticeStore } from './rooms/pending-notices.js';
@@ -48,6 +50,8 @@ export function createStores(db: Database) {
     pins: new PinStore(db),
     readState: new ReadStateStore(db),
     moderation: new ModerationStore(db),
+    invitations: new InvitationStore(db),
+    inviteLinks: new InviteLinkStore(db),
     messageSearch: new MessageSearchStore(db),
     roomCleanups: new RoomCleanupStore(db),
     pendingNotices: new PendingNoticeStore(db),

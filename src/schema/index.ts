@@ -15,6 +15,7 @@ import './rooms/attachments.js';
 import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';
+import './rooms/invitations.js';
 import './rooms/presence.js';
 import './rooms/search.js';
 import './rooms/room-events.js';

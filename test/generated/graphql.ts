@@ -27,6 +27,8 @@ export type CreateRoomInput = {
   metadata?: unknown;
   /** 3–31 characters: a letter or digit, then letters, digits, '_', '.', '-' */
   name: string;
+  /** PUBLIC when left out */
+  visibility?: RoomVisibility | null | undefined;
 };
 
 export type PostPollInput = {
@@ -59,6 +61,13 @@ export type RegisterInput = {
   /** 8–128 characters */
   password: string;
 };
+
+/** Who may find and join a room */
+export type RoomVisibility =
+  /** Unlisted; a person enters by an invitation. To anyone who does not take part it answers as a room that does not exist, on every path (createRoom under its name excepted: ROOM_EXISTS, as names are global) */
+  | 'PRIVATE'
+  /** Listed by rooms, and anyone joins */
+  | 'PUBLIC';
 
 /** Each field is optional: what is left out stays as it is. The login cannot change. */
 export type UpdateProfileInput = {

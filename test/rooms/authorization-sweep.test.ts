@@ -54,6 +54,10 @@ const VALUES: Record<string, (s: Stage) => unknown> = {
   ban: () => false,
   answers: () => [0],
   metadata: () => ({ swept: true }),
+  visibility: () => 'PUBLIC',
+  maxUses: () => 5,
+  expiresInMinutes: () => 60,
+  token: () => 'AAAAAAAAAAAAAAAAAAAAAA',
   clientMessageId: () => randomUUID(),
   attachments: () => [],
   first: () => 5,
@@ -111,6 +115,29 @@ async function stage(): Promise<Stage> {
   return { room, messageId, member };
 }
 
+/**
+ * stage(), then the room made private: the swept people are outside it, each in their way. The messages in it are
+ * the member's; the room's name and ids stay the same when it is then deleted, so an answer about the private room
+ * and one about no room at all are compared as they come.
+ */
+async function privateStage(): Promise<Stage> {
+  const s = await stage();
+  await gqlOk(app, 'mutation($r: String!) { setRoomVisibility(roomName: $r, visibility: PRIVATE) { name } }' as never, { r: s.room } as never, owner.token);
+  return s;
+}
+
+const deleteRoomOf = (s: Stage) => gqlOk(app, 'mutation($r: String!) { deleteRoom(roomName: $r) }' as never, { r: s.room } as never, owner.token);
+
+/** What a swept person is answered by a field: its first event for a subscription, the whole answer otherwise. */
+async function answerTo(operation: string, field: GraphQLField<unknown, unknown>, s: Stage, who: TestUser): Promise<unknown> {
+  const { doc, variables } = callOf(operation, field, s);
+  if (operation !== 'Subscription') return gql(app, doc as never, variables as never, who.token);
+  const sub = await sseSubscribe(app, doc, variables, who.token);
+  const first = await sub.next();
+  sub.close();
+  return first;
+}
+
 /** Whether an answer refuses, or tells nothing: a refusal code, or a null or empty answer. */
 function refusedOrEmpty(answer: GqlResult<Record<string, unknown>>, name: string): boolean {
   if (answer.errors?.length) return codes(answer).every((code) => REFUSALS.includes(String(code)));
@@ -146,4 +173,29 @@ describe('the authorization sweep', () => {
       }
     },
   );
+
+  it.each(FIELDS.map(({ operation, field }) => [`${operation}.${field.name}`, operation, field] as const))(
+    '%s: a private room answers an outsider, a former member and a banned user exactly as no room at all',
+    async (_name, operation, field) => {
+      const s = await privateStage();
+      const asPrivate = [];
+      for (const who of SWEPT) asPrivate.push(await answerTo(operation, field, s, people[who]));
+      await deleteRoomOf(s);
+      const asNone = [];
+      for (const who of SWEPT) asNone.push(await answerTo(operation, field, s, people[who]));
+      expect(asPrivate).toEqual(asNone);
+    },
+  );
+
+  it('node(id:) answers for a private room and its message exactly as for none', async () => {
+    const s = await privateStage();
+    const doc = 'query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }';
+    const relay = await gqlOk(app, 'query($r: String!) { room(roomName: $r) { id } }' as never, { r: s.room } as never, owner.token);
+    const ids = { ids: [(relay as { room: { id: string } }).room.id, s.messageId] };
+    const ask = () => Promise.all(SWEPT.map((who) => gql(app, doc as never, ids as never, people[who].token)));
+    const asPrivate = await ask();
+    expect(asPrivate.map((answer) => answer.data)).toEqual(SWEPT.map(() => ({ nodes: [null, null] })));
+    await deleteRoomOf(s);
+    expect(await ask()).toEqual(asPrivate);
+  });
 });

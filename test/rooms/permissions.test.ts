@@ -64,6 +64,10 @@ const ACTIONS: Record<RoomAction, { doc: string; vars: (c: Cast) => Record<strin
   BAN: { doc: 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', vars: (c) => ({ r: c.room, l: c.target.login }) },
   MUTE: { doc: 'mutation($r: String!, $l: String!) { muteParticipant(roomName: $r, login: $l, minutes: 5) { name } }', vars: (c) => ({ r: c.room, l: c.target.login }) },
   SLOW_MODE: { doc: 'mutation($r: String!) { setSlowMode(roomName: $r, seconds: 0) { name } }', vars: (c) => ({ r: c.room }) },
+  INVITE: {
+    doc: 'mutation($r: String!, $l: String!) { inviteToRoom(roomName: $r, login: $l) { createdAt } }',
+    vars: (c) => ({ r: c.room, l: c.people.OUTSIDER.login }),
+  },
   SEE_MODERATION: {
     doc: 'query($r: String!) { room(roomName: $r) { bannedParticipants { edges { node { login } } } mutedParticipants { edges { node { login } } } } }',
     vars: (c) => ({ r: c.room }),

@@ -35,7 +35,8 @@ const MUTE = byOwnerOrModerator('UPDATE chat_rooms USING TTL ? SET muted_until[?
 const UNMUTE = byOwnerOrModerator('DELETE muted_until[?] FROM chat_rooms');
 const SLOW_MODE = byOwnerOrModerator('UPDATE chat_rooms SET slow_mode_seconds = ?');
 const METADATA = byOwnerOrModerator('UPDATE chat_rooms SET metadata = ?');
-const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, banned, muted_until, slow_mode_seconds, metadata FROM chat_rooms WHERE room_name = ?', {
+const VISIBILITY = byOwnerOrModerator('UPDATE chat_rooms SET visibility = ?');
+const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, banned, muted_until, slow_mode_seconds, metadata, visibility FROM chat_rooms WHERE room_name = ?', {
   idempotent: true,
 });
 
@@ -94,6 +95,11 @@ export class ModerationStore {
   /** The room's custom data (JSON text; null: none). */
   metadata(room: RoomRecord, by: string | null, metadata: string | null): Promise<boolean> {
     return this.onRoom(room, METADATA, by, [metadata], (row) => (row.metadata ?? null) === metadata);
+  }
+
+  /** Who may find and join the room: 'PRIVATE', or null for public (the column unset, as an open join asks). */
+  visibility(room: RoomRecord, by: string | null, visibility: 'PRIVATE' | null): Promise<boolean> {
+    return this.onRoom(room, VISIBILITY, by, [visibility], (row) => (row.visibility ?? null) === visibility);
   }
 
   /**

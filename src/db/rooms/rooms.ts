@@ -27,7 +27,12 @@ export interface RoomRecord {
   slowModeSeconds: number | null;
   /** Custom data its creator gave it (JSON text of an object); null when none. */
   metadata: string | null;
+  /** Who may find and join it (cql/023_room_visibility.cql). */
+  visibility: RoomVisibility;
 }
+
+/** PUBLIC: listed, anyone joins. PRIVATE: unlisted, entered by invitation; hidden from anyone outside it. */
+export type RoomVisibility = 'PUBLIC' | 'PRIVATE';
 
 /** A room's row without its participants: what a use case about one person needs of it. */
 export type RoomHead = Omit<RoomRecord, 'participants'>;
@@ -48,10 +53,10 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'muted
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
 // What the room's creator and moderators set after its creation (moderation, custom data).
-const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata';
+const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata, visibility';
 
 const INSERT_IF_NOT_EXISTS = cql(
-  `INSERT INTO chat_rooms (${COLUMNS}, metadata) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+  `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
   { idempotent: false },
 );
 const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
@@ -71,11 +76,12 @@ const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat
 });
 // IF the creator read: a join that loses the race with a deletion must not leave a row holding only
 // participants. IF not banned: a ban racing the join is ordered with it by Paxos. A joiner moderates nothing
-// (a former moderator's name, left by a naming that raced their departure, goes).
-const JOIN_IF_EXISTS = cql(
-  'UPDATE chat_rooms SET participants = participants + ?, moderators = moderators - ? WHERE room_name = ? IF creator_login = ? AND banned[?] = null',
-  { idempotent: false },
-);
+// (a former moderator's name, left by a naming that raced their departure, goes). IF visibility = null: an open
+// join is one into a public room, and a room made private since the join read it refuses it.
+const JOIN_CHANGE = 'UPDATE chat_rooms SET participants = participants + ?, moderators = moderators - ? WHERE room_name = ?';
+const JOIN_IF_EXISTS = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND visibility = null`, { idempotent: false });
+// A join by an accepted invitation: into a room of any visibility (the invitation was claimed by its own LWT).
+const JOIN_INVITED = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null`, { idempotent: false });
 // No LWT: removing is a tombstone, harmless in any order with a deletion. Whoever leaves stops moderating.
 const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ? WHERE room_name = ?', {
   idempotent: true,
@@ -114,6 +120,7 @@ function toHead(row: Row): RoomHead {
     mutedUntil: mapOf<Date>(row.muted_until),
     slowModeSeconds: row.slow_mode_seconds ?? null,
     metadata: row.metadata ?? null,
+    visibility: row.visibility === 'PRIVATE' ? 'PRIVATE' : 'PUBLIC',
   };
 }
 
@@ -133,7 +140,8 @@ export class RoomStore {
 
   /** Returns false when the name is taken. */
   async insertIfNotExists(room: RoomRecord): Promise<boolean> {
-    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined];
+    const visibility = room.visibility === 'PUBLIC' ? undefined : room.visibility; // public is the column unset
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();
@@ -161,11 +169,11 @@ export class RoomStore {
   }
 
   /**
-   * Up to `limit` rooms in token order after the room named `after` (from
-   * the start without it). Debris rows are skipped and the read continues
-   * past them, so a page is short only at the end of the table.
+   * Up to `limit` rooms that `listed` keeps, in token order after the room named `after` (from the start without
+   * it). Debris rows and rooms not kept are skipped and the read continues past them, so a page is short only at
+   * the end of the table.
    */
-  async pageAfter(after: string | null, size: number): Promise<Page<RoomRecord>> {
+  async pageAfter(after: string | null, size: number, listed: (room: RoomRecord) => boolean): Promise<Page<RoomRecord>> {
     const limit = lookAhead(size);
     const rooms: RoomRecord[] = [];
     let position = after;
@@ -174,15 +182,23 @@ export class RoomStore {
       const rs = position
         ? await this.db.execute(SELECT_ROOMS_AFTER, [position, asked])
         : await this.db.execute(SELECT_FIRST_ROOMS, [asked]);
-      for (const row of rs.rows) if (isComplete(row)) rooms.push(toRoom(row));
+      for (const row of rs.rows) {
+        if (!isComplete(row)) continue;
+        const room = toRoom(row);
+        if (listed(room)) rooms.push(room);
+      }
       if (rs.rows.length < asked || rooms.length >= limit) return pageOf(rooms, size);
       position = rs.rows.at(-1)!.room_name as string;
     }
   }
 
-  /** Adds a participant unless the room is gone (or is another room of that name now) or bans them. */
-  async addParticipantIfExists(room: RoomRecord, user: ChatUser): Promise<'joined' | 'gone' | 'banned'> {
-    const outcome = await this.db.lwt(JOIN_IF_EXISTS, [new Set([user]), new Set([user.login]), room.name, room.creatorLogin, user.login], async () => {
+  /**
+   * Adds a participant unless the room is gone (or is another room of that name now) or bans them; `how` 'open'
+   * (joinRoom) also unless the room is private now ('gone': to the joiner it is), 'invited' into any room.
+   */
+  async addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned'> {
+    const stmt = how === 'open' ? JOIN_IF_EXISTS : JOIN_INVITED;
+    const outcome = await this.db.lwt(stmt, [new Set([user]), new Set([user.login]), room.name, room.creatorLogin, user.login], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
       return { applied: joined, row: row! };

@@ -22,9 +22,21 @@ export async function viewerPerson(ctx: Context): Promise<ChatUser> {
   return chatUser(user);
 }
 
-/** The room, or NOT_FOUND. */
+/**
+ * Whether `login` may know the room exists: anyone, for a public room; for a private one, its participants and its
+ * owner (taking part or not). To anyone else a private room answers on every path exactly as a room that does not
+ * exist: the one exception is createRoom under its name (room names are global).
+ */
+export const seesRoom = (room: Pick<RoomRecord, 'visibility' | 'creatorLogin' | 'participants'>, login: string | undefined): boolean =>
+  room.visibility === 'PUBLIC' || (login !== undefined && (room.creatorLogin === login || isParticipant(room, login)));
+
+/** The room as the viewer may know it: null when there is none, or when it is hidden from them (seesRoom). */
+export const visibleTo = <R extends RoomRecord>(ctx: Context, room: R | null | undefined): R | null =>
+  room && seesRoom(room, ctx.viewer?.login) ? room : null;
+
+/** The room, or NOT_FOUND (for a room hidden from the viewer too). */
 export async function requireRoom(ctx: Context, name: string): Promise<RoomRecord> {
-  const room = await ctx.services.stores.rooms.byName(name);
+  const room = visibleTo(ctx, await ctx.services.stores.rooms.byName(name));
   if (!room) throw notFound('Room');
   return room;
 }

@@ -4,7 +4,7 @@
  * participant's posts are also limited per user across instances. Each action is published on the room's feed.
  */
 import type { Context } from '../context.js';
-import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
+import type { RoomHead, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
@@ -250,6 +250,20 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
   const by = await viewerPerson(ctx);
   await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'RoomMetadataChanged', roomName: room.name, metadata, by }]);
   return { ...room, metadata };
+}
+
+/**
+ * Who may find and join the room, set by its owner. Made private, it is unlisted and hidden from everyone outside
+ * it (access.ts), and a join that read it public before does not apply (the join's LWT asks it to be public still).
+ */
+export async function setRoomVisibility(ctx: Context, rawName: string, visibility: RoomVisibility): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const room = await requireRoom(ctx, validRoomName('roomName', rawName));
+  requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it');
+  if (!(await ctx.services.stores.moderation.visibility(room, actingModerator(room, viewer.login), visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
+    await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it'));
+  }
+  return { ...room, visibility };
 }
 
 /** A room's custom data as a client reads it. */

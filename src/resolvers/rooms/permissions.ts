@@ -39,13 +39,15 @@ export const REQUIRED_ROLE = {
   MUTE: 'MODERATOR',
   /** setSlowMode. */
   SLOW_MODE: 'MODERATOR',
+  /** inviteToRoom, revokeInvitation of anyone's invitation (its inviter revokes their own), createInviteLink, revokeInviteLink. */
+  INVITE: 'MODERATOR',
   /** Room.bannedParticipants, Room.mutedParticipants. */
   SEE_MODERATION: 'MODERATOR',
   /** pinMessage, unpinMessage. */
   PIN: 'OWNER',
   /** hideMessage and deleteMessage of someone else's message. */
   REMOVE_ANY_MESSAGE: 'OWNER',
-  /** setRoomMetadata. */
+  /** setRoomMetadata, setRoomVisibility. */
   EDIT_ROOM_DATA: 'OWNER',
   /** setRoomModerator. */
   CHANGE_ROLES: 'OWNER',

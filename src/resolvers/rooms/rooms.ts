@@ -4,7 +4,7 @@
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
 import type { Context } from '../context.js';
-import { unmoderated, type RoomRecord } from '../../db/rooms/rooms.js';
+import { unmoderated, type RoomRecord, type RoomVisibility } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
 import { AppError, ErrorCode, conflict, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
@@ -15,7 +15,7 @@ import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { roomLoader } from './reads.js';
-import { isParticipant, requireRoom, viewerPerson } from './access.js';
+import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access.js';
 import { requireMay } from './permissions.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
@@ -29,6 +29,8 @@ export interface CreateRoomInput {
   banner?: string | null;
   /** Custom data: a JSON object (validMetadata). */
   metadata?: unknown;
+  /** PUBLIC when left out. */
+  visibility?: RoomVisibility | null;
 }
 
 export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<RoomRecord> {
@@ -47,6 +49,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     creatorLogin: person.login,
     participants: [person],
     metadata,
+    visibility: input.visibility ?? 'PUBLIC',
     ...unmoderated(),
   };
   // The creator's list first: a request lost after the insert applied leaves the room listed. If the insert
@@ -68,7 +71,16 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('roomName', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
-  if (room.banned.has(viewer.login)) throw bannedFrom(name);
+  return enterRoom(ctx, room, 'open');
+}
+
+/**
+ * The viewer joins the room as read: by joinRoom ('open': the room must still be public) or by an accepted
+ * invitation ('invited'). BANNED, or NOT_FOUND when the room is gone (or, open, made private) meanwhile.
+ */
+export async function enterRoom(ctx: Context, room: RoomRecord, how: 'open' | 'invited'): Promise<RoomRecord> {
+  const { name } = room;
+  if (room.banned.has(requireViewer(ctx).login)) throw bannedFrom(name);
   // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
   // racing near the limit may pass it together; the row stays bounded all the same.
   if (room.participants.length >= Limits.room.maxParticipants) {
@@ -80,7 +92,7 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   // The user's list and the listing before the LWT: whatever happens to this request after it, the join is
   // completed, or its entry in the list taken back (room-notices.ts).
   const listed = await listJoin(services, name, person.login);
-  const joined = await stores.rooms.addParticipantIfExists(room, person);
+  const joined = await stores.rooms.addParticipantIfExists(room, person, how);
   if (joined !== 'joined') {
     await Promise.all([stores.rooms.removeFromUser(person.login, name), dropNotice(services, listed)]);
     throw joined === 'banned' ? bannedFrom(name) : notFound('Room');
@@ -96,9 +108,9 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
   const { stores, logger } = ctx.services;
-  const room = await stores.rooms.byName(name);
+  const room = visibleTo(ctx, await stores.rooms.byName(name));
   if (!room) {
-    // Gone already: make sure the user's list does not keep it.
+    // Gone already (or a private room the user is not in): make sure the user's list does not keep it.
     await stores.rooms.removeFromUser(viewer.login, name);
     throw notFound('Room');
   }
@@ -167,18 +179,18 @@ export async function roomByName(ctx: Context, rawName: string): Promise<RoomRec
   requireViewer(ctx);
   const name = normalizeRoomName(rawName);
   if (!isPossibleRoomName(name)) return null;
-  return roomLoader(ctx).load(name);
+  return visibleTo(ctx, await roomLoader(ctx).load(name));
 }
 
-/** node(id:)'s rooms, by name: any signed-in viewer sees any room, as with room(name:). */
+/** node(id:)'s rooms, by name: as room(name:), a private room only for those inside it. */
 export function roomNodes(ctx: Context, names: readonly string[]): Array<Promise<RoomRecord | null>> {
   return eachVisibleOrNull(names, (name) => roomByName(ctx, name));
 }
 
 /**
- * Every room, a page at a time, in token order. Each edge's cursor is its
- * room's name, so a client resumes from any edge with one bounded read; a
- * room deleted meanwhile still marks its place in the order.
+ * Every public room, a page at a time, in token order (private rooms are unlisted, even to their participants: the
+ * viewer's own are User.chatRooms). Each edge's cursor is its room's name, so a client resumes from any edge with
+ * one bounded read; a room deleted (or made private) meanwhile still marks its place in the order.
  */
 export async function listRooms(
   ctx: Context,
@@ -188,7 +200,7 @@ export async function listRooms(
   requireViewer(ctx);
   const size = pageSize('first', first);
   const start = after ? decodeRoomsCursor('after', after) : null;
-  const page = await ctx.services.stores.rooms.pageAfter(start, size);
+  const page = await ctx.services.stores.rooms.pageAfter(start, size, (room) => room.visibility === 'PUBLIC');
   return connection(page.rows, (room) => encodeRoomsCursor(room.name), { hasNextPage: page.more });
 }
 
@@ -197,6 +209,6 @@ export async function chatRoomsOf(ctx: Context, user: UserRecord): Promise<RoomR
   const viewer = requireViewer(ctx);
   if (viewer.login !== user.login) return null;
   const fresh = await ctx.services.stores.users.byLogin(viewer.login);
-  const rooms = await ctx.services.stores.rooms.byNames([...(fresh?.chatRooms ?? [])]);
+  const rooms = (await ctx.services.stores.rooms.byNames([...(fresh?.chatRooms ?? [])])).filter((room) => visibleTo(ctx, room));
   return rooms.sort((a, b) => a.name.localeCompare(b.name));
 }

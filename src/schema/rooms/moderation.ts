@@ -4,7 +4,7 @@ import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
-import { RoomRef } from './room.js';
+import { RoomRef, RoomVisibilityEnum } from './room.js';
 import { userLoader } from '../../resolvers/accounts/reads.js';
 
 type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
@@ -134,5 +134,13 @@ builder.mutationFields((t) => ({
       '(BAD_USER_INPUT, field metadata, otherwise, and when left out). The creator only. Publishes RoomMetadataChanged.',
     args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
     resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata),
+  }),
+  setRoomVisibility: t.field({
+    type: RoomRef,
+    description:
+      'Who may find and join the room (see RoomVisibility). The owner only. Made PRIVATE, the room is unlisted and, to ' +
+      'anyone who does not take part, answers as a room that does not exist; its participants stay.',
+    args: { roomName: t.arg.string({ required: true }), visibility: t.arg({ type: RoomVisibilityEnum, required: true }) },
+    resolve: (_root, args, ctx) => moderation.setRoomVisibility(ctx, args.roomName, args.visibility),
   }),
 }));

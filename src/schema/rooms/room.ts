@@ -12,6 +12,18 @@ import './room-events.js';
 
 export const RoomRef = builder.objectRef<RoomRecord>('Room');
 
+export const RoomVisibilityEnum = builder.enumType('RoomVisibility', {
+  description: 'Who may find and join a room',
+  values: {
+    PUBLIC: { description: 'Listed by rooms, and anyone joins' },
+    PRIVATE: {
+      description:
+        'Unlisted; a person enters by an invitation. To anyone who does not take part it answers as a room that does ' +
+        'not exist, on every path (createRoom under its name excepted: ROOM_EXISTS, as names are global)',
+    },
+  } as const,
+});
+
 builder.node(RoomRef, {
   description: 'A chat room',
   id: { resolve: (r) => r.name, extensions: sameForEveryViewer },
@@ -26,6 +38,7 @@ builder.node(RoomRef, {
       resolve: (r) => roomMetadata(r),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+    visibility: t.field({ type: RoomVisibilityEnum, resolve: (r) => r.visibility }),
     creator: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
       type: [UserRef],
@@ -66,6 +79,7 @@ const CreateRoomInput = builder.inputType('CreateRoomInput', {
     }),
     banner: t.string({ description: `At most ${Limits.room.banner.max} characters` }),
     metadata: t.field({ type: 'JSON', description: `Custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON` }),
+    visibility: t.field({ type: RoomVisibilityEnum, description: 'PUBLIC when left out' }),
   }),
 });
 
@@ -83,13 +97,13 @@ builder.queryFields((t) => ({
   room: t.field({
     type: RoomRef,
     nullable: true,
-    description: 'Null when no room has that name (a name no room could have included)',
+    description: 'Null when no room has that name (a name no room could have included), or it is private and the viewer is not in it',
     args: { roomName: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => rooms.roomByName(ctx, args.roomName),
   }),
   rooms: t.field({
     type: RoomConnection,
-    description: 'Every room, in storage order',
+    description: 'Every public room, in storage order (private rooms are unlisted: the viewer finds theirs in User.chatRooms)',
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => rooms.listRooms(ctx, args.first, args.after),
   }),

@@ -13,7 +13,7 @@ import { timeUuidDate } from '../../../timeuuids.js';
 import { requireViewer } from '../../shared/guards.js';
 import { visibleOrNull } from '../../shared/nodes.js';
 import { sendDirectMessage } from '../../messenger/send.js';
-import { isParticipant } from '../access.js';
+import { isParticipant, visibleTo } from '../access.js';
 import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { messageById, visibleContent } from './messages.js';
 import { postMessage } from './posting.js';
@@ -61,7 +61,8 @@ export async function forwardedFromOf(ctx: Context, forwardedFrom: string | null
   const viewer = requireViewer(ctx);
   return visibleOrNull(async () => {
     const key = decodeMessageId('forwardedFrom', forwardedFrom);
-    const [message, room] = await Promise.all([messageLoader(ctx).load(roomMessageKey(key.roomName, key.messageId)), roomLoader(ctx).load(key.roomName)]);
+    const [message, read] = await Promise.all([messageLoader(ctx).load(roomMessageKey(key.roomName, key.messageId)), roomLoader(ctx).load(key.roomName)]);
+    const room = visibleTo(ctx, read); // a private room hidden from the viewer hides its messages, their own too
     // A message older than its room belongs to a room of the same name deleted before.
     if (!message || !room || timeUuidDate(message.messageId) < room.createdAt) return null;
     return isParticipant(room, viewer.login) || message.author.login === viewer.login ? message : null;

@@ -16,7 +16,7 @@ import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId } from '../ids.js';
-import { isParticipant } from '../access.js';
+import { isParticipant, visibleTo } from '../access.js';
 import { requireMay } from '../permissions.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
@@ -69,8 +69,9 @@ export async function roomHistory(ctx: Context, room: RoomRecord, args: HistoryA
 }
 
 /**
- * A message and its room, both read at once. No message when either is gone,
- * or when the message belongs to an earlier room of the same name.
+ * A message and its room, both read at once. Neither when the room is hidden from the viewer (access.ts: it is one
+ * that does not exist, to them; its messages with it, their own too). No message when either is gone, or when the
+ * message belongs to an earlier room of the same name.
  */
 export async function messageWithRoom(ctx: Context, id: string, field = 'messageId'): Promise<{ message?: MessageRecord; room?: RoomRecord }> {
   const key = decodeMessageId(field, id);
@@ -79,7 +80,7 @@ export async function messageWithRoom(ctx: Context, id: string, field = 'message
     stores.roomMessages.byKey(key.roomName, key.bucket, key.messageId),
     stores.rooms.byName(key.roomName),
   ]);
-  return inItsRoom(message ?? null, room ?? null);
+  return inItsRoom(message ?? null, visibleTo(ctx, room));
 }
 
 /** Whether a message belongs to this room, not to an earlier room of the same name. */
@@ -117,7 +118,7 @@ export function messageNodes(ctx: Context, ids: readonly string[]): Array<Promis
     // The id holds the message's day, which the loader works out again from the timeuuid (decodeMessageId checks they agree).
     const key = decodeMessageId('messageId', id);
     const [message, room] = await Promise.all([messageLoader(ctx).load(roomMessageKey(key.roomName, key.messageId)), roomLoader(ctx).load(key.roomName)]);
-    return readableBy(viewer.login, inItsRoom(message, room));
+    return readableBy(viewer.login, inItsRoom(message, visibleTo(ctx, room)));
   });
 }
 
@@ -183,7 +184,7 @@ async function roomMessagesOf(ctx: Context, login: string, copies: MessageRecord
     Promise.all(copies.map((c) => messageLoader(ctx).load(roomMessageKey(c.roomName, c.messageId)))),
     Promise.all([...new Set(copies.map((c) => c.roomName))].map((name) => roomLoader(ctx).load(name))),
   ]);
-  const roomsByName = new Map(rooms.flatMap((room) => (room ? [[room.name, room] as const] : [])));
+  const roomsByName = new Map(rooms.flatMap((room) => (visibleTo(ctx, room) ? [[room!.name, room!] as const] : [])));
   return messages.filter((message): message is MessageRecord => {
     const room = message && roomsByName.get(message.roomName);
     return !!room && ofThisRoom(message, room) && mayRead(login, message, room);

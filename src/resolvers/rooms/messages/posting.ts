@@ -13,7 +13,7 @@ import { Limits } from '../../../limits.js';
 import { validClientId, validMetadata } from '../../../validation.js';
 import { clientIdFor } from '../../idempotency/run.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant, requireRoom, viewerPerson } from '../access.js';
+import { isParticipant, requireRoom, seesRoom, viewerPerson } from '../access.js';
 import { validContent, validRoomName } from '../validation.js';
 import { mayMention, mentionedParticipants, publishMentions } from './mentions.js';
 import { postTime } from './system-messages.js';
@@ -88,7 +88,8 @@ async function roomToPostIn(ctx: Context, name: string, login: string, content: 
     return { room, participants: room.participants };
   }
   const seen = await ctx.services.stores.rooms.seenBy(name, login);
-  if (!seen) throw notFound('Room');
+  // A private room is hidden from whoever is not in it (access.ts), as a room that does not exist.
+  if (!seen || !seesRoom({ ...seen.room, participants: seen.entries }, login)) throw notFound('Room');
   return { room: seen.room, participants: seen.entries };
 }
 

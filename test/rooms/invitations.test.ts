@@ -1,0 +1,275 @@
+/**
+ * Private rooms, invitations and invite links over HTTP, on two instances: a private room is hidden from outsiders
+ * and entered by an accepted invitation or a link; of an accept and a revoke racing each other exactly one applies;
+ * 50 redeemers of a 10-use link let exactly 10 in; and a join that read a room public does not apply once it was
+ * made private. The races run at RF 3 too (vitest.cluster.config.ts).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { ManualClock, startApp } from '../testkit/app.js';
+import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
+import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
+import { cqlRow } from '../testkit/cql.js';
+import { onNextStatement } from '../testkit/faults/statement-faults.js';
+
+let a: App;
+let b: App;
+let owner: TestUser;
+let moderator: TestUser;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
+  [owner, moderator] = await Promise.all([signUp(a), signUp(a)]);
+}, 60_000);
+
+const run = (app: App, doc: string, variables: Record<string, unknown>, user: TestUser) =>
+  gql(app, doc as never, variables as never, user.token) as Promise<GqlResult<Record<string, unknown>>>;
+
+const CREATE = 'mutation($n: String!, $v: RoomVisibility) { createRoom(input: { name: $n, visibility: $v }) { name visibility } }';
+const INVITE = 'mutation($r: String!, $l: String!) { inviteToRoom(roomName: $r, login: $l) { room { name } inviteeLogin inviter { login } } }';
+const ACCEPT = 'mutation($r: String!) { acceptInvitation(roomName: $r) { name participantCount } }';
+const REVOKE = 'mutation($r: String!, $l: String!) { revokeInvitation(roomName: $r, login: $l) }';
+const DECLINE = 'mutation($r: String!) { declineInvitation(roomName: $r) }';
+const INVITATIONS = '{ roomInvitations { room { name visibility } inviter { login } } }';
+const ROOM = 'query($r: String!) { room(roomName: $r) { name visibility } }';
+const JOIN = 'mutation($r: String!) { joinRoom(roomName: $r) { name } }';
+const SET_VISIBILITY = 'mutation($r: String!, $v: RoomVisibility!) { setRoomVisibility(roomName: $r, visibility: $v) { visibility } }';
+
+/** A private room of the owner's, with the moderator named in it. */
+async function privateRoom(): Promise<string> {
+  const name = uniqueRoomName('private');
+  await gqlOk(a, CREATE as never, { n: name, v: 'PRIVATE' } as never, owner.token);
+  await gqlOk(a, INVITE as never, { r: name, l: moderator.login } as never, owner.token);
+  await gqlOk(a, ACCEPT as never, { r: name } as never, moderator.token);
+  await gqlOk(a, 'mutation($r: String!, $l: String!) { setRoomModerator(roomName: $r, login: $l, moderator: true) { name } }' as never, { r: name, l: moderator.login } as never, owner.token);
+  return name;
+}
+
+const participantsOf = async (name: string) =>
+  [...(((await rawRoomRow(a, name))?.participants as Set<{ login: string }> | null) ?? [])].map((p) => p.login);
+
+describe('a private room', () => {
+  it('is hidden from an outsider, who enters by an accepted invitation and then sees, reads and posts', async () => {
+    const outsider = await signUp(a);
+    const name = uniqueRoomName('private');
+    await gqlOk(a, CREATE as never, { n: name, v: 'PRIVATE' } as never, owner.token);
+    await post(a, owner, name, 'before you came');
+    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
+    expect(codes(await run(a, JOIN, { r: name }, outsider))).toEqual(['NOT_FOUND']);
+    const listed = async (user: TestUser) => {
+      const names: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page = (await run(a, 'query($after: String) { rooms(first: 100, after: $after) { edges { node { name } } pageInfo { hasNextPage endCursor } } }', { after }, user)).data!.rooms as {
+          edges: Array<{ node: { name: string } }>;
+          pageInfo: { hasNextPage: boolean; endCursor: string };
+        };
+        names.push(...page.edges.map((e) => e.node.name));
+        if (!page.pageInfo.hasNextPage) return names;
+        after = page.pageInfo.endCursor;
+      }
+    };
+    expect(await listed(owner)).not.toContain(name);
+
+    const invited = await run(b, INVITE, { r: name, l: outsider.login }, owner);
+    expect(invited.data).toEqual({ inviteToRoom: { room: { name }, inviteeLogin: outsider.login, inviter: { login: owner.login } } });
+    // Inviting twice changes nothing.
+    expect((await run(a, INVITE, { r: name, l: outsider.login }, owner)).errors).toBeUndefined();
+    expect((await run(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [{ room: { name, visibility: 'PRIVATE' }, inviter: { login: owner.login } }] });
+    // Still hidden until accepted.
+    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
+
+    expect((await run(b, ACCEPT, { r: name }, outsider)).data).toEqual({ acceptInvitation: { name, participantCount: 2 } });
+    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
+    expect((await run(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [] });
+    expect((await rawChatRooms(a, outsider.login)).has(name)).toBe(true);
+    await post(a, outsider, name, 'hello');
+    const history = await run(a, 'query($r: String!) { room(roomName: $r) { messages(first: 10) { edges { node { content } } } } }', { r: name }, outsider);
+    expect(JSON.stringify(history.data)).toContain('before you came');
+    // Accepted, the invitation is gone: a second accept finds none.
+    expect(codes(await run(a, ACCEPT, { r: name }, outsider))).toEqual(['NOT_FOUND']);
+  });
+
+  it('refuses to invite a participant, someone banned or nobody, and lets an invitee decline', async () => {
+    const name = await privateRoom();
+    const [member, banned, invitee] = await signUpMany(a, 3, 'inv');
+    for (const user of [member!, banned!]) {
+      await gqlOk(a, INVITE as never, { r: name, l: user.login } as never, owner.token);
+      await gqlOk(a, ACCEPT as never, { r: name } as never, user.token);
+    }
+    await gqlOk(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }' as never, { r: name, l: banned!.login } as never, owner.token);
+    const asMember = await run(a, INVITE, { r: name, l: member!.login }, owner);
+    expect([codes(asMember), asMember.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'login']);
+    expect(codes(await run(a, INVITE, { r: name, l: banned!.login }, moderator))).toEqual(['FORBIDDEN']);
+    expect(codes(await run(a, INVITE, { r: name, l: 'nobody-at-all' }, owner))).toEqual(['NOT_FOUND']);
+    // A member may not invite.
+    expect(codes(await run(a, INVITE, { r: name, l: invitee!.login }, member!))).toEqual(['FORBIDDEN']);
+
+    await gqlOk(a, INVITE as never, { r: name, l: invitee!.login } as never, owner.token);
+    expect((await run(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: true });
+    expect((await run(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: false });
+    expect(codes(await run(a, ACCEPT, { r: name }, invitee!))).toEqual(['NOT_FOUND']);
+    expect(await participantsOf(name)).not.toContain(invitee!.login);
+  });
+
+  it('drops an invitation with its room: one to a room deleted and made again under the name cannot be accepted', async () => {
+    const name = await privateRoom();
+    const invitee = await signUp(a);
+    await gqlOk(a, INVITE as never, { r: name, l: invitee.login } as never, owner.token);
+    await gqlOk(a, 'mutation($r: String!) { deleteRoom(roomName: $r) }' as never, { r: name } as never, owner.token);
+    await gqlOk(a, CREATE as never, { n: name, v: 'PRIVATE' } as never, owner.token);
+    expect((await run(a, INVITATIONS, {}, invitee)).data).toEqual({ roomInvitations: [] });
+    expect(codes(await run(a, ACCEPT, { r: name }, invitee))).toEqual(['NOT_FOUND']);
+    expect(await participantsOf(name)).toEqual([owner.login]);
+  });
+});
+
+describe('an accept racing a revoke', () => {
+  type Outcome = 'accepted' | 'revoked';
+
+  /**
+   * One round on a fresh private room: the invitee accepts while the moderator revokes, on the two instances, at
+   * once or in the order `staged` asks (the other runs to its end just before this one's LWT is sent). Exactly one
+   * applies, and the room and the answers agree on which.
+   */
+  async function round(invitee: TestUser, i: number, staged?: Outcome): Promise<Outcome> {
+    const name = await privateRoom();
+    await gqlOk(a, INVITE as never, { r: name, l: invitee.login } as never, moderator.token);
+    const [acceptOn, revokeOn] = i % 2 ? [a, b] : [b, a];
+    const accept = () => run(acceptOn, ACCEPT, { r: name }, invitee);
+    const revoke = () => run(revokeOn, REVOKE, { r: name, l: invitee.login }, moderator);
+    let accepted: GqlResult<Record<string, unknown>> | undefined;
+    let revoked: GqlResult<Record<string, unknown>> | undefined;
+    if (staged === 'revoked') {
+      const hook = onNextStatement(acceptOn, /SET status = 'ACCEPTED'/, async () => void (revoked = await revoke()));
+      accepted = await accept();
+      expect(hook.fired()).toBe(true);
+    } else if (staged === 'accepted') {
+      const hook = onNextStatement(revokeOn, /DELETE FROM room_invitations .* IF status = \?/, async () => void (accepted = await accept()));
+      revoked = await revoke();
+      expect(hook.fired()).toBe(true);
+    } else {
+      [accepted, revoked] = await Promise.all([accept(), revoke()]);
+    }
+    const inRoom = (await participantsOf(name)).includes(invitee.login);
+    if (accepted!.errors) {
+      expect(codes(accepted!)).toEqual(['NOT_FOUND']);
+      expect(revoked!.data).toEqual({ revokeInvitation: true });
+      expect(inRoom).toBe(false);
+      expect((await rawChatRooms(a, invitee.login)).has(name)).toBe(false);
+      return 'revoked';
+    }
+    expect(codes(revoked!)).toEqual(['CONFLICT']);
+    expect(inRoom).toBe(true);
+    return 'accepted';
+  }
+
+  it('holds: exactly one applies (each order staged once, then 20 rounds at once)', async () => {
+    const invitees = await signUpMany(a, 22, 'invitee');
+    expect(await round(invitees[0]!, 0, 'revoked')).toBe('revoked');
+    expect(await round(invitees[1]!, 1, 'accepted')).toBe('accepted');
+    const outcomes: Outcome[] = [];
+    for (let i = 2; i < invitees.length; i++) outcomes.push(await round(invitees[i]!, i));
+    expect(outcomes).toHaveLength(20);
+  });
+});
+
+describe('a join racing the room being made private', () => {
+  type Outcome = 'joined' | 'refused';
+
+  /**
+   * One round on a fresh public room: a user joins while its owner makes it private, on the two instances. A join
+   * that read the room public and reaches it after it was made private does not apply: NOT_FOUND, and not in it.
+   */
+  async function round(joiner: TestUser, i: number, staged?: Outcome): Promise<Outcome> {
+    const name = await roomWith(a, owner);
+    const [joinOn, hideOn] = i % 2 ? [a, b] : [b, a];
+    const join = () => run(joinOn, JOIN, { r: name }, joiner);
+    const hide = () => run(hideOn, SET_VISIBILITY, { r: name, v: 'PRIVATE' }, owner);
+    let joined: GqlResult<Record<string, unknown>> | undefined;
+    let hidden: GqlResult<Record<string, unknown>> | undefined;
+    if (staged === 'refused') {
+      const hook = onNextStatement(joinOn, /participants = participants \+ \?/, async () => void (hidden = await hide()));
+      joined = await join();
+      expect(hook.fired()).toBe(true);
+    } else if (staged === 'joined') {
+      const hook = onNextStatement(hideOn, /SET visibility = \?/, async () => void (joined = await join()));
+      hidden = await hide();
+      expect(hook.fired()).toBe(true);
+    } else {
+      [joined, hidden] = await Promise.all([join(), hide()]);
+    }
+    expect(hidden!.errors).toBeUndefined();
+    const inRoom = (await participantsOf(name)).includes(joiner.login);
+    if (joined!.errors) {
+      expect(codes(joined!)).toEqual(['NOT_FOUND']);
+      expect(inRoom).toBe(false);
+      expect((await rawChatRooms(a, joiner.login)).has(name)).toBe(false);
+      return 'refused';
+    }
+    expect(inRoom).toBe(true);
+    // In before it was made private, the joiner sees it still.
+    expect((await run(a, ROOM, { r: name }, joiner)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
+    return 'joined';
+  }
+
+  it('holds: no join applies after the change (each order staged once, then 20 rounds at once)', async () => {
+    const joiners = await signUpMany(a, 22, 'joiner');
+    expect(await round(joiners[0]!, 0, 'refused')).toBe('refused');
+    expect(await round(joiners[1]!, 1, 'joined')).toBe('joined');
+    for (let i = 2; i < joiners.length; i++) await round(joiners[i]!, i);
+  });
+});
+
+const CREATE_LINK = 'mutation($r: String!, $n: Int!, $m: Int) { createInviteLink(roomName: $r, maxUses: $n, expiresInMinutes: $m) { token maxUses uses expiresAt room { name } } }';
+const REDEEM = 'mutation($t: String!) { redeemInviteLink(token: $t) { name } }';
+
+const linkOf = async (app: App, name: string, maxUses: number, by = owner, minutes?: number) =>
+  ((await gqlOk(app, CREATE_LINK as never, { r: name, n: maxUses, m: minutes } as never, by.token)) as { createInviteLink: { token: string } }).createInviteLink.token;
+
+describe('an invite link', () => {
+  it('lets its holder into a private room, once each, until it is revoked or expires', async () => {
+    const name = await privateRoom();
+    const [first, second, third] = await signUpMany(a, 3, 'link');
+    const made = await run(a, CREATE_LINK, { r: name, n: 5 }, moderator);
+    expect(made.data).toMatchObject({ createInviteLink: { maxUses: 5, uses: 0, room: { name } } });
+    const token = (made.data!.createInviteLink as { token: string }).token;
+    expect((await run(b, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
+    // A participant redeeming is answered the room and takes no use.
+    expect((await run(a, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
+    expect((await cqlRow(a, 'SELECT uses FROM room_invite_links WHERE link_token = ?', [token]))?.uses).toBe(1);
+    expect((await run(a, 'mutation($r: String!, $t: String!) { revokeInviteLink(roomName: $r, token: $t) }', { r: name, t: token }, owner)).data).toEqual({ revokeInviteLink: true });
+    expect(codes(await run(a, REDEEM, { t: token }, second!))).toEqual(['NOT_FOUND']);
+    expect(codes(await run(a, REDEEM, { t: 'not a token' }, second!))).toEqual(['NOT_FOUND']);
+    expect(await participantsOf(name)).not.toContain(second!.login);
+
+    const clock = new ManualClock();
+    const later = await startApp({ redis: true, clock });
+    try {
+      const expiring = await linkOf(later, name, 5, owner, 1);
+      clock.advance(61_000);
+      expect(codes(await run(later, REDEEM, { t: expiring }, third!))).toEqual(['NOT_FOUND']);
+    } finally {
+      await later.stop();
+    }
+    const bad = await run(a, CREATE_LINK, { r: name, n: 0 }, owner);
+    expect([codes(bad), bad.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'maxUses']);
+  });
+
+  it('counts each use exactly: 50 redeemers of a 10-use link on two instances let exactly 10 in', async () => {
+    const name = await privateRoom();
+    const token = await linkOf(a, name, 10);
+    const redeemers = await signUpMany(a, 50, 'redeemer');
+    const answers = await Promise.all(redeemers.map((user, i) => run(i % 2 ? a : b, REDEEM, { t: token }, user)));
+    const admitted = redeemers.filter((_, i) => !answers[i]!.errors).map((u) => u.login);
+    const refused = answers.filter((answer) => answer.errors).map((answer) => [codes(answer), answer.errors?.[0]?.extensions?.limit]);
+    expect(admitted).toHaveLength(10);
+    expect(refused).toEqual(Array.from({ length: 40 }, () => [['LIMIT_REACHED'], 'INVITE_LINK_USES']));
+    const participants = await participantsOf(name);
+    expect(participants.filter((login) => login.startsWith('redeemer')).sort()).toEqual(admitted.sort());
+    const row = await cqlRow(a, 'SELECT uses, used_by FROM room_invite_links WHERE link_token = ?', [token]);
+    expect(row?.uses).toBe(10);
+    expect(Object.keys(row?.used_by ?? {}).sort()).toEqual(admitted.sort());
+  });
+});
