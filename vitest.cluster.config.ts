@@ -12,14 +12,15 @@ export default defineConfig({
     ...base.test,
     include: [
       // The races each LWT or batch guards, with three replicas to agree: register, createRoom, join against
-      // delete, ban against join, accept against revoke, join against a room made private, buyers against stock, DMs and
-      // unread counts, edits, deletions and reactions.
+      // delete, ban against join, accept against revoke, a link's redeemers, join against a room made private,
+      // transfer against leave, buyers against stock, DMs and unread counts, edits, deletions and reactions.
       'test/accounts/accounts.test.ts',
       'test/rooms/concurrency.test.ts',
       'test/rooms/messages/concurrency.test.ts',
       'test/rooms/messages/polls-races.test.ts',
       'test/rooms/moderation.test.ts',
       'test/rooms/invitations.test.ts',
+      'test/rooms/ownership.test.ts',
       'test/marketplace/concurrency.test.ts',
       'test/marketplace/hot-item.test.ts',
       'test/rooms/read-marker-races.test.ts',

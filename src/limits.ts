@@ -47,6 +47,8 @@ export const Limits = {
     participationRecheckMs: 5_000,
     /** deleteRoom retries its LWT this many times while participants keep changing, then gives CONFLICT. */
     deleteAttempts: 5,
+    /** leaveRoom retries its LWT this many times while the owner or the participants keep changing, then gives CONFLICT. */
+    leaveAttempts: 5,
     /**
      * Invitations one person may have waiting for their answer (the list is one partition, read whole).
      * inviteToRoom refuses with LIMIT_REACHED at it; invitations racing each other near it may pass it together.

@@ -116,7 +116,7 @@ describe('subscribers sending the same document and variables', () => {
     // Bob leaves through the store, so no ParticipantLeft is published: only his re-check finds out.
     const { rooms } = app.services.stores;
     const room = (await rooms.byName(name))!;
-    await rooms.leave(name, bob.login, room.participants.filter((p) => p.login === bob.login));
+    await rooms.leave(room, bob.login, room.participants.filter((p) => p.login === bob.login));
     clock.advance(Limits.room.participationRecheckMs);
 
     await post(app, alice, name, 'after the window');

@@ -80,6 +80,10 @@ const ACTIONS: Record<RoomAction, { doc: string; vars: (c: Cast) => Record<strin
   REMOVE_ANY_MESSAGE: { doc: 'mutation($m: ID!) { hideMessage(messageId: $m) { id } }', vars: (c) => ({ m: c.membersMessage }) },
   EDIT_ROOM_DATA: { doc: 'mutation($r: String!) { setRoomMetadata(roomName: $r, metadata: {topic: "x"}) { name } }', vars: (c) => ({ r: c.room }) },
   CHANGE_ROLES: { doc: 'mutation($r: String!, $l: String!) { setRoomModerator(roomName: $r, login: $l, moderator: true) { name } }', vars: (c) => ({ r: c.room, l: c.target.login }) },
+  TRANSFER_OWNERSHIP: {
+    doc: 'mutation($r: String!, $l: String!) { transferRoomOwnership(roomName: $r, login: $l) { owner { login } } }',
+    vars: (c) => ({ r: c.room, l: c.target.login }),
+  },
   DELETE_ROOM: { doc: 'mutation($r: String!) { deleteRoom(roomName: $r) }', vars: (c) => ({ r: c.room }) },
 };
 

@@ -17,9 +17,12 @@ import type { RoomRecord } from './rooms.js';
 const IF_CREATOR = 'WHERE room_name = ? IF creator_login = ? AND creation_date = ?';
 const STILL_MODERATOR = ' AND moderators CONTAINS ?';
 
-/** A change's statement as the owner makes it, and as a moderator does (only while they still are one). */
+/**
+ * A change's statement as the owner makes it (only while they still own the room: owner_login as read), and as a
+ * moderator does (only while they still are one).
+ */
 const byOwnerOrModerator = (change: string, condition = IF_CREATOR) => ({
-  owner: cql(`${change} ${condition}`, { idempotent: false }),
+  owner: cql(`${change} ${condition} AND owner_login = ?`, { idempotent: false }),
   moderator: cql(`${change} ${condition}${STILL_MODERATOR}`, { idempotent: false }),
 });
 type ByRole = ReturnType<typeof byOwnerOrModerator>;
@@ -60,7 +63,7 @@ export class ModerationStore {
     params: unknown[],
     landed: (row: Record<string, unknown>) => boolean,
   ): Promise<boolean> {
-    const [stmt, asked] = moderator === null ? [byRole.owner, []] : [byRole.moderator, [moderator]];
+    const [stmt, asked] = moderator === null ? [byRole.owner, [room.ownerStored]] : [byRole.moderator, [moderator]];
     const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin, room.createdAt, ...asked], async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: Boolean(row && isSameRoom(row, room) && landed(row)), row };
@@ -109,7 +112,7 @@ export class ModerationStore {
    */
   async ban(room: RoomRecord, by: string | null, login: string, entries: ChatUser[], at: Date): Promise<BanOutcome> {
     const read = room.participants.length > 0 ? new Set(room.participants) : null;
-    const params = [login, at, new Set(entries), new Set([login]), room.name, room.creatorLogin, read, ...(by === null ? [] : [by])];
+    const params = [login, at, new Set(entries), new Set([login]), room.name, room.creatorLogin, read, by ?? room.ownerStored];
     const outcome = await this.db.lwt(by === null ? BAN.owner : BAN.moderator, params, async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: mapOf<Date>(row?.banned).get(login)?.getTime() === at.getTime(), row };

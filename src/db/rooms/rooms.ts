@@ -29,6 +29,10 @@ export interface RoomRecord {
   metadata: string | null;
   /** Who may find and join it (cql/023_room_visibility.cql). */
   visibility: RoomVisibility;
+  /** Its owner: its creator until ownership moved (cql/025_room_owner.cql). */
+  ownerLogin: string;
+  /** owner_login as stored (null: the creator), which the owner's LWTs ask to be unchanged. */
+  ownerStored: string | null;
 }
 
 /** PUBLIC: listed, anyone joins. PRIVATE: unlisted, entered by invitation; hidden from anyone outside it. */
@@ -53,7 +57,7 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'muted
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
 // What the room's creator and moderators set after its creation (moderation, custom data).
-const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata, visibility';
+const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login';
 
 const INSERT_IF_NOT_EXISTS = cql(
   `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
@@ -82,12 +86,24 @@ const JOIN_CHANGE = 'UPDATE chat_rooms SET participants = participants + ?, mode
 const JOIN_IF_EXISTS = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND visibility = null`, { idempotent: false });
 // A join by an accepted invitation: into a room of any visibility (the invitation was claimed by its own LWT).
 const JOIN_INVITED = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null`, { idempotent: false });
-// No LWT: removing is a tombstone, harmless in any order with a deletion. Whoever leaves stops moderating.
-const REMOVE_PARTICIPANTS = cql('UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ? WHERE room_name = ?', {
-  idempotent: true,
-});
-// Only the creator deletes, and only the participants just read: a joiner in between makes it fail and re-read.
-const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_login = ? AND participants = ?', {
+// Whoever leaves stops moderating. An LWT asking the owner to be the one read: a leave racing the transfer of the
+// ownership to the leaver is put in one order with it, and read again it is the owner's leave, which hands it on.
+const REMOVE_PARTICIPANTS = cql(
+  'UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ? WHERE room_name = ? IF owner_login = ?',
+  { idempotent: false },
+);
+// The owner leaves and hands the ownership to `heir`, only while the participants are those read (the heir among them).
+const OWNER_LEAVES = cql(
+  'UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ?, owner_login = ? WHERE room_name = ? IF owner_login = ? AND participants = ?',
+  { idempotent: false },
+);
+// The owner hands the ownership to a participant, who stops being a moderator (they outrank it now).
+const TRANSFER = cql(
+  'UPDATE chat_rooms SET owner_login = ?, moderators = moderators - ? WHERE room_name = ? IF creator_login = ? AND creation_date = ? AND owner_login = ? AND participants CONTAINS ?',
+  { idempotent: false },
+);
+// Only the owner deletes, and only the participants just read: a joiner in between makes it fail and re-read.
+const DELETE_IF = cql('DELETE FROM chat_rooms WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND participants = ?', {
   idempotent: false,
 });
 const ADD_USER_ROOM = cql('UPDATE users SET chat_rooms = chat_rooms + ? WHERE login = ?', { idempotent: true });
@@ -121,6 +137,8 @@ function toHead(row: Row): RoomHead {
     slowModeSeconds: row.slow_mode_seconds ?? null,
     metadata: row.metadata ?? null,
     visibility: row.visibility === 'PRIVATE' ? 'PRIVATE' : 'PUBLIC',
+    ownerLogin: row.owner_login ?? row.creator_login,
+    ownerStored: row.owner_login ?? null,
   };
 }
 
@@ -208,22 +226,47 @@ export class RoomStore {
     return banned && outcome.row?.creator_login === room.creatorLogin ? 'banned' : 'gone';
   }
 
-  /** Leaves: the room's participant entries and the user's chat_rooms entry, in one logged batch. */
-  async leave(name: string, login: string, entries: ChatUser[]): Promise<void> {
-    const queries: Array<{ stmt: typeof REMOVE_USER_ROOM; params: unknown[] }> = [
-      { stmt: REMOVE_USER_ROOM, params: [new Set([name]), login] },
-    ];
-    if (entries.length > 0) queries.push({ stmt: REMOVE_PARTICIPANTS, params: [new Set(entries), new Set([login]), name] });
-    await this.db.batch(queries);
+  /**
+   * Takes `login`'s entries (`entries`, as read) out of the room's participants, and the room out of their list
+   * (first: a leave cut short leaves no list naming a room its user left). When the leaver owns the room and anyone
+   * else takes part, the ownership goes to `heir` in the same LWT, which asks the participants to be those read.
+   * 'changed' when the owner (or, for the owner's leave, the participants) is not what was read: read again, retry.
+   */
+  async leave(room: RoomRecord, login: string, entries: ChatUser[], heir: string | null = null): Promise<'left' | 'changed'> {
+    await this.db.execute(REMOVE_USER_ROOM, [new Set([room.name]), login]);
+    if (entries.length === 0) return 'left';
+    const gone = (row: Row | undefined) => !row || !participantsOf(row.participants).some((p) => p.login === login);
+    const [stmt, params, landed] = heir
+      ? ([
+          OWNER_LEAVES,
+          [new Set(entries), new Set([login]), heir, room.name, room.ownerStored, new Set(room.participants)],
+          (row: Row | undefined) => gone(row) && row?.owner_login === heir,
+        ] as const)
+      : ([REMOVE_PARTICIPANTS, [new Set(entries), new Set([login]), room.name, room.ownerStored], gone] as const);
+    const outcome = await this.db.lwt(stmt, [...params], async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+      return { applied: landed(row), row: row! };
+    });
+    return outcome.applied ? 'left' : 'changed';
+  }
+
+  /** Hands the ownership to `to` (their entry as read), while the owner is the one read and `to` takes part. */
+  async transferOwnership(room: RoomRecord, to: ChatUser): Promise<boolean> {
+    const params = [to.login, new Set([to.login]), room.name, room.creatorLogin, room.createdAt, room.ownerStored, to];
+    const outcome = await this.db.lwt(TRANSFER, params, async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+      return { applied: isComplete(row) && row.owner_login === to.login, row: row! };
+    });
+    return outcome.applied;
   }
 
   /**
-   * DELETE ... IF creator_login = ? AND participants = ?: applies only when
-   * the participants are still exactly `room.participants`. When they changed,
+   * DELETE ... IF creator_login = ? AND owner_login = ? AND participants = ?: applies only when the owner is the
+   * one read and the participants are still exactly `room.participants`. When they changed,
    * returns the current row so the caller can retry with it.
    */
-  async deleteIfUnchanged(room: RoomRecord, creatorLogin: string): Promise<DeleteOutcome> {
-    const outcome = await this.db.lwt(DELETE_IF, [room.name, creatorLogin, new Set(room.participants)], async () => {
+  async deleteIfUnchanged(room: RoomRecord): Promise<DeleteOutcome> {
+    const outcome = await this.db.lwt(DELETE_IF, [room.name, room.creatorLogin, room.ownerStored, new Set(room.participants)], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       // Gone either way: ours or an earlier attempt's; the result is the same.
       return { applied: !isComplete(row), row: row! };

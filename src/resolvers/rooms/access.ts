@@ -27,8 +27,8 @@ export async function viewerPerson(ctx: Context): Promise<ChatUser> {
  * owner (taking part or not). To anyone else a private room answers on every path exactly as a room that does not
  * exist: the one exception is createRoom under its name (room names are global).
  */
-export const seesRoom = (room: Pick<RoomRecord, 'visibility' | 'creatorLogin' | 'participants'>, login: string | undefined): boolean =>
-  room.visibility === 'PUBLIC' || (login !== undefined && (room.creatorLogin === login || isParticipant(room, login)));
+export const seesRoom = (room: Pick<RoomRecord, 'visibility' | 'ownerLogin' | 'participants'>, login: string | undefined): boolean =>
+  room.visibility === 'PUBLIC' || (login !== undefined && (room.ownerLogin === login || isParticipant(room, login)));
 
 /** The room as the viewer may know it: null when there is none, or when it is hidden from them (seesRoom). */
 export const visibleTo = <R extends RoomRecord>(ctx: Context, room: R | null | undefined): R | null =>

@@ -132,7 +132,11 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
       await dropNotice(ctx.services, listed);
       return room;
     }
-    await stores.rooms.leave(room.name, login, entries);
+    // Asks the owner to be the one read: a removal racing the ownership's transfer to the person removed is refused.
+    if ((await stores.rooms.leave(room, login, entries)) === 'changed') {
+      await dropNotice(ctx.services, listed);
+      await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, action, what));
+    }
   }
   // The removal stands: its message follows, now or from the room notices job.
   await completeNotice(ctx.services, room, person, listed, by).catch((err) =>

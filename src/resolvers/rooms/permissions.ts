@@ -4,9 +4,12 @@
  * owner who left moderates the room but does not post in it.)
  *
  * Rules:
- * - A person's role in a room follows from its row: its creator is its OWNER, taking part or not; a participant the owner named is a
- *   MODERATOR (while they take part: every way out of the room ends it); any other participant is a MEMBER; anyone
- *   else has no role (an outsider, a former member, someone banned).
+ * - A person's role in a room follows from its row: its owner (its creator, until the ownership is handed on by
+ *   transferRoomOwnership or by the owner leaving: heirOf) is its OWNER, taking part or not; a participant the owner
+ *   named is a MODERATOR (while they take part: every way out of the room ends it); any other participant is a
+ *   MEMBER; anyone else has no role (an outsider, a former member, someone banned).
+ * - The owner's writes ask them to still own the room (owner_login as read), so an owner's action racing the
+ *   transfer of the ownership applies before it or not at all.
  * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/permissions.test.ts
  *   holds the two to each other). Roles rank OWNER > MODERATOR > MEMBER.
  * - An action on a person (remove, ban, unban, mute) also needs the actor to outrank them: a moderator acts on
@@ -51,6 +54,8 @@ export const REQUIRED_ROLE = {
   EDIT_ROOM_DATA: 'OWNER',
   /** setRoomModerator. */
   CHANGE_ROLES: 'OWNER',
+  /** transferRoomOwnership. */
+  TRANSFER_OWNERSHIP: 'OWNER',
   /** deleteRoom. */
   DELETE_ROOM: 'OWNER',
 } as const satisfies Record<string, RoomRole>;
@@ -62,9 +67,9 @@ const ROLE_NAME: Record<RoomRole, string> = { OWNER: "the room's owner", MODERAT
 
 type RoomRoles = RoomHead & Pick<RoomRecord, 'participants'>;
 
-/** `login`'s role in the room as read: OWNER for its creator, taking part or not; null for anyone else who does not take part. */
+/** `login`'s role in the room as read: OWNER for its owner (Room.owner), taking part or not; null for anyone else who does not take part. */
 export function roleIn(room: RoomRoles, login: string): RoomRole | null {
-  if (room.creatorLogin === login) return 'OWNER';
+  if (room.ownerLogin === login) return 'OWNER';
   if (!isParticipant(room, login)) return null;
   return room.moderators.includes(login) ? 'MODERATOR' : 'MEMBER';
 }
@@ -96,4 +101,15 @@ export function requireMayActOn(room: RoomRoles, actor: string, target: string, 
   if (targetRole !== null && !(RANK[roleIn(room, actor)!] > RANK[targetRole])) {
     throw forbidden(`Only ${ROLE_NAME.OWNER} may ${what} a ${targetRole.toLowerCase()}`);
   }
+}
+
+/**
+ * Who owns the room once `leaver` leaves it: when the leaver is its owner, the first of its moderators by login,
+ * else the first of its other participants by login; null when the leaver does not own it, or is alone in it (they
+ * keep it without taking part: a room is never left without an owner).
+ */
+export function heirOf(room: RoomRoles, leaver: string): string | null {
+  if (room.ownerLogin !== leaver) return null;
+  const others = [...new Set(room.participants.map((p) => p.login))].filter((login) => login !== leaver).sort();
+  return others.find((login) => room.moderators.includes(login)) ?? others[0] ?? null;
 }

@@ -7,16 +7,16 @@ import type { Context } from '../context.js';
 import { unmoderated, type RoomRecord, type RoomVisibility } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, conflict, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
+import { AppError, ErrorCode, badInput, conflict, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
-import { pageSize, validMetadata } from '../../validation.js';
+import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
 import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { roomLoader } from './reads.js';
 import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access.js';
-import { requireMay } from './permissions.js';
+import { heirOf, requireMay } from './permissions.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
@@ -47,6 +47,8 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     banner,
     creator: person,
     creatorLogin: person.login,
+    ownerLogin: person.login,
+    ownerStored: null,
     participants: [person],
     metadata,
     visibility: input.visibility ?? 'PUBLIC',
@@ -104,30 +106,74 @@ export async function enterRoom(ctx: Context, room: RoomRecord, how: 'open' | 'i
   return { ...room, participants: [...room.participants, person] };
 }
 
+/**
+ * The viewer leaves the room. The owner leaving hands the ownership on (heirOf, permissions.ts) in the same LWT;
+ * alone in it, they keep it without taking part. Each leave asks the owner to be the one read (db/rooms/rooms.ts),
+ * so one racing the transfer of the ownership to the leaver is read again and becomes the owner's leave.
+ */
 export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
   const { stores, logger } = ctx.services;
-  const room = visibleTo(ctx, await stores.rooms.byName(name));
-  if (!room) {
-    // Gone already (or a private room the user is not in): make sure the user's list does not keep it.
-    await stores.rooms.removeFromUser(viewer.login, name);
-    throw notFound('Room');
-  }
+  let room = visibleTo(ctx, await stores.rooms.byName(name));
   // Remove the exact stored elements: names in them may predate a profile change.
-  const entries = room.participants.filter((p) => p.login === viewer.login);
-  if (entries.length === 0) {
-    await stores.rooms.leave(name, viewer.login, entries);
+  const entriesIn = (r: RoomRecord | null | undefined) => r?.participants.filter((p) => p.login === viewer.login) ?? [];
+  if (!room || entriesIn(room).length === 0) {
+    // Gone already, not in it (or a private room the user is not in): make sure the user's list does not keep it.
+    await stores.rooms.removeFromUser(viewer.login, name);
+    if (!room) throw notFound('Room');
     return false;
   }
   // Listed before the write: the leave message is written whatever happens to this request after it.
   const listed = await listNotice(ctx.services, { roomName: name, login: viewer.login, kind: 'leave' });
-  await stores.rooms.leave(name, viewer.login, entries);
+  for (let attempt = 0; ; attempt++) {
+    if ((await stores.rooms.leave(room, viewer.login, entriesIn(room), heirOf(room, viewer.login))) === 'left') break;
+    const now = await stores.rooms.byNameSerial(name);
+    if (!now || entriesIn(now).length === 0 || attempt + 1 >= Limits.room.leaveAttempts) {
+      // Deleted, or removed by someone else meanwhile: no leave of this request's applied. Still in: ask again.
+      await dropNotice(ctx.services, listed);
+      if (now && entriesIn(now).length > 0) {
+        await stores.rooms.addToUser(viewer.login, name);
+        throw conflict('The room kept changing while you were leaving it; try again');
+      }
+      if (!now) throw notFound('Room');
+      return false;
+    }
+    room = now;
+  }
   const person = await viewerPerson(ctx);
   await completeNotice(ctx.services, room, person, listed).catch((err) =>
     logger.warn({ err, room: name }, 'left; the leave message is left to the room notices job'),
   );
   return true;
+}
+
+/**
+ * The owner hands the ownership of the room to a participant, who becomes its OWNER (and stops being a moderator);
+ * the former owner stays as a member. FORBIDDEN for anyone else; BAD_USER_INPUT (field login) for someone who does
+ * not take part. An LWT asks the owner to be the one read and the heir to take part: of a transfer and the heir's
+ * leave racing each other, either the leave comes first (the transfer is refused) or the heir leaves as the owner.
+ */
+export async function transferRoomOwnership(ctx: Context, rawName: string, rawLogin: string): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const name = validRoomName('roomName', rawName);
+  const login = validLogin('login', rawLogin.trim().toLowerCase());
+  const { stores } = ctx.services;
+  const check = (room: RoomRecord) => {
+    requireMay(room, viewer.login, 'TRANSFER_OWNERSHIP', 'hand its ownership on');
+    const entry = room.participants.find((p) => p.login === login);
+    if (!entry) throw badInput('login', `${login} does not take part in the room`);
+    return entry;
+  };
+  const room = await requireRoom(ctx, name);
+  if (room.ownerLogin === login) return room;
+  if (!(await stores.rooms.transferOwnership(room, check(room)))) {
+    const now = await requireRoom(ctx, name);
+    if (now.ownerLogin === login) return now;
+    check(now);
+    throw conflict(`The room "${name}" changed meanwhile; try again`);
+  }
+  return { ...room, ownerLogin: login, ownerStored: login, moderators: room.moderators.filter((m) => m !== login) };
 }
 
 /** Whose room lists and read state may hold the room: its participants and its creator. */
@@ -147,7 +193,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
     // applied, the job finds the deletion and cleans up after it. (An attempt that throws leaves it listed: whether
     // that LWT applied is the job's to find out.)
     intent = await listIntent(ctx.services, room, roomLogins(room), intent);
-    const outcome = await stores.rooms.deleteIfUnchanged(room, viewer.login);
+    const outcome = await stores.rooms.deleteIfUnchanged(room);
     if (outcome.status === 'gone') {
       await dropIntent(ctx.services, intent);
       throw notFound('Room');

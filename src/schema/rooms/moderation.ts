@@ -1,5 +1,6 @@
 /** Moderation: roles, moderators, bans, mutes and slow mode, on the Room type and as mutations. */
 import * as moderation from '../../resolvers/rooms/moderation.js';
+import * as rooms from '../../resolvers/rooms/rooms.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
@@ -44,17 +45,26 @@ const RoomMuteConnection = builder.connectionObject({ type: RoomMuteRef, name: '
 const RoomRoleRef = builder.enumType('RoomRole', {
   description: "A person's role in a room: what they may do there (docs/api.md, \"Roles and permissions\")",
   values: {
-    OWNER: { description: 'Its creator: everything a moderator may do, and pins, room data, moderators and deletion' },
+    OWNER: { description: 'Its creator, or whom the ownership passed to: everything a moderator may do, and pins, room data, roles and deletion' },
     MODERATOR: { description: 'A participant the owner named: removes, bans and mutes members, sets slow mode' },
     MEMBER: { description: 'Any other participant: posts and reacts' },
   } as const,
 });
 
 builder.objectFields(RoomRef, (t) => ({
+  owner: t.field({
+    type: UserRef,
+    nullable: true,
+    description:
+      'Its owner: its creator until transferRoomOwnership, or the owner leaving, hands it on (to the first moderator ' +
+      'by login, else the first participant by login). Null when their account is gone.',
+    extensions: sameForEveryViewer,
+    resolve: (room, _args, ctx) => userLoader(ctx).load(room.ownerLogin),
+  }),
   viewerRole: t.field({
     type: RoomRoleRef,
     nullable: true,
-    description: "The viewer's role in this room: OWNER for its creator, taking part or not; null for anyone else who does not take part",
+    description: "The viewer's role in this room: OWNER for its owner, taking part or not; null for anyone else who does not take part",
     extensions: readsViewer,
     resolve: (room, _args, ctx) => moderation.viewerRole(ctx, room),
   }),
@@ -134,6 +144,14 @@ builder.mutationFields((t) => ({
       '(BAD_USER_INPUT, field metadata, otherwise, and when left out). The creator only. Publishes RoomMetadataChanged.',
     args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
     resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata),
+  }),
+  transferRoomOwnership: t.field({
+    type: RoomRef,
+    description:
+      'The owner hands the room to a participant, who becomes its OWNER (and stops being a moderator); the former ' +
+      'owner stays as a member. FORBIDDEN for anyone else; BAD_USER_INPUT (field login) for someone not taking part.',
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => rooms.transferRoomOwnership(ctx, args.roomName, args.login),
   }),
   setRoomVisibility: t.field({
     type: RoomRef,

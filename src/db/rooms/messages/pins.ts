@@ -1,7 +1,9 @@
 /**
  * A room's pinned messages: a list of message ids in the room's row, in pin
  * order. Changed by an LWT on the list as read (and on the creator, so a pin
- * racing the room's deletion cannot leave a row holding only pins); a
+ * racing the room's deletion cannot leave a row holding only pins, and on the
+ * owner as read, so an owner's pin racing the transfer of the room does not
+ * apply after it); a
  * concurrent change makes it read again, a bounded number of times. This
  * instance's changes to one room's pins run one at a time (OneAtATime), so
  * that a burst of pins contends in the process rather than in Paxos.
@@ -9,8 +11,8 @@
 import { cql, type Database } from '../../cassandra/client.js';
 import { OneAtATime } from '../../cassandra/one-at-a-time.js';
 
-const SELECT_PINS = cql('SELECT pinned_messages, creator_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
-const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND pinned_messages = ?', {
+const SELECT_PINS = cql('SELECT pinned_messages, creator_login, owner_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
+const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND pinned_messages = ?', {
   idempotent: false,
 });
 
@@ -19,7 +21,8 @@ const idsOf = (value: unknown) => ((value as Array<{ toString(): string }> | nul
 export type PinChange = (pins: string[]) => string[] | 'unchanged' | 'full';
 
 export interface PinOutcome {
-  status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended';
+  /** 'deposed': the room has another owner than the one read. */
+  status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended' | 'deposed';
   pins: string[];
 }
 
@@ -39,23 +42,20 @@ export class PinStore {
    * after `attempts`). 'gone' when the
    * room no longer exists (or has another creator: a room of the same name).
    */
-  async change(
-    roomName: string,
-    creatorLogin: string,
-    change: PinChange,
-    attempts: number,
-  ): Promise<PinOutcome> {
-    return this.changes.run(roomName, () => this.changeNow(roomName, creatorLogin, change, attempts));
+  async change(room: { name: string; creatorLogin: string; ownerStored: string | null }, change: PinChange, attempts: number): Promise<PinOutcome> {
+    return this.changes.run(room.name, () => this.changeNow(room, change, attempts));
   }
 
-  private async changeNow(roomName: string, creatorLogin: string, change: PinChange, attempts: number): Promise<PinOutcome> {
+  private async changeNow(room: { name: string; creatorLogin: string; ownerStored: string | null }, change: PinChange, attempts: number): Promise<PinOutcome> {
+    const { name: roomName, creatorLogin, ownerStored } = room;
     let row = await this.db.readSerial(SELECT_PINS, [roomName]);
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };
+      if ((row.owner_login ?? null) !== ownerStored) return { status: 'deposed', pins: [] };
       const current = idsOf(row.pinned_messages);
       const next = change(current);
       if (next === 'unchanged' || next === 'full') return { status: next, pins: current };
-      const outcome = await this.db.lwt(SET_PINS, [next, roomName, creatorLogin, current.length ? current : null], async () => {
+      const outcome = await this.db.lwt(SET_PINS, [next, roomName, creatorLogin, ownerStored, current.length ? current : null], async () => {
         const now = await this.db.readSerial(SELECT_PINS, [roomName]);
         return { applied: JSON.stringify(idsOf(now?.pinned_messages)) === JSON.stringify(next), row: now };
       });

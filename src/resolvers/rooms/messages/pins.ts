@@ -1,5 +1,5 @@
 /**
- * Pinned messages: the room's creator pins up to Limits.room.maxPins of its
+ * Pinned messages: the room's owner pins up to Limits.room.maxPins of its
  * messages; Room.pinnedMessages lists them in pin order (first pinned first).
  * Deleting a message unpins it.
  */
@@ -38,13 +38,14 @@ async function changePins(
   const turn = ctx.services.rooms.sequencer.take(room.name);
   let outcome;
   try {
-    outcome = await ctx.services.stores.pins.change(room.name, room.creatorLogin, change, Limits.room.pinAttempts);
+    outcome = await ctx.services.stores.pins.change(room, change, Limits.room.pinAttempts);
   } catch (err) {
     turn.cancel();
     throw err;
   }
   if (outcome.status !== 'changed') turn.cancel();
   if (outcome.status === 'gone') throw notFound('Room');
+  if (outcome.status === 'deposed') throw forbidden("Only the room's owner may pin and unpin messages: the room was handed on meanwhile");
   if (outcome.status === 'contended') throw conflict('The pins kept changing; try again');
   if (outcome.status === 'full') throw limitReached(LimitName.PINS_PER_ROOM, Limits.room.maxPins, `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
   if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
