@@ -20,7 +20,7 @@ export default defineConfig({
       'test/rooms/messages/polls-races.test.ts',
       'test/rooms/moderation.test.ts',
       'test/rooms/invitations.test.ts',
-      'test/rooms/ownership.test.ts',
+      'test/rooms/roles.test.ts',
       'test/marketplace/concurrency.test.ts',
       'test/marketplace/hot-item.test.ts',
       'test/rooms/read-marker-races.test.ts',

@@ -55,6 +55,7 @@ const VALUES: Record<string, (s: Stage) => unknown> = {
   answers: () => [0],
   metadata: () => ({ swept: true }),
   visibility: () => 'PUBLIC',
+  role: () => 'MODERATOR',
   maxUses: () => 5,
   expiresInMinutes: () => 60,
   token: () => 'AAAAAAAAAAAAAAAAAAAAAA',

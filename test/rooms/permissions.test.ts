@@ -18,7 +18,7 @@ let app: App;
 let everyone: TestUser[];
 beforeAll(async () => {
   app = await startApp({ redis: true });
-  everyone = await Promise.all(Array.from({ length: 7 }, () => signUp(app)));
+  everyone = await Promise.all(Array.from({ length: 9 }, () => signUp(app)));
 });
 
 /** Who tries: each role, and those with none. */
@@ -34,16 +34,20 @@ interface Cast {
 }
 
 async function castRoom(): Promise<Cast> {
-  const [owner, moderator, member, target, outsider, former, banned] = everyone;
-  const room = await roomWith(app, owner!, [moderator!, member!, target!, former!, banned!]);
-  await gqlOk(app, 'mutation($r: String!, $l: String!) { setRoomModerator(roomName: $r, login: $l, moderator: true) { name } }' as never, { r: room, l: moderator!.login } as never, owner!.token);
+  const [owner, moderator, member, target, outsider, former, banned, admin, guest] = everyone;
+  const room = await roomWith(app, owner!, [admin!, moderator!, member!, guest!, target!, former!, banned!]);
+  const give = (login: string, role: string) =>
+    gqlOk(app, 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }' as never, { r: room, l: login, role } as never, owner!.token);
+  await give(admin!.login, 'ADMIN');
+  await give(moderator!.login, 'MODERATOR');
+  await give(guest!.login, 'GUEST');
   await gqlOk(app, 'mutation($r: String!) { leaveRoom(roomName: $r) }' as never, { r: room } as never, former!.token);
   await gqlOk(app, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }' as never, { r: room, l: banned!.login } as never, owner!.token);
   const ownersMessage = (await post(app, owner!, room, 'from the owner')).id;
   const membersMessage = (await post(app, target!, room, 'from a member')).id;
   return {
     room,
-    people: { OWNER: owner!, MODERATOR: moderator!, MEMBER: member!, OUTSIDER: outsider!, FORMER_MEMBER: former!, BANNED: banned! },
+    people: { OWNER: owner!, ADMIN: admin!, MODERATOR: moderator!, MEMBER: member!, GUEST: guest!, OUTSIDER: outsider!, FORMER_MEMBER: former!, BANNED: banned! },
     target: target!,
     ownersMessage,
     membersMessage,
@@ -87,7 +91,7 @@ const ACTIONS: Record<RoomAction, { doc: string; vars: (c: Cast) => Record<strin
   DELETE_ROOM: { doc: 'mutation($r: String!) { deleteRoom(roomName: $r) }', vars: (c) => ({ r: c.room }) },
 };
 
-const RANKED: RoomRole[] = ['MEMBER', 'MODERATOR', 'OWNER'];
+const RANKED: RoomRole[] = ['GUEST', 'MEMBER', 'MODERATOR', 'ADMIN', 'OWNER'];
 const below = (role: RoomRole) => RANKED.slice(0, RANKED.indexOf(role));
 const NO_ROLE = ['OUTSIDER', 'FORMER_MEMBER', 'BANNED'] as const;
 
@@ -134,17 +138,23 @@ describe('the permission matrix', () => {
       const onOwner = await run(ACTIONS[action].doc, { r: cast.room, l: cast.people.OWNER.login }, cast.people.MODERATOR);
       expect([codes(onOwner), onOwner.errors?.[0]?.extensions?.field], `${action} the owner`).toEqual([['BAD_USER_INPUT'], 'login']);
     }
-    // The owner acts on a moderator.
+    // The owner acts on a moderator, and so does an admin; an admin does not act on an admin, nor give that role.
     expect((await run(ACTIONS.MUTE.doc, { r: cast.room, l: other.login }, cast.people.OWNER)).errors).toBeUndefined();
+    expect((await run(ACTIONS.MUTE.doc, { r: cast.room, l: other.login }, cast.people.ADMIN)).errors).toBeUndefined();
+    const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
+    expect(codes(await run(setRole, { r: cast.room, l: cast.people.MEMBER.login, role: 'ADMIN' }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
+    await gqlOk(app, setRole as never, { r: cast.room, l: other.login, role: 'ADMIN' } as never, cast.people.OWNER.token);
+    expect(codes(await run(ACTIONS.MUTE.doc, { r: cast.room, l: other.login }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
+    expect(codes(await run(setRole, { r: cast.room, l: other.login, role: 'GUEST' }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
+    const asOwner = await run(setRole, { r: cast.room, l: other.login, role: 'OWNER' }, cast.people.OWNER);
+    expect([codes(asOwner), asOwner.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'role']);
   });
 
   it('Room.viewerRole tells each person their role, and null to a former member', async () => {
     const cast = await castRoom();
     const roleOf = async (who: Who) =>
       ((await run('query($r: String!) { room(roomName: $r) { viewerRole } }', { r: cast.room }, cast.people[who])).data?.room as { viewerRole: string | null } | null)?.viewerRole;
-    expect(await roleOf('OWNER')).toBe('OWNER');
-    expect(await roleOf('MODERATOR')).toBe('MODERATOR');
-    expect(await roleOf('MEMBER')).toBe('MEMBER');
+    for (const role of RANKED) expect(await roleOf(role)).toBe(role);
     expect(await roleOf('FORMER_MEMBER')).toBeNull();
   });
 });

@@ -17,8 +17,12 @@ export interface RoomRecord {
   creatorLogin: string;
   /** The stored set, element for element: a conditional delete compares against exactly this. */
   participants: ChatUser[];
-  /** Logins the creator named moderators. */
+  /** Logins named moderators. */
   moderators: string[];
+  /** Logins named admins (cql/026_room_roles.cql). */
+  admins: string[];
+  /** Logins named guests: they read, and neither post nor react. */
+  guests: string[];
   /** Banned logins (they cannot join again) and when they were banned. */
   banned: Map<string, Date>;
   /** Muted logins and until when. */
@@ -48,8 +52,10 @@ export interface RoomSeenBy {
 }
 
 /** A room as created: nobody moderates, is banned or muted, no slow mode. */
-export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'mutedUntil' | 'slowModeSeconds'> => ({
+export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'admins' | 'guests' | 'banned' | 'mutedUntil' | 'slowModeSeconds'> => ({
   moderators: [],
+  admins: [],
+  guests: [],
   banned: new Map(),
   mutedUntil: new Map(),
   slowModeSeconds: null,
@@ -57,7 +63,14 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'banned' | 'muted
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
 // What the room's creator and moderators set after its creation (moderation, custom data).
-const SETTINGS_COLUMNS = 'moderators, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login';
+const SETTINGS_COLUMNS = 'moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login';
+
+/**
+ * Takes a login off every named role (admins, moderators, guests): bound with roleless(login). Every way in or out
+ * of a room writes it, so a role never outlives the participation it was given in.
+ */
+export const NO_ROLE = 'moderators = moderators - ?, admins = admins - ?, guests = guests - ?';
+export const roleless = (login: string) => [new Set([login]), new Set([login]), new Set([login])];
 
 const INSERT_IF_NOT_EXISTS = cql(
   `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
@@ -82,24 +95,24 @@ const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat
 // participants. IF not banned: a ban racing the join is ordered with it by Paxos. A joiner moderates nothing
 // (a former moderator's name, left by a naming that raced their departure, goes). IF visibility = null: an open
 // join is one into a public room, and a room made private since the join read it refuses it.
-const JOIN_CHANGE = 'UPDATE chat_rooms SET participants = participants + ?, moderators = moderators - ? WHERE room_name = ?';
+const JOIN_CHANGE = `UPDATE chat_rooms SET participants = participants + ?, ${NO_ROLE} WHERE room_name = ?`;
 const JOIN_IF_EXISTS = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND visibility = null`, { idempotent: false });
 // A join by an accepted invitation: into a room of any visibility (the invitation was claimed by its own LWT).
 const JOIN_INVITED = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null`, { idempotent: false });
 // Whoever leaves stops moderating. An LWT asking the owner to be the one read: a leave racing the transfer of the
 // ownership to the leaver is put in one order with it, and read again it is the owner's leave, which hands it on.
 const REMOVE_PARTICIPANTS = cql(
-  'UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ? WHERE room_name = ? IF owner_login = ?',
+  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE} WHERE room_name = ? IF owner_login = ?`,
   { idempotent: false },
 );
 // The owner leaves and hands the ownership to `heir`, only while the participants are those read (the heir among them).
 const OWNER_LEAVES = cql(
-  'UPDATE chat_rooms SET participants = participants - ?, moderators = moderators - ?, owner_login = ? WHERE room_name = ? IF owner_login = ? AND participants = ?',
+  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}, owner_login = ? WHERE room_name = ? IF owner_login = ? AND participants = ?`,
   { idempotent: false },
 );
 // The owner hands the ownership to a participant, who stops being a moderator (they outrank it now).
 const TRANSFER = cql(
-  'UPDATE chat_rooms SET owner_login = ?, moderators = moderators - ? WHERE room_name = ? IF creator_login = ? AND creation_date = ? AND owner_login = ? AND participants CONTAINS ?',
+  `UPDATE chat_rooms SET owner_login = ?, ${NO_ROLE} WHERE room_name = ? IF creator_login = ? AND creation_date = ? AND owner_login = ? AND participants CONTAINS ?`,
   { idempotent: false },
 );
 // Only the owner deletes, and only the participants just read: a joiner in between makes it fail and re-read.
@@ -132,6 +145,8 @@ function toHead(row: Row): RoomHead {
     creator: fromUdt(row.creator),
     creatorLogin: row.creator_login,
     moderators: [...((row.moderators as Set<string> | null) ?? [])],
+    admins: [...((row.admins as Set<string> | null) ?? [])],
+    guests: [...((row.guests as Set<string> | null) ?? [])],
     banned: mapOf<Date>(row.banned),
     mutedUntil: mapOf<Date>(row.muted_until),
     slowModeSeconds: row.slow_mode_seconds ?? null,
@@ -216,7 +231,7 @@ export class RoomStore {
    */
   async addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned'> {
     const stmt = how === 'open' ? JOIN_IF_EXISTS : JOIN_INVITED;
-    const outcome = await this.db.lwt(stmt, [new Set([user]), new Set([user.login]), room.name, room.creatorLogin, user.login], async () => {
+    const outcome = await this.db.lwt(stmt, [new Set([user]), ...roleless(user.login), room.name, room.creatorLogin, user.login], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
       return { applied: joined, row: row! };
@@ -239,10 +254,10 @@ export class RoomStore {
     const [stmt, params, landed] = heir
       ? ([
           OWNER_LEAVES,
-          [new Set(entries), new Set([login]), heir, room.name, room.ownerStored, new Set(room.participants)],
+          [new Set(entries), ...roleless(login), heir, room.name, room.ownerStored, new Set(room.participants)],
           (row: Row | undefined) => gone(row) && row?.owner_login === heir,
         ] as const)
-      : ([REMOVE_PARTICIPANTS, [new Set(entries), new Set([login]), room.name, room.ownerStored], gone] as const);
+      : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), room.name, room.ownerStored], gone] as const);
     const outcome = await this.db.lwt(stmt, [...params], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       return { applied: landed(row), row: row! };
@@ -252,7 +267,7 @@ export class RoomStore {
 
   /** Hands the ownership to `to` (their entry as read), while the owner is the one read and `to` takes part. */
   async transferOwnership(room: RoomRecord, to: ChatUser): Promise<boolean> {
-    const params = [to.login, new Set([to.login]), room.name, room.creatorLogin, room.createdAt, room.ownerStored, to];
+    const params = [to.login, ...roleless(to.login), room.name, room.creatorLogin, room.createdAt, room.ownerStored, to];
     const outcome = await this.db.lwt(TRANSFER, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       return { applied: isComplete(row) && row.owner_login === to.login, row: row! };

@@ -11,7 +11,8 @@ import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { actingModerator, may, requireMay, requireMayActOn, roleIn, type RoomAction, type RoomRole } from './permissions.js';
+import { actingAs, may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './permissions.js';
+import type { NamedRole } from '../../db/rooms/moderation.js';
 import { chatUser } from './model.js';
 import { completeNotice, dropNotice, listNotice } from './room-notices.js';
 import { validRoomName } from './validation.js';
@@ -63,7 +64,7 @@ async function moderate(ctx: Context, rawName: string, rawLogin: string, action:
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   const login = validLogin('login', rawLogin.trim().toLowerCase());
   requireMayActOn(room, viewer.login, login, action, what);
-  return { room, login, by: await viewerPerson(ctx), acting: actingModerator(room, viewer.login) };
+  return { room, login, by: await viewerPerson(ctx), acting: actingAs(room, viewer.login) };
 }
 
 /**
@@ -79,16 +80,40 @@ async function notApplied(ctx: Context, roomName: string, check: (room: RoomReco
 const personIn = (room: RoomRecord, login: string): ChatUser =>
   room.participants.find((p) => p.login === login) ?? chatUser({ login, firstname: '', lastname: '' });
 
-/** Names (or un-names) a participant a moderator. Creator only. */
-export async function setModerator(ctx: Context, name: string, rawLogin: string, moderator: boolean): Promise<RoomRecord> {
-  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'name moderators');
-  if (moderator && !isParticipant(room, login)) throw badInput('login', 'Only participants can moderate');
-  if (!(await ctx.services.stores.moderation.setModerator(room, acting, login, moderator))) {
-    await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'CHANGE_ROLES', 'name moderators'));
+/** A role as it is stored: a named role's set, or none for a member. */
+const NAMED: Record<Exclude<RoomRole, 'OWNER'>, NamedRole | 'member'> = { ADMIN: 'admin', MODERATOR: 'moderator', MEMBER: 'member', GUEST: 'guest' };
+
+/**
+ * Gives a participant a role below the actor's (CHANGE_ROLES): admins give moderator, member and guest to those
+ * below them, the owner any role but their own. Answers the room as it is after; publishes ModeratorChanged when
+ * the person became or stopped being a moderator.
+ */
+export async function setRoomRole(ctx: Context, name: string, rawLogin: string, role: RoomRole): Promise<RoomRecord> {
+  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'change roles');
+  requireMayGive(room, by.login, role);
+  if (!isParticipant(room, login)) throw badInput('login', 'Only participants are given a role');
+  const before = roleIn(room, login);
+  if (before === role) return room;
+  const named = NAMED[role as Exclude<RoomRole, 'OWNER'>];
+  if (!(await ctx.services.stores.moderation.setRole(room, acting, login, named))) {
+    await notApplied(ctx, room.name, (now) => {
+      requireMayActOn(now, by.login, login, 'CHANGE_ROLES', 'change roles');
+      requireMayGive(now, by.login, role);
+    });
   }
-  await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'ModeratorChanged', roomName: room.name, user: personIn(room, login), moderator, by }]);
-  const moderators = moderator ? [...new Set([...room.moderators, login])] : room.moderators.filter((m) => m !== login);
-  return { ...room, moderators };
+  if (before === 'MODERATOR' || role === 'MODERATOR') {
+    const moderator = role === 'MODERATOR';
+    await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'ModeratorChanged', roomName: room.name, user: personIn(room, login), moderator, by }]);
+  }
+  const holding = (list: string[], held: boolean) => (held ? [...new Set([...list, login])] : list.filter((l) => l !== login));
+  return { ...room, admins: holding(room.admins, role === 'ADMIN'), moderators: holding(room.moderators, role === 'MODERATOR'), guests: holding(room.guests, role === 'GUEST') };
+}
+
+/** Names a participant a moderator (setRoomRole MODERATOR), or a moderator a member again. */
+export async function setModerator(ctx: Context, name: string, rawLogin: string, moderator: boolean): Promise<RoomRecord> {
+  if (moderator) return setRoomRole(ctx, name, rawLogin, 'MODERATOR');
+  const { room, login } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'name moderators');
+  return roleIn(room, login) === 'MODERATOR' ? setRoomRole(ctx, name, rawLogin, 'MEMBER') : room;
 }
 
 /**
@@ -119,7 +144,7 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
           await dropNotice(ctx.services, listed);
           throw err;
         }
-        acting = actingModerator(room, by.login);
+        acting = actingAs(room, by.login);
       }
     }
     if (outcome !== 'banned') await dropNotice(ctx.services, listed);
@@ -232,7 +257,7 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'SLOW_MODE', 'set slow mode');
   const value = seconds > 0 ? seconds : null;
-  if (!(await ctx.services.stores.moderation.slowMode(room, actingModerator(room, viewer.login), value))) {
+  if (!(await ctx.services.stores.moderation.slowMode(room, actingAs(room, viewer.login), value))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'SLOW_MODE', 'set slow mode'));
   }
   const by = await viewerPerson(ctx);
@@ -248,7 +273,7 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data');
-  if (!(await ctx.services.stores.moderation.metadata(room, actingModerator(room, viewer.login), metadata))) {
+  if (!(await ctx.services.stores.moderation.metadata(room, actingAs(room, viewer.login), metadata))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data'));
   }
   const by = await viewerPerson(ctx);
@@ -264,7 +289,7 @@ export async function setRoomVisibility(ctx: Context, rawName: string, visibilit
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it');
-  if (!(await ctx.services.stores.moderation.visibility(room, actingModerator(room, viewer.login), visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
+  if (!(await ctx.services.stores.moderation.visibility(room, actingAs(room, viewer.login), visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it'));
   }
   return { ...room, visibility };

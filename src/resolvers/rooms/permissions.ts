@@ -18,13 +18,14 @@
  * - A moderator's write asks them to still be one (actingModerator): once demoted, their racing action does not apply.
  */
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
+import { OWNER, type Actor } from '../../db/rooms/moderation.js';
 import { badInput, forbidden } from '../../errors.js';
 import { isParticipant } from './access.js';
 
-export const ROOM_ROLES = ['OWNER', 'MODERATOR', 'MEMBER'] as const;
+export const ROOM_ROLES = ['OWNER', 'ADMIN', 'MODERATOR', 'MEMBER', 'GUEST'] as const;
 export type RoomRole = (typeof ROOM_ROLES)[number];
 
-const RANK: Record<RoomRole, number> = { OWNER: 3, MODERATOR: 2, MEMBER: 1 };
+const RANK: Record<RoomRole, number> = { OWNER: 5, ADMIN: 4, MODERATOR: 3, MEMBER: 2, GUEST: 1 };
 
 /** What the matrix governs, by the operation that does it. */
 export const REQUIRED_ROLE = {
@@ -47,13 +48,13 @@ export const REQUIRED_ROLE = {
   /** Room.bannedParticipants, Room.mutedParticipants. */
   SEE_MODERATION: 'MODERATOR',
   /** pinMessage, unpinMessage. */
-  PIN: 'OWNER',
+  PIN: 'ADMIN',
   /** hideMessage and deleteMessage of someone else's message. */
-  REMOVE_ANY_MESSAGE: 'OWNER',
+  REMOVE_ANY_MESSAGE: 'ADMIN',
   /** setRoomMetadata, setRoomVisibility. */
-  EDIT_ROOM_DATA: 'OWNER',
-  /** setRoomModerator. */
-  CHANGE_ROLES: 'OWNER',
+  EDIT_ROOM_DATA: 'ADMIN',
+  /** setRoomRole and setRoomModerator: to a role below one's own, of someone below one's own. */
+  CHANGE_ROLES: 'ADMIN',
   /** transferRoomOwnership. */
   TRANSFER_OWNERSHIP: 'OWNER',
   /** deleteRoom. */
@@ -63,7 +64,13 @@ export const REQUIRED_ROLE = {
 export type RoomAction = keyof typeof REQUIRED_ROLE;
 
 /** What a role is called in a refusal. */
-const ROLE_NAME: Record<RoomRole, string> = { OWNER: "the room's owner", MODERATOR: "the room's owner and moderators", MEMBER: "the room's participants" };
+const ROLE_NAME: Record<RoomRole, string> = {
+  OWNER: "the room's owner",
+  ADMIN: "the room's owner and admins",
+  MODERATOR: "the room's owner, admins and moderators",
+  MEMBER: "the room's participants but its guests",
+  GUEST: "the room's participants",
+};
 
 type RoomRoles = RoomHead & Pick<RoomRecord, 'participants'>;
 
@@ -71,16 +78,30 @@ type RoomRoles = RoomHead & Pick<RoomRecord, 'participants'>;
 export function roleIn(room: RoomRoles, login: string): RoomRole | null {
   if (room.ownerLogin === login) return 'OWNER';
   if (!isParticipant(room, login)) return null;
-  return room.moderators.includes(login) ? 'MODERATOR' : 'MEMBER';
+  if (room.admins.includes(login)) return 'ADMIN';
+  if (room.moderators.includes(login)) return 'MODERATOR';
+  return room.guests.includes(login) ? 'GUEST' : 'MEMBER';
 }
 
 const atLeast = (role: RoomRole | null, needed: RoomRole) => role !== null && RANK[role] >= RANK[needed];
 
 /**
- * Who a moderation write must find still a moderator: `login` when that is their role in the room as read (so a
- * demotion and their racing action are put in one order, src/db/rooms/moderation.ts), null for the owner.
+ * Who a moderation write must find still holding their role: `login` in the role they have in the room as read (so a
+ * demotion and their racing action are put in one order, src/db/rooms/moderation.ts). Asked of someone allowed the
+ * action, so of an owner, an admin or a moderator.
  */
-export const actingModerator = (room: RoomRoles, login: string): string | null => (roleIn(room, login) === 'MODERATOR' ? login : null);
+export function actingAs(room: RoomRoles, login: string): Actor {
+  const role = roleIn(room, login);
+  if (role === 'ADMIN') return { as: 'admin', login };
+  if (role === 'MODERATOR') return { as: 'moderator', login };
+  return OWNER;
+}
+
+/** BAD_USER_INPUT unless `actor` outranks the role they give (the owner gives any role but their own). */
+export function requireMayGive(room: RoomRoles, actor: string, role: RoomRole): void {
+  if (role === 'OWNER') throw badInput('role', 'The ownership is handed on with transferRoomOwnership');
+  if (!(RANK[roleIn(room, actor) ?? 'GUEST'] > RANK[role])) throw forbidden(`Only someone who outranks a ${role.toLowerCase()} may give that role`);
+}
 
 /** Whether `login` may do `action` in the room as read. */
 export const may = (room: RoomRoles, login: string, action: RoomAction): boolean => atLeast(roleIn(room, login), REQUIRED_ROLE[action]);
@@ -99,17 +120,18 @@ export function requireMayActOn(room: RoomRoles, actor: string, target: string, 
   const targetRole = roleIn(room, target);
   if (targetRole === 'OWNER') throw badInput('login', "The room's owner cannot be moderated");
   if (targetRole !== null && !(RANK[roleIn(room, actor)!] > RANK[targetRole])) {
-    throw forbidden(`Only ${ROLE_NAME.OWNER} may ${what} a ${targetRole.toLowerCase()}`);
+    throw forbidden(`Only someone who outranks a ${targetRole.toLowerCase()} may ${what} them`);
   }
 }
 
 /**
- * Who owns the room once `leaver` leaves it: when the leaver is its owner, the first of its moderators by login,
- * else the first of its other participants by login; null when the leaver does not own it, or is alone in it (they
- * keep it without taking part: a room is never left without an owner).
+ * Who owns the room once `leaver` leaves it: when the leaver is its owner, the first by login of those of the highest
+ * role among the others (admins, then moderators, then members, then guests); null when the leaver does not own it,
+ * or is alone in it (they keep it without taking part: a room is never left without an owner).
  */
 export function heirOf(room: RoomRoles, leaver: string): string | null {
   if (room.ownerLogin !== leaver) return null;
   const others = [...new Set(room.participants.map((p) => p.login))].filter((login) => login !== leaver).sort();
-  return others.find((login) => room.moderators.includes(login)) ?? others[0] ?? null;
+  const rank = (login: string) => RANK[roleIn(room, login) ?? 'GUEST'];
+  return others.reduce<string | null>((best, login) => (best === null || rank(login) > rank(best) ? login : best), null);
 }

@@ -46,8 +46,10 @@ const RoomRoleRef = builder.enumType('RoomRole', {
   description: "A person's role in a room: what they may do there (docs/api.md, \"Roles and permissions\")",
   values: {
     OWNER: { description: 'Its creator, or whom the ownership passed to: everything a moderator may do, and pins, room data, roles and deletion' },
-    MODERATOR: { description: 'A participant the owner named: removes, bans and mutes members, sets slow mode' },
+    ADMIN: { description: 'A participant the owner named: everything a moderator may do, and pins, room data and roles below their own' },
+    MODERATOR: { description: 'A participant named by the owner or an admin: removes, bans and mutes those below, sets slow mode, invites' },
     MEMBER: { description: 'Any other participant: posts and reacts' },
+    GUEST: { description: 'A participant named a guest: reads, and neither posts nor reacts' },
   } as const,
 });
 
@@ -56,8 +58,8 @@ builder.objectFields(RoomRef, (t) => ({
     type: UserRef,
     nullable: true,
     description:
-      'Its owner: its creator until transferRoomOwnership, or the owner leaving, hands it on (to the first moderator ' +
-      'by login, else the first participant by login). Null when their account is gone.',
+      'Its owner: its creator until transferRoomOwnership, or the owner leaving, hands it on (to the first by login ' +
+      'of the other participants of the highest role). Null when their account is gone.',
     extensions: sameForEveryViewer,
     resolve: (room, _args, ctx) => userLoader(ctx).load(room.ownerLogin),
   }),
@@ -144,6 +146,15 @@ builder.mutationFields((t) => ({
       '(BAD_USER_INPUT, field metadata, otherwise, and when left out). The creator only. Publishes RoomMetadataChanged.',
     args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
     resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata),
+  }),
+  setRoomRole: t.field({
+    type: RoomRef,
+    description:
+      "Gives a participant a role below the actor's: admins give MODERATOR, MEMBER and GUEST to those below them, the " +
+      'owner any role but OWNER (BAD_USER_INPUT, field role: transferRoomOwnership hands the room on). FORBIDDEN below ' +
+      'ADMIN, or on someone not below the actor; BAD_USER_INPUT (field login) for someone not taking part.',
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), role: t.arg({ type: RoomRoleRef, required: true }) },
+    resolve: (_root, args, ctx) => moderation.setRoomRole(ctx, args.roomName, args.login, args.role),
   }),
   transferRoomOwnership: t.field({
     type: RoomRef,

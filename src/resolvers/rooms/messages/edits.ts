@@ -89,6 +89,7 @@ export async function editMessage(
   if (message.systemMessage) throw notEditable(NotEditableReason.SYSTEM_MESSAGE);
   if (message.author.login !== viewer.login) throw forbidden('Only its author may edit a message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may do this');
+  requireMay(room, viewer.login, 'POST', 'edit their messages');
   requireNotMuted(ctx, room, viewer.login);
   const { stores, clock, config, rooms } = ctx.services;
   const mentions = mentionedParticipants(room.participants, content);

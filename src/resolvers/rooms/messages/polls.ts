@@ -19,6 +19,7 @@ import { messageWithRoom } from './messages.js';
 import { postMessage } from './posting.js';
 import { decodeMessageId } from '../ids.js';
 import { pollVotesLoader, roomMessageKey } from '../reads.js';
+import { requireMay } from '../permissions.js';
 
 const { poll: limits } = Limits.room;
 
@@ -72,6 +73,7 @@ async function pollToVoteOn(ctx: Context, messageId: string): Promise<{ message:
   if (!message || !room) throw notFound('Message');
   // Asked first: whether a message was deleted or has a poll is the room's to tell, not an outsider's to learn.
   if (!isParticipant(room, viewer.login)) throw new AppError(ErrorCode.FORBIDDEN, 'Only participants of the room vote in its polls');
+  requireMay(room, viewer.login, 'POST', 'vote in its polls');
   if (message.deleted) throw notFound('Message');
   // A hidden poll shows nothing of itself, as a hidden message shows no content: it takes no votes either.
   if (!message.poll || !message.visible) throw badInput('messageId', 'This message has no poll');

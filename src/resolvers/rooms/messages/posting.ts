@@ -22,6 +22,7 @@ import { requireThreadParent } from './threads.js';
 import { attachUploads, unlistAttached } from './attachments.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
+import { requireMay } from '../permissions.js';
 
 /**
  * A message's write is sent only while its id is younger than the write
@@ -103,6 +104,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const [{ room, participants }, author] = await Promise.all([roomToPostIn(ctx, name, viewer.login, content), viewerPerson(ctx)]);
   if (room.banned.has(author.login)) throw bannedFrom(name);
   if (!isParticipant({ participants }, author.login)) throw forbidden('Only participants of the room may do this');
+  requireMay({ ...room, participants }, author.login, 'POST', 'post');
   await requirePostAllowed(ctx, room, participants, author.login);
   const parent = args.replyTo == null ? null : await requireThreadParent(ctx, room, 'replyTo', args.replyTo);
   const thread: MessageDraft['thread'] = {

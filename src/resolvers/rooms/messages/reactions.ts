@@ -14,6 +14,7 @@ import { messageWithRoom } from './messages.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { viewerReactionsLoader } from '../reads.js';
+import { requireMay } from '../permissions.js';
 
 const { reactions: limits } = Limits.room;
 
@@ -42,6 +43,7 @@ async function reactableMessage(ctx: Context, id: string): Promise<{ message: Me
   const [{ message, room }, person] = await Promise.all([messageWithRoom(ctx, id), viewerPerson(ctx)]);
   if (!message || !room) throw notFound('Message');
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants of the room may react');
+  requireMay(room, viewer.login, 'REACT', 'react');
   return { message, room, person };
 }
 

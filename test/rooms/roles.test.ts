@@ -1,8 +1,8 @@
 /**
- * A room's ownership over HTTP, on two instances: the owner hands it on, and leaving hands it on by the documented
- * rule (the first moderator by login, else the first participant by login); a room is never without an owner; a
- * transfer racing the heir's leave, and the former owner's action racing the transfer, each take one order. The
- * races run at RF 3 too (vitest.cluster.config.ts).
+ * Ownership and roles over HTTP, on two instances: the owner hands the room on, and leaving hands it on by the
+ * documented rule (the first by login of those of the highest role); a room is never without an owner; a transfer
+ * racing the heir's leave, the former owner's action racing the transfer, and an admin's ban racing their demotion
+ * each take one order. The races run at RF 3 too (vitest.cluster.config.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -142,5 +142,21 @@ describe("the former owner's action racing the transfer", () => {
     expect(codes(await run(a, doc, { r: name, m }, owner!))).toEqual(['FORBIDDEN']);
     expect(hook.fired()).toBe(true);
     expect((await run(a, read, { r: name }, heir!)).data?.room).toEqual(unchanged);
+  });
+});
+
+describe("an admin's action racing their demotion", () => {
+  it.each(['MODERATOR', 'MEMBER'] as const)('demoted to %s before their ban is sent: applied as a moderator, or FORBIDDEN with the member staying', async (lower) => {
+    const [owner, admin, member] = await signUpMany(a, 3, 'admin');
+    const name = await roomWith(a, owner!, [admin!, member!]);
+    const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
+    await gqlOk(a, setRole as never, { r: name, l: admin!.login, role: 'ADMIN' } as never, owner!.token);
+    const hook = onNextStatement(a, /SET banned\[\?\]/, async () => void (await gqlOk(b, setRole as never, { r: name, l: admin!.login, role: lower } as never, owner!.token)));
+    const ban = await run(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: member!.login }, admin!);
+    expect(hook.fired(), JSON.stringify(ban)).toBe(true);
+    if (lower === 'MEMBER') expect(codes(ban)).toEqual(['FORBIDDEN']);
+    else expect(ban.errors).toBeUndefined(); // a moderator still bans a member: the ban applies, as the moderator's
+    expect((await stored(name, owner!)).participants.includes(member!.login)).toBe(lower === 'MEMBER');
+    expect(await roleOf(name, admin!)).toBe(lower);
   });
 });
