@@ -54,8 +54,11 @@ export const Limits = {
      * inviteToRoom refuses with LIMIT_REACHED at it; invitations racing each other near it may pass it together.
      */
     maxPendingInvitations: 100,
-    /** An invite link's uses, at most, and how long it lasts (by default; at most). */
-    inviteLink: { maxUses: 1000, defaultMinutes: 7 * 24 * 60, maxMinutes: 30 * 24 * 60 },
+    /**
+     * An invite link's uses, at most, and how long it lasts (by default; at most). A redeem retried within
+     * retryMinutes of its counted use takes no second one.
+     */
+    inviteLink: { maxUses: 1000, defaultMinutes: 7 * 24 * 60, maxMinutes: 30 * 24 * 60, retryMinutes: 10 },
     /** Statements per batch when deleteRoom cleans up (users' chat_rooms, its messages' by-author copies). */
     cleanupBatch: 100,
     /** Rows per request when deleteRoom reads a day partition of the deleted room's messages. */

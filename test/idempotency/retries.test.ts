@@ -167,6 +167,74 @@ const CASES: Record<string, Setup> = {
     const [a] = await people(1);
     return { doc: `mutation($n: String!) { setRoomMetadata(roomName: $n, metadata: {theme: "dark"}) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
   },
+  setRoomVisibility: async () => {
+    const [a] = await people(1);
+    return { doc: `mutation($n: String!) { setRoomVisibility(roomName: $n, visibility: PRIVATE) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
+  },
+  setRoomRole: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    return { doc: `mutation($n: String!, $l: String!) { setRoomRole(roomName: $n, login: $l, role: ADMIN) { ${ROOM} } }`, variables: { n, l: b!.login }, token: a!.token };
+  },
+  transferRoomOwnership: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!, [b!]);
+    return { doc: `mutation($n: String!, $l: String!) { transferRoomOwnership(roomName: $n, login: $l) { ${ROOM} } }`, variables: { n, l: b!.login }, token: a!.token };
+  },
+  inviteToRoom: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!);
+    return {
+      doc: 'mutation($n: String!, $l: String!) { inviteToRoom(roomName: $n, login: $l) { inviteeLogin } }',
+      variables: { n, l: b!.login },
+      token: a!.token,
+      records: () => countWhere('SELECT status FROM room_invitations WHERE invitee_login = ? AND room_name = ?', [b!.login, n]),
+    };
+  },
+  acceptInvitation: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!);
+    await gqlOk(app, 'mutation($n: String!, $l: String!) { inviteToRoom(roomName: $n, login: $l) { inviteeLogin } }' as never, { n, l: b!.login } as never, a!.token);
+    return { doc: `mutation($n: String!) { acceptInvitation(roomName: $n) { ${ROOM} } }`, variables: { n }, token: b!.token };
+  },
+  declineInvitation: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!);
+    await gqlOk(app, 'mutation($n: String!, $l: String!) { inviteToRoom(roomName: $n, login: $l) { inviteeLogin } }' as never, { n, l: b!.login } as never, a!.token);
+    return { doc: 'mutation($n: String!) { declineInvitation(roomName: $n) }', variables: { n }, token: b!.token };
+  },
+  revokeInvitation: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!);
+    await gqlOk(app, 'mutation($n: String!, $l: String!) { inviteToRoom(roomName: $n, login: $l) { inviteeLogin } }' as never, { n, l: b!.login } as never, a!.token);
+    return { doc: 'mutation($n: String!, $l: String!) { revokeInvitation(roomName: $n, login: $l) }', variables: { n, l: b!.login }, token: a!.token };
+  },
+  createInviteLink: async () => {
+    const [a] = await people(1);
+    return { doc: 'mutation($n: String!) { createInviteLink(roomName: $n, maxUses: 3) { maxUses } }', variables: { n: await roomOf(a!) }, token: a!.token };
+  },
+  redeemInviteLink: async () => {
+    const [a, b] = await people(2);
+    const n = await roomOf(a!);
+    const made = (await gqlOk(app, 'mutation($n: String!) { createInviteLink(roomName: $n, maxUses: 3) { token } }' as never, { n } as never, a!.token)) as {
+      createInviteLink: { token: string };
+    };
+    const token = made.createInviteLink.token;
+    return {
+      doc: `mutation($t: String!) { redeemInviteLink(token: $t) { ${ROOM} } }`,
+      variables: { t: token },
+      token: b!.token,
+      records: async () => (await cqlRow(app, 'SELECT uses FROM room_invite_links WHERE link_token = ?', [token]))?.uses as number,
+    };
+  },
+  revokeInviteLink: async () => {
+    const [a] = await people(1);
+    const n = await roomOf(a!);
+    const made = (await gqlOk(app, 'mutation($n: String!) { createInviteLink(roomName: $n, maxUses: 3) { token } }' as never, { n } as never, a!.token)) as {
+      createInviteLink: { token: string };
+    };
+    return { doc: 'mutation($n: String!, $t: String!) { revokeInviteLink(roomName: $n, token: $t) }', variables: { n, t: made.createInviteLink.token }, token: a!.token };
+  },
   sendTyping: async () => {
     const [a] = await people(1);
     return { doc: 'mutation($n: String!) { sendTyping(roomName: $n) }', variables: { n: await roomOf(a!) }, token: a!.token, noWrite: true };

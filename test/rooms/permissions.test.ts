@@ -146,6 +146,8 @@ describe('the permission matrix', () => {
     await gqlOk(app, setRole as never, { r: cast.room, l: other.login, role: 'ADMIN' } as never, cast.people.OWNER.token);
     expect(codes(await run(ACTIONS.MUTE.doc, { r: cast.room, l: other.login }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
     expect(codes(await run(setRole, { r: cast.room, l: other.login, role: 'GUEST' }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
+    // An admin hides a member's message, not the owner's.
+    expect(codes(await run(ACTIONS.REMOVE_ANY_MESSAGE.doc, { m: cast.ownersMessage }, cast.people.ADMIN))).toEqual(['FORBIDDEN']);
     const asOwner = await run(setRole, { r: cast.room, l: other.login, role: 'OWNER' }, cast.people.OWNER);
     expect([codes(asOwner), asOwner.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'role']);
   });

@@ -6,7 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OnlineParticipantsDocument, PresenceEventsDocument, RoomEventsDocument, type PresenceEventsSubscription } from '../generated/graphql.js';
-import { startApp } from '../testkit/app.js';
+import { ManualClock, startApp } from '../testkit/app.js';
+import { Limits } from '../../src/limits.js';
 import { startAppProcess } from '../testkit/app-process.js';
 import { codes, gql, gqlOk } from '../testkit/http.js';
 import { signUp, type TestUser } from '../testkit/data/users.js';
@@ -110,5 +111,23 @@ describe('presence', () => {
     expect(await nextPresence(alicesPresence)).toEqual({ login: carol.login, online: false });
     expect(await onlineIn(a, name, alice)).toEqual([]);
     void Promise.resolve(carolsClient.dispose()).catch(() => undefined);
+  });
+
+  it('ends the roomPresence of someone removed from the room, at the next re-check, as roomEvents does', async () => {
+    const clock = new ManualClock();
+    const c = await startApp({ redis: true, env: PRESENCE, clock });
+    try {
+      const name = await roomWith(c, alice, [bob, carol]);
+      const bobs = await watch(c, bob, name);
+      await gqlOk(c, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }' as never, { r: name, l: bob.login } as never, alice.token);
+      clock.advance(Limits.room.participationRecheckMs);
+      // Carol comes online: Bob, out of the room, hears nothing of it, and his stream is over.
+      await follow(c, carol, name);
+      const ended = await Promise.race([bobs.completed.then(() => true), bobs.next(15_000).then(() => false, () => false)]);
+      expect(ended, "Bob's roomPresence ends instead of telling him Carol came online").toBe(true);
+      expect(bobs.pending()).toBe(0);
+    } finally {
+      await c.stop();
+    }
   });
 });

@@ -68,6 +68,8 @@ describe("a room's ownership", () => {
     expect((await run(a, LEAVE, { r: name }, owner!)).data).toEqual({ leaveRoom: true });
     expect(await roleOf(name, third!)).toBe('OWNER');
     expect(await roleOf(name, owner!)).toBeNull();
+    // The heir leaves the role they had: handed on again, the room leaves them a member.
+    expect(((await rawRoomRow(a, name))?.moderators as Set<string> | null) ?? new Set()).not.toContain(third!.login);
     // No moderator left: the first participant by login.
     expect((await run(b, LEAVE, { r: name }, third!)).data).toEqual({ leaveRoom: true });
     expect(await roleOf(name, first!)).toBe('OWNER');
@@ -158,5 +160,20 @@ describe("an admin's action racing their demotion", () => {
     else expect(ban.errors).toBeUndefined(); // a moderator still bans a member: the ban applies, as the moderator's
     expect((await stored(name, owner!)).participants.includes(member!.login)).toBe(lower === 'MEMBER');
     expect(await roleOf(name, admin!)).toBe(lower);
+  });
+});
+
+describe('a ban racing the transfer of the room to the person banned', () => {
+  it('does not apply after it: the new owner stays, and the ban is refused as one on the owner', async () => {
+    const [owner, admin, heir] = await signUpMany(a, 3, 'banown');
+    const name = await roomWith(a, owner!, [admin!, heir!]);
+    const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
+    await gqlOk(a, setRole as never, { r: name, l: admin!.login, role: 'ADMIN' } as never, owner!.token);
+    const hook = onNextStatement(a, /SET banned\[\?\]/, async () => void (await gqlOk(b, TRANSFER as never, { r: name, l: heir!.login } as never, owner!.token)));
+    const ban = await run(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: heir!.login }, admin!);
+    expect(hook.fired()).toBe(true);
+    expect([codes(ban), ban.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'login']);
+    const after = await stored(name, owner!);
+    expect([after.owner, after.participants.includes(heir!.login)]).toEqual([heir!.login, true]);
   });
 });

@@ -71,7 +71,7 @@ export class InvitationStore {
         return { applied: ours(row), row: row! };
       });
       if (inserted.applied) return pending;
-      const found = inserted.row ? toInvitation(inserted.row) : undefined;
+      const found = inserted.row?.status ? toInvitation(inserted.row) : undefined;
       if (!found) continue; // deleted meanwhile: insert again
       if (found.status === 'PENDING' && sameTime(found.roomCreatedAt, roomCreatedAt)) return found;
       const renewed = await this.db.lwt(
@@ -100,7 +100,7 @@ export class InvitationStore {
       return { applied: row?.status === 'ACCEPTED' && sameTime(row.room_created_at, roomCreatedAt), row: row! };
     });
     if (outcome.applied) return (await this.one(inviteeLogin, roomName)) ?? undefined;
-    return outcome.row ? toInvitation(outcome.row) : undefined;
+    return outcome.row?.status ? toInvitation(outcome.row) : undefined;
   }
 
   /** Gives a claimed invitation back (the join it was claimed for was refused for a reason that may pass). */
@@ -121,6 +121,6 @@ export class InvitationStore {
       return { applied: !row, row: row! };
     });
     if (outcome.applied) return { deleted: true };
-    return { deleted: false, found: outcome.row ? toInvitation(outcome.row) : undefined };
+    return { deleted: false, found: outcome.row?.status ? toInvitation(outcome.row) : undefined };
   }
 }

@@ -61,21 +61,24 @@ export class InviteLinkStore {
 
   /**
    * Counts a use of the link by `login` at `at`, while it has uses left: 'used'. 'usedBefore' when `login` used it
-   * already (a retry), 'usedUp' when none is left, 'gone' when there is no such link (expired, revoked).
+   * less than `retryWithinMs` before (a retry of a redeem whose answer was lost; an older use of theirs, say before
+   * they were removed, counts for nothing now), 'usedUp' when none is left, 'gone' when there is no such link
+   * (expired, revoked).
    */
-  use(token: string, login: string, at: Date): Promise<UseOutcome> {
+  use(token: string, login: string, at: Date, retryWithinMs: number): Promise<UseOutcome> {
     return this.uses.run(token, async () => {
       let row = await this.db.readSerial(SELECT, [token]);
       for (;;) {
         if (!row) return { status: 'gone' };
         const link = toLink(row);
-        if (link.usedBy.has(login)) return { status: 'usedBefore', link };
+        const before = link.usedBy.get(login);
+        if (before && at.getTime() - before.getTime() < retryWithinMs) return { status: 'usedBefore', link };
         const count = usesOf(row);
         if (count >= link.maxUses) return { status: 'usedUp' };
         const ttl = Math.max(1, Math.ceil((link.expiresAt.getTime() - Date.now()) / 1000));
         const outcome = await this.db.lwt(USE, [ttl, count + 1, login, at, token, row.uses ?? null], async () => {
           const now = await this.db.readSerial(SELECT, [token]);
-          return { applied: Boolean(now && toLink(now).usedBy.has(login)), row: now! };
+          return { applied: Boolean(now && toLink(now).usedBy.get(login)?.getTime() === at.getTime()), row: now! };
         });
         if (outcome.applied) return { status: 'used', link: { ...link, usedBy: new Map([...link.usedBy, [login, at]]) } };
         // Another use came first: go on from the row as it is now (the LWT answers its current values).

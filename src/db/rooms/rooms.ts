@@ -70,7 +70,7 @@ const SETTINGS_COLUMNS = 'moderators, admins, guests, banned, muted_until, slow_
  * of a room writes it, so a role never outlives the participation it was given in.
  */
 export const NO_ROLE = 'moderators = moderators - ?, admins = admins - ?, guests = guests - ?';
-export const roleless = (login: string) => [new Set([login]), new Set([login]), new Set([login])];
+export const roleless = (...logins: string[]) => [new Set(logins), new Set(logins), new Set(logins)];
 
 const INSERT_IF_NOT_EXISTS = cql(
   `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
@@ -254,7 +254,8 @@ export class RoomStore {
     const [stmt, params, landed] = heir
       ? ([
           OWNER_LEAVES,
-          [new Set(entries), ...roleless(login), heir, room.name, room.ownerStored, new Set(room.participants)],
+          // The heir outranks every named role now: they leave theirs, as the leaver leaves all of theirs.
+          [new Set(entries), ...roleless(login, heir), heir, room.name, room.ownerStored, new Set(room.participants)],
           (row: Row | undefined) => gone(row) && row?.owner_login === heir,
         ] as const)
       : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), room.name, room.ownerStored], gone] as const);

@@ -3,7 +3,7 @@
  * invitee's list.
  *
  * Rules:
- * - Moderators and the owner invite (INVITE, permissions.ts); the inviter must see the room (access.ts), so to an
+ * - Moderators, admins and the owner invite (INVITE, permissions.ts); the inviter must see the room (access.ts), so to an
  *   outsider inviting into a private room it does not exist.
  * - Nobody invites a participant (BAD_USER_INPUT) or someone banned (FORBIDDEN: unbanning is a moderator's act of
  *   its own), nor anyone with Limits.room.maxPendingInvitations waiting (LIMIT_REACHED).
@@ -12,8 +12,8 @@
  *   drops it.
  * - Of an accept and a revoke (or a decline) racing each other, exactly one applies: src/db/rooms/invitations.ts
  *   settles each by an LWT on the invitation's status. An accept claims the invitation, then joins; a join refused
- *   for a cause that may pass (the room full) gives the claim back. An accept retried after a lost request finds
- *   its own claim and finishes the join.
+ *   for a cause that may pass (the room full, storage not answering) gives the claim back. An accept retried after
+ *   a lost request finds its own claim and finishes the join, or, the join done, answers the room.
  */
 import type { Context } from '../context.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
@@ -71,7 +71,8 @@ export async function roomInvitationsOf(ctx: Context): Promise<RoomInvitation[]>
   return pending
     .flatMap((invitation) => {
       const room = byName.get(invitation.roomName);
-      return isFor(invitation, room) && !isParticipant(room, viewer.login) ? [{ invitation, room }] : [];
+      // Not once they take part, nor once banned: a ban shows nothing more of the room.
+      return isFor(invitation, room) && !isParticipant(room, viewer.login) && !room.banned.has(viewer.login) ? [{ invitation, room }] : [];
     })
     .sort((a, b) => b.invitation.createdAt.getTime() - a.invitation.createdAt.getTime());
 }
@@ -84,8 +85,10 @@ export async function acceptInvitation(ctx: Context, rawName: string): Promise<R
   const name = validRoomName('roomName', rawName);
   const { invitations, rooms } = ctx.services.stores;
   const found = await invitations.one(viewer.login, name);
-  if (!found) throw noInvitation();
   const room = await rooms.byName(name);
+  // Accepted already (a retry whose first answer was lost): the room it joined.
+  if (!found && room && isParticipant(room, viewer.login)) return room;
+  if (!found) throw noInvitation();
   if (!isFor(found, room)) {
     await invitations.deleteIf(viewer.login, name, found.status); // to a room gone since: it can never be accepted
     throw noInvitation();
@@ -96,9 +99,11 @@ export async function acceptInvitation(ctx: Context, rawName: string): Promise<R
   try {
     joined = isParticipant(room, viewer.login) ? room : await enterRoom(ctx, room, 'invited');
   } catch (err) {
-    // A full room may have a seat later: the invitation stays. Banned or gone, it never can be accepted.
-    if (err instanceof AppError && err.code === 'LIMIT_REACHED') await invitations.unclaim(viewer.login, name);
-    else await invitations.deleteIf(viewer.login, name, 'ACCEPTED');
+    // Banned, or the room gone: it never can be accepted. Anything else (a full room, storage that did not answer)
+    // may pass: the invitation stays, to be accepted again.
+    const never = err instanceof AppError && (err.code === 'BANNED' || err.code === 'NOT_FOUND');
+    if (never) await invitations.deleteIf(viewer.login, name, 'ACCEPTED');
+    else await invitations.unclaim(viewer.login, name);
     throw err;
   }
   await invitations.deleteIf(viewer.login, name, 'ACCEPTED');

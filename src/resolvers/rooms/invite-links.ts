@@ -3,9 +3,10 @@
  * run out.
  *
  * Rules:
- * - Moderators and the owner make and revoke links (INVITE, permissions.ts). The token is shown once, to its maker.
+ * - Moderators, admins and the owner make and revoke links (INVITE, permissions.ts). The token is shown once, to its maker.
  * - A use is counted exactly, by an LWT (src/db/rooms/invite-links.ts): racing redeemers never take more uses than
- *   the link has, and a redeemer's retry finds its own use instead of taking another.
+ *   the link has, and a redeemer's retry (within Limits.room.inviteLink.retryMinutes) finds its own use instead of
+ *   taking another. Someone who used it longer ago, and has left or was removed since, takes a new use.
  * - A use is taken only by someone who may then enter: not a participant (they are answered the room, no use
  *   taken), not banned (BANNED), and not into a full room (LIMIT_REACHED). A join refused after the use was taken
  *   (banned or filled meanwhile) keeps the use: it was counted.
@@ -77,7 +78,7 @@ export async function redeemInviteLink(ctx: Context, token: string): Promise<Roo
   if (room.participants.length >= Limits.room.maxParticipants) {
     throw limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${room.name}" is full (${Limits.room.maxParticipants} participants)`);
   }
-  const used = await inviteLinks.use(token, viewer.login, now);
+  const used = await inviteLinks.use(token, viewer.login, now, limits.retryMinutes * 60_000);
   if (used.status === 'gone') throw noLink();
   if (used.status === 'usedUp') throw limitReached(LimitName.INVITE_LINK_USES, link.maxUses, `This invite link was used ${link.maxUses} times, all it allows`);
   return enterRoom(ctx, room, 'invited');

@@ -1,5 +1,5 @@
 /**
- * Moderation and flood control. The room's owner (its creator) names moderators; the owner and moderators remove,
+ * Moderation and flood control. The room's owner and admins give roles; the owner, admins and moderators remove,
  * ban and mute participants below their role and set slow mode (permissions.ts says who may do what). Every
  * participant's posts are also limited per user across instances. Each action is published on the room's feed.
  */
@@ -11,7 +11,7 @@ import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom, viewerPerson } from './access.js';
-import { actingAs, may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './permissions.js';
+import { may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './permissions.js';
 import type { NamedRole } from '../../db/rooms/moderation.js';
 import { chatUser } from './model.js';
 import { completeNotice, dropNotice, listNotice } from './room-notices.js';
@@ -64,7 +64,7 @@ async function moderate(ctx: Context, rawName: string, rawLogin: string, action:
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   const login = validLogin('login', rawLogin.trim().toLowerCase());
   requireMayActOn(room, viewer.login, login, action, what);
-  return { room, login, by: await viewerPerson(ctx), acting: actingAs(room, viewer.login) };
+  return { room, login, by: await viewerPerson(ctx) };
 }
 
 /**
@@ -89,13 +89,13 @@ const NAMED: Record<Exclude<RoomRole, 'OWNER'>, NamedRole | 'member'> = { ADMIN:
  * the person became or stopped being a moderator.
  */
 export async function setRoomRole(ctx: Context, name: string, rawLogin: string, role: RoomRole): Promise<RoomRecord> {
-  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'change roles');
+  const { room, login, by } = await moderate(ctx, name, rawLogin, 'CHANGE_ROLES', 'change roles');
   requireMayGive(room, by.login, role);
   if (!isParticipant(room, login)) throw badInput('login', 'Only participants are given a role');
   const before = roleIn(room, login);
   if (before === role) return room;
   const named = NAMED[role as Exclude<RoomRole, 'OWNER'>];
-  if (!(await ctx.services.stores.moderation.setRole(room, acting, login, named))) {
+  if (!(await ctx.services.stores.moderation.setRole(room, login, named))) {
     await notApplied(ctx, room.name, (now) => {
       requireMayActOn(now, by.login, login, 'CHANGE_ROLES', 'change roles');
       requireMayGive(now, by.login, role);
@@ -122,7 +122,7 @@ export async function setModerator(ctx: Context, name: string, rawLogin: string,
  */
 export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean): Promise<RoomRecord> {
   const [action, what] = ban ? (['BAN', 'ban'] as const) : (['REMOVE', 'remove'] as const);
-  let { room, login, by, acting } = await moderate(ctx, name, rawLogin, action, what);
+  let { room, login, by } = await moderate(ctx, name, rawLogin, action, what);
   const { stores, clock } = ctx.services;
   const person = personIn(room, login);
   const bannedAt = clock.now();
@@ -132,7 +132,7 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     let outcome = 'changed';
     for (let attempt = 0; attempt < limits.banAttempts && outcome === 'changed'; attempt++) {
       const entries = room.participants.filter((p) => p.login === login);
-      outcome = await stores.moderation.ban(room, acting, login, entries, bannedAt);
+      outcome = await stores.moderation.ban(room, login, entries, bannedAt);
       if (outcome === 'changed') {
         // Someone joined or left meanwhile, perhaps the acting moderator, or they were demoted, or a room of that
         // name was made again.
@@ -144,7 +144,6 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
           await dropNotice(ctx.services, listed);
           throw err;
         }
-        acting = actingAs(room, by.login);
       }
     }
     if (outcome !== 'banned') await dropNotice(ctx.services, listed);
@@ -159,7 +158,8 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     }
     // Asks the owner to be the one read: a removal racing the ownership's transfer to the person removed is refused.
     if ((await stores.rooms.leave(room, login, entries)) === 'changed') {
-      await dropNotice(ctx.services, listed);
+      // Not removed: their list names the room again (leave took it out first).
+      await Promise.all([dropNotice(ctx.services, listed), stores.rooms.addToUser(login, room.name)]);
       await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, action, what));
     }
   }
@@ -177,9 +177,9 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
 
 /** Lifts a ban (none: nothing changes). Answers the room as it is after. */
 export async function unban(ctx: Context, name: string, rawLogin: string): Promise<RoomRecord> {
-  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'BAN', 'unban');
+  const { room, login, by } = await moderate(ctx, name, rawLogin, 'BAN', 'unban');
   if (!room.banned.has(login)) return room;
-  if (!(await ctx.services.stores.moderation.unban(room, acting, login))) {
+  if (!(await ctx.services.stores.moderation.unban(room, login))) {
     await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'BAN', 'unban'));
   }
   const banned = new Map(room.banned);
@@ -192,10 +192,10 @@ export async function muteParticipant(ctx: Context, name: string, rawLogin: stri
   if (!Number.isInteger(minutes) || minutes < 0 || minutes > limits.maxMuteMinutes) {
     throw badInput('minutes', `minutes must be a whole number from 0 (unmute) to ${limits.maxMuteMinutes}`);
   }
-  const { room, login, by, acting } = await moderate(ctx, name, rawLogin, 'MUTE', 'mute');
+  const { room, login, by } = await moderate(ctx, name, rawLogin, 'MUTE', 'mute');
   const { stores, clock, rooms } = ctx.services;
   const until = minutes > 0 ? new Date(clock.now().getTime() + minutes * 60_000) : null;
-  const done = until ? await stores.moderation.mute(room, acting, login, until, minutes * 60) : await stores.moderation.unmute(room, acting, login);
+  const done = until ? await stores.moderation.mute(room, login, until, minutes * 60) : await stores.moderation.unmute(room, login);
   if (!done) await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'MUTE', 'mute'));
   await rooms.sequencer.take(room.name).publish([{ kind: 'ParticipantMuted', roomName: room.name, user: personIn(room, login), until: until?.toISOString() ?? null, by }]);
   const mutedUntil = new Map(room.mutedUntil);
@@ -257,7 +257,7 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'SLOW_MODE', 'set slow mode');
   const value = seconds > 0 ? seconds : null;
-  if (!(await ctx.services.stores.moderation.slowMode(room, actingAs(room, viewer.login), value))) {
+  if (!(await ctx.services.stores.moderation.slowMode(room, value))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'SLOW_MODE', 'set slow mode'));
   }
   const by = await viewerPerson(ctx);
@@ -265,7 +265,7 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   return { ...room, slowModeSeconds: value };
 }
 
-/** The room's custom data (a JSON object, or null to clear it), set by its creator; published as RoomMetadataChanged. */
+/** The room's custom data (a JSON object, or null to clear it), set by its admins or owner; published as RoomMetadataChanged. */
 export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata: unknown): Promise<RoomRecord> {
   // Left out is not null: clearing the data is said with null.
   if (rawMetadata === undefined) throw badInput('metadata', 'Give metadata: a JSON object, or null to clear it');
@@ -273,7 +273,7 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data');
-  if (!(await ctx.services.stores.moderation.metadata(room, actingAs(room, viewer.login), metadata))) {
+  if (!(await ctx.services.stores.moderation.metadata(room, metadata))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data'));
   }
   const by = await viewerPerson(ctx);
@@ -282,14 +282,14 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
 }
 
 /**
- * Who may find and join the room, set by its owner. Made private, it is unlisted and hidden from everyone outside
+ * Who may find and join the room, set by its admins or owner. Made private, it is unlisted and hidden from everyone outside
  * it (access.ts), and a join that read it public before does not apply (the join's LWT asks it to be public still).
  */
 export async function setRoomVisibility(ctx: Context, rawName: string, visibility: RoomVisibility): Promise<RoomRecord> {
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it');
-  if (!(await ctx.services.stores.moderation.visibility(room, actingAs(room, viewer.login), visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
+  if (!(await ctx.services.stores.moderation.visibility(room, visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it'));
   }
   return { ...room, visibility };

@@ -11,14 +11,14 @@
  * - The owner's writes ask them to still own the room (owner_login as read), so an owner's action racing the
  *   transfer of the ownership applies before it or not at all.
  * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/permissions.test.ts
- *   holds the two to each other). Roles rank OWNER > MODERATOR > MEMBER.
+ *   holds the two to each other). Roles rank OWNER > ADMIN > MODERATOR > MEMBER > GUEST.
  * - An action on a person (remove, ban, unban, mute) also needs the actor to outrank them: a moderator acts on
  *   members, the owner on anyone, and nobody on the owner.
  * - A refusal is FORBIDDEN, saying which role the action needs.
- * - A moderator's write asks them to still be one (actingModerator): once demoted, their racing action does not apply.
+ * - Every moderation write asks the room's authority (owner, admins, moderators) to be as read (db/rooms/moderation.ts):
+ *   once a transfer, a promotion or a demotion applied, a racing action does not, and is judged again.
  */
 import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
-import { OWNER, type Actor } from '../../db/rooms/moderation.js';
 import { badInput, forbidden } from '../../errors.js';
 import { isParticipant } from './access.js';
 
@@ -85,18 +85,6 @@ export function roleIn(room: RoomRoles, login: string): RoomRole | null {
 
 const atLeast = (role: RoomRole | null, needed: RoomRole) => role !== null && RANK[role] >= RANK[needed];
 
-/**
- * Who a moderation write must find still holding their role: `login` in the role they have in the room as read (so a
- * demotion and their racing action are put in one order, src/db/rooms/moderation.ts). Asked of someone allowed the
- * action, so of an owner, an admin or a moderator.
- */
-export function actingAs(room: RoomRoles, login: string): Actor {
-  const role = roleIn(room, login);
-  if (role === 'ADMIN') return { as: 'admin', login };
-  if (role === 'MODERATOR') return { as: 'moderator', login };
-  return OWNER;
-}
-
 /** BAD_USER_INPUT unless `actor` outranks the role they give (the owner gives any role but their own). */
 export function requireMayGive(room: RoomRoles, actor: string, role: RoomRole): void {
   if (role === 'OWNER') throw badInput('role', 'The ownership is handed on with transferRoomOwnership');
@@ -121,6 +109,18 @@ export function requireMayActOn(room: RoomRoles, actor: string, target: string, 
   if (targetRole === 'OWNER') throw badInput('login', "The room's owner cannot be moderated");
   if (targetRole !== null && !(RANK[roleIn(room, actor)!] > RANK[targetRole])) {
     throw forbidden(`Only someone who outranks a ${targetRole.toLowerCase()} may ${what} them`);
+  }
+}
+
+/**
+ * That `actor` may remove (hide or delete) a message of `author`'s: REMOVE_ANY_MESSAGE, and a rank above the author's
+ * while the author takes part (an admin removes a moderator's message, not another admin's, nor the owner's).
+ */
+export function requireMayRemoveMessageOf(room: RoomRoles, actor: string, author: string, what: string): void {
+  requireMay(room, actor, 'REMOVE_ANY_MESSAGE', what);
+  const authorRole = roleIn(room, author);
+  if (authorRole !== null && !(RANK[roleIn(room, actor)!] > RANK[authorRole])) {
+    throw forbidden(`Only someone who outranks a ${authorRole.toLowerCase()} may ${what}`);
   }
 }
 

@@ -73,7 +73,8 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('roomName', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
-  return enterRoom(ctx, room, 'open');
+  // The owner comes back into their room whatever its visibility; anyone else joins only a public one.
+  return enterRoom(ctx, room, room.ownerLogin === viewer.login ? 'invited' : 'open');
 }
 
 /**
@@ -166,8 +167,9 @@ export async function transferRoomOwnership(ctx: Context, rawName: string, rawLo
     return entry;
   };
   const room = await requireRoom(ctx, name);
+  const heir = check(room);
   if (room.ownerLogin === login) return room;
-  if (!(await stores.rooms.transferOwnership(room, check(room)))) {
+  if (!(await stores.rooms.transferOwnership(room, heir))) {
     const now = await requireRoom(ctx, name);
     if (now.ownerLogin === login) return now;
     check(now);

@@ -56,7 +56,7 @@ builder.mutationFields((t) => ({
   inviteToRoom: t.field({
     type: RoomInvitationRef,
     description:
-      'Moderators and the owner invite a person by login (again: no change). BAD_USER_INPUT (field login) for a ' +
+      'Moderators, admins and the owner invite a person by login (again: no change). BAD_USER_INPUT (field login) for a ' +
       `participant; FORBIDDEN for someone banned (unban them first); LIMIT_REACHED (PENDING_INVITATIONS) when they ` +
       `have ${Limits.room.maxPendingInvitations} waiting; NOT_FOUND for no such user.`,
     args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
@@ -77,7 +77,7 @@ builder.mutationFields((t) => ({
   }),
   revokeInvitation: t.boolean({
     description:
-      "Drops a person's pending invitation: its inviter's own, or anyone's for moderators and the owner. NOT_FOUND " +
+      "Drops a person's pending invitation: its inviter's own, or anyone's for moderators, admins and the owner. NOT_FOUND " +
       '(Invitation) when there is none; CONFLICT when it was accepted first.',
     args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => invitations.revokeInvitation(ctx, args.roomName, args.login),
@@ -85,7 +85,7 @@ builder.mutationFields((t) => ({
   createInviteLink: t.field({
     type: InviteLinkRef,
     description:
-      `Moderators and the owner make a link of 1 to ${Limits.room.inviteLink.maxUses} uses (BAD_USER_INPUT, field maxUses), ` +
+      `Moderators, admins and the owner make a link of 1 to ${Limits.room.inviteLink.maxUses} uses (BAD_USER_INPUT, field maxUses), ` +
       `lasting expiresInMinutes (${Limits.room.inviteLink.defaultMinutes} by default, at most ${Limits.room.inviteLink.maxMinutes}).`,
     args: {
       roomName: t.arg.string({ required: true }),
@@ -104,7 +104,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => inviteLinks.redeemInviteLink(ctx, args.token),
   }),
   revokeInviteLink: t.boolean({
-    description: 'Moderators and the owner revoke a link to the room; false when there was none',
+    description: 'Moderators, admins and the owner revoke a link to the room; false when there was none',
     args: { roomName: t.arg.string({ required: true }), token: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => inviteLinks.revokeInviteLink(ctx, args.roomName, args.token),
   }),

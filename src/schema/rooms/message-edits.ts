@@ -62,7 +62,7 @@ builder.mutationFields((t) => ({
   deleteMessage: t.field({
     type: MessageRef,
     description:
-      "Its author, or the room's creator as moderation. The message stays in history as a tombstone (deleted: true, " +
+      "Its author, or (REMOVE_ANY_MESSAGE) an admin or the owner who outranks them, as moderation. The message stays in history as a tombstone (deleted: true, " +
       'no content, no earlier versions, no reactions, no longer pinned), so pages and cursors keep their places; an edit racing the ' +
       'deletion never brings the content back. Deleting it again returns the tombstone (and finishes a deletion that ' +
       'answered SERVICE_UNAVAILABLE). Publishes MessageDeleted, then MessageUnpinned when it was pinned.',

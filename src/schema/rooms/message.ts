@@ -44,7 +44,7 @@ builder.node(MessageRef, {
       resolve: (m) => messages.editedAt(m),
     }),
     deleted: t.exposeBoolean('deleted', {
-      description: 'Deleted by its author or the room\'s creator: a tombstone that keeps its place in history, without content',
+      description: 'Deleted by its author or, as moderation, by an admin or the owner: a tombstone that keeps its place in history, without content',
     }),
     metadata: t.field({
       type: 'JSON',
@@ -114,7 +114,7 @@ builder.mutationFields((t) => ({
   }),
   hideMessage: t.field({
     type: MessageRef,
-    description: "The author or the room's creator hides a message; its content is then null for everyone",
+    description: "The author, or an admin or the owner who outranks them, hides a message; its content is then null for everyone",
     args: { messageId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.messageId),
   }),

@@ -73,7 +73,7 @@ builder.objectFields(RoomRef, (t) => ({
   bannedParticipants: t.field({
     type: RoomBanConnection,
     nullable: true,
-    description: `For the creator and moderators (null for anyone else): who is banned, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+    description: `For the owner, admins and moderators (null for anyone else): who is banned, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
     args: { first: t.arg.int(), after: t.arg.string() },
     extensions: readsViewer,
     resolve: (room, args, ctx) => moderation.bannedParticipants(ctx, room, args.first, args.after),
@@ -81,7 +81,7 @@ builder.objectFields(RoomRef, (t) => ({
   mutedParticipants: t.field({
     type: RoomMuteConnection,
     nullable: true,
-    description: `For the creator and moderators (null for anyone else): who is muted now and until when, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
+    description: `For the owner, admins and moderators (null for anyone else): who is muted now and until when, by login. Page size ${Limits.page.default} by default, at most ${Limits.page.max}.`,
     args: { first: t.arg.int(), after: t.arg.string() },
     extensions: readsViewer,
     resolve: (room, args, ctx) => moderation.mutedParticipants(ctx, room, args.first, args.after),
@@ -94,7 +94,7 @@ builder.objectFields(RoomRef, (t) => ({
     resolve: (room, _args, ctx) => moderation.viewerMutedUntil(ctx, room),
   }),
   moderators: t.stringList({
-    description: 'Logins of the participants the creator named moderators (leaving, removal, a ban or a new join ends it)',
+    description: 'Logins of the participants named moderators (leaving, removal, a ban or a new join ends it)',
     resolve: (room) => moderation.currentModerators(room),
   }),
   slowModeSeconds: t.int({
@@ -107,15 +107,15 @@ builder.objectFields(RoomRef, (t) => ({
 builder.mutationFields((t) => ({
   setRoomModerator: t.field({
     type: RoomRef,
-    description: "The creator names a participant moderator (or takes it back). Publishes ModeratorChanged.",
+    description: "Names a participant moderator (or takes it back): setRoomRole MODERATOR (or MEMBER). Publishes ModeratorChanged.",
     args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), moderator: t.arg.boolean({ required: true }) },
     resolve: (_root, args, ctx) => moderation.setModerator(ctx, args.roomName, args.login, args.moderator),
   }),
   removeParticipant: t.field({
     type: RoomRef,
     description:
-      'The creator or a moderator removes a participant; with ban, they cannot join again until unbanned (BANNED), ' +
-      'even by a join racing the ban. Only the creator acts on a moderator; whoever is removed stops moderating. ' +
+      'The owner, an admin or a moderator removes a participant below them; with ban, they cannot join again until unbanned (BANNED), ' +
+      'even by a join racing the ban. Whoever is removed loses their role. ' +
       'Publishes ParticipantRemoved. Answers the room as it is after (unchanged when they were not a participant ' +
       'and no ban was asked).',
     args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), ban: t.arg.boolean({ defaultValue: false }) },
@@ -143,7 +143,7 @@ builder.mutationFields((t) => ({
     type: RoomRef,
     description:
       `The room's custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON, or null to clear it ` +
-      '(BAD_USER_INPUT, field metadata, otherwise, and when left out). The creator only. Publishes RoomMetadataChanged.',
+      '(BAD_USER_INPUT, field metadata, otherwise, and when left out). Admins and the owner. Publishes RoomMetadataChanged.',
     args: { roomName: t.arg.string({ required: true }), metadata: t.arg({ type: 'JSON' }) },
     resolve: (_root, args, ctx) => moderation.setRoomMetadata(ctx, args.roomName, args.metadata),
   }),
@@ -167,7 +167,7 @@ builder.mutationFields((t) => ({
   setRoomVisibility: t.field({
     type: RoomRef,
     description:
-      'Who may find and join the room (see RoomVisibility). The owner only. Made PRIVATE, the room is unlisted and, to ' +
+      'Who may find and join the room (see RoomVisibility). Admins and the owner. Made PRIVATE, the room is unlisted and, to ' +
       'anyone who does not take part, answers as a room that does not exist; its participants stay.',
     args: { roomName: t.arg.string({ required: true }), visibility: t.arg({ type: RoomVisibilityEnum, required: true }) },
     resolve: (_root, args, ctx) => moderation.setRoomVisibility(ctx, args.roomName, args.visibility),

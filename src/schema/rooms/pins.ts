@@ -18,13 +18,13 @@ builder.objectFields(RoomRef, (t) => ({
 builder.mutationFields((t) => ({
   pinMessage: t.field({
     type: MessageRef,
-    description: `The room's creator pins a message (again: no change); at most ${Limits.room.maxPins} per room. Publishes MessagePinned.`,
+    description: `An admin or the owner pins a message (again: no change); at most ${Limits.room.maxPins} per room. Publishes MessagePinned.`,
     args: { messageId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => pins.pinMessage(ctx, args.messageId),
   }),
   unpinMessage: t.field({
     type: MessageRef,
-    description: "The room's creator unpins a message (not pinned: no change). Publishes MessageUnpinned.",
+    description: "An admin or the owner unpins a message (not pinned: no change). Publishes MessageUnpinned.",
     args: { messageId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => pins.unpinMessage(ctx, args.messageId),
   }),

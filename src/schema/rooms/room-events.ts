@@ -42,8 +42,8 @@ const MessagePosted = messageEvent('MessagePosted', 'A new message (a reply has 
 const MessageHidden = messageEvent('MessageHidden', 'A message was hidden (the event carries no content)');
 const MessageEdited = messageEvent('MessageEdited', 'A message was edited: keep the highest message.version you have seen');
 const MessageDeleted = messageEvent('MessageDeleted', 'A message was deleted: it carries the tombstone');
-const MessagePinned = messageEvent('MessagePinned', "The room's creator pinned a message");
-const MessageUnpinned = messageEvent('MessageUnpinned', "The room's creator unpinned a message");
+const MessagePinned = messageEvent('MessagePinned', "An admin or the owner pinned a message");
+const MessageUnpinned = messageEvent('MessageUnpinned', "An admin or the owner unpinned a message");
 const PollUpdated = messageEvent(
   'PollUpdated',
   'Votes of a poll changed: its message, whose poll shows the counts as they are now. At most one event per poll and server every REACTION_EVENT_WINDOW_MS',
@@ -121,7 +121,7 @@ const ParticipantMuted = builder.objectRef<Of<'ParticipantMuted'>>('ParticipantM
   }),
 });
 const RoomMetadataChanged = builder.objectRef<Of<'RoomMetadataChanged'>>('RoomMetadataChanged').implement({
-  description: "The room's creator changed its custom data",
+  description: "An admin or the owner changed its custom data",
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
     cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),
@@ -139,7 +139,7 @@ const SlowModeChanged = builder.objectRef<Of<'SlowModeChanged'>>('SlowModeChange
   }),
 });
 const ModeratorChanged = builder.objectRef<Of<'ModeratorChanged'>>('ModeratorChanged').implement({
-  description: 'The creator named a moderator (moderator: true) or took the role back',
+  description: 'Someone above moderators named a moderator (moderator: true) or took the role back',
   fields: (t) => ({
     roomName: t.exposeString('roomName'),
     cursor: t.string({ ...CURSOR, resolve: (e, _args, ctx) => live.eventCursor(ctx, e as RoomEvent | FeedInterruptedItem) }),

@@ -34,7 +34,7 @@ builder.node(RoomRef, {
     metadata: t.field({
       type: 'JSON',
       nullable: true,
-      description: 'Custom data its creator gave it (a JSON object; setRoomMetadata changes it); null when none',
+      description: 'Custom data its admins or owner gave it (a JSON object; setRoomMetadata changes it); null when none',
       resolve: (r) => roomMetadata(r),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),

@@ -2,17 +2,23 @@
  * A room's pinned messages: a list of message ids in the room's row, in pin
  * order. Changed by an LWT on the list as read (and on the creator, so a pin
  * racing the room's deletion cannot leave a row holding only pins, and on the
- * owner as read, so an owner's pin racing the transfer of the room does not
- * apply after it); a
+ * room's authority as read, so a pin racing a transfer, a promotion or a
+ * demotion does not apply after it); a
  * concurrent change makes it read again, a bounded number of times. This
  * instance's changes to one room's pins run one at a time (OneAtATime), so
  * that a burst of pins contends in the process rather than in Paxos.
  */
-import { cql, type Database } from '../../cassandra/client.js';
+import { cql, type Database, type Row } from '../../cassandra/client.js';
+import { authorityAsRead } from '../moderation.js';
+import type { RoomRecord } from '../rooms.js';
+
+/** Whether values read back (sets as Set, or null) are those bound. */
+const sameValue = (read: unknown[], bound: unknown[]) =>
+  JSON.stringify(read.map((v) => (v instanceof Set ? [...v].sort() : v))) === JSON.stringify(bound.map((v) => (v instanceof Set ? [...v].sort() : v)));
 import { OneAtATime } from '../../cassandra/one-at-a-time.js';
 
-const SELECT_PINS = cql('SELECT pinned_messages, creator_login, owner_login FROM chat_rooms WHERE room_name = ?', { idempotent: true });
-const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND pinned_messages = ?', {
+const SELECT_PINS = cql('SELECT pinned_messages, creator_login, owner_login, admins, moderators FROM chat_rooms WHERE room_name = ?', { idempotent: true });
+const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND admins = ? AND moderators = ? AND pinned_messages = ?', {
   idempotent: false,
 });
 
@@ -21,7 +27,7 @@ const idsOf = (value: unknown) => ((value as Array<{ toString(): string }> | nul
 export type PinChange = (pins: string[]) => string[] | 'unchanged' | 'full';
 
 export interface PinOutcome {
-  /** 'deposed': the room has another owner than the one read. */
+  /** 'deposed': the room's authority (owner, admins, moderators) is not the one read. */
   status: 'changed' | 'unchanged' | 'full' | 'gone' | 'contended' | 'deposed';
   pins: string[];
 }
@@ -42,20 +48,22 @@ export class PinStore {
    * after `attempts`). 'gone' when the
    * room no longer exists (or has another creator: a room of the same name).
    */
-  async change(room: { name: string; creatorLogin: string; ownerStored: string | null }, change: PinChange, attempts: number): Promise<PinOutcome> {
+  async change(room: RoomRecord, change: PinChange, attempts: number): Promise<PinOutcome> {
     return this.changes.run(room.name, () => this.changeNow(room, change, attempts));
   }
 
-  private async changeNow(room: { name: string; creatorLogin: string; ownerStored: string | null }, change: PinChange, attempts: number): Promise<PinOutcome> {
-    const { name: roomName, creatorLogin, ownerStored } = room;
+  private async changeNow(room: RoomRecord, change: PinChange, attempts: number): Promise<PinOutcome> {
+    const { name: roomName, creatorLogin } = room;
+    const authority = authorityAsRead(room);
+    const sameAuthority = (row: Row) => sameValue([row.owner_login ?? null, row.admins ?? null, row.moderators ?? null], authority);
     let row = await this.db.readSerial(SELECT_PINS, [roomName]);
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };
-      if ((row.owner_login ?? null) !== ownerStored) return { status: 'deposed', pins: [] };
+      if (!sameAuthority(row)) return { status: 'deposed', pins: [] };
       const current = idsOf(row.pinned_messages);
       const next = change(current);
       if (next === 'unchanged' || next === 'full') return { status: next, pins: current };
-      const outcome = await this.db.lwt(SET_PINS, [next, roomName, creatorLogin, ownerStored, current.length ? current : null], async () => {
+      const outcome = await this.db.lwt(SET_PINS, [next, roomName, creatorLogin, ...authority, current.length ? current : null], async () => {
         const now = await this.db.readSerial(SELECT_PINS, [roomName]);
         return { applied: JSON.stringify(idsOf(now?.pinned_messages)) === JSON.stringify(next), row: now };
       });

@@ -10,6 +10,9 @@ import { refreshLoaders } from '../../context.js';
 import { eventStream, type StreamRules, type StreamStep } from '../../../pubsub/pubsub.js';
 import { presenceChannel, type PresenceChange } from './presence.js';
 import { requireParticipation } from '../access.js';
+import { FollowedRoom } from './feed-access.js';
+import { Limits } from '../../../limits.js';
+import type { Clock } from '../../../clock.js';
 import { validRoomName } from '../validation.js';
 import { userLoader } from '../../accounts/reads.js';
 
@@ -33,14 +36,33 @@ export async function lastSeenAt(ctx: Context, login: string): Promise<Date | nu
   return live > stored ? live : stored;
 }
 
-/** A subscriber hears of others coming and going, not of themselves; its end releases the room's sweep. */
+/**
+ * A subscriber hears of others coming and going, not of themselves, while they take part: access is checked again
+ * as roomEvents checks it (at most once per Limits.room.participationRecheckMs, one read per instance and window),
+ * and the stream ends once they were removed, banned or left, or the room is gone. Its end releases the sweep.
+ */
 class OthersOnly implements StreamRules<PresenceChange, PresenceChange> {
+  private checkedAt: number;
+
   constructor(
     private readonly login: string,
+    private readonly access: FollowedRoom,
+    private readonly clock: Clock,
     private readonly release: () => void,
-  ) {}
-  step(change: PresenceChange): StreamStep<PresenceChange> {
-    return change.user.login === this.login ? { skip: true } : { emit: change };
+  ) {
+    this.checkedAt = clock.now().getTime();
+  }
+
+  async step(change: PresenceChange): Promise<StreamStep<PresenceChange>> {
+    if (change.user.login === this.login) return { skip: true };
+    const now = this.clock.now().getTime();
+    if (now - this.checkedAt >= Limits.room.participationRecheckMs) {
+      // A failed check (storage unreachable) lets the event through, as roomEvents does: a blip must not cut feeds.
+      const denied = await this.access.recent().catch(() => null);
+      this.checkedAt = now;
+      if (denied) return { end: true };
+    }
+    return { emit: change };
   }
   ended(): void {
     this.release();
@@ -53,7 +75,8 @@ export async function subscribeRoomPresence(ctx: Context, rawName: string): Prom
   const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
   const release = ctx.services.rooms.presence.follow(room.name);
   try {
-    return await eventStream(ctx.services.pubsub, presenceChannel(room.name), new OthersOnly(viewer.login, release));
+    const access = new FollowedRoom(ctx.services, room, viewer.login);
+    return await eventStream(ctx.services.pubsub, presenceChannel(room.name), new OthersOnly(viewer.login, access, ctx.services.clock, release));
   } catch (err) {
     release();
     throw err;

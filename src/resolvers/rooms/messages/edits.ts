@@ -17,7 +17,7 @@ import { connection, decodeCursor, encodeCursor, type Connection } from '../../.
 import { pageSize, validMetadata } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { isParticipant } from '../access.js';
-import { requireMay } from '../permissions.js';
+import { requireMay, requireMayRemoveMessageOf } from '../permissions.js';
 import { messageWithRoom } from './messages.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from '../validation.js';
@@ -152,7 +152,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
   const viewer = requireViewer(ctx);
   const { message, room } = await readMessage(ctx, id);
   const byAuthor = message.author.login === viewer.login && !message.systemMessage;
-  if (!byAuthor) requireMay(room, viewer.login, 'REMOVE_ANY_MESSAGE', "delete someone else's message");
+  if (!byAuthor) requireMayRemoveMessageOf(room, viewer.login, message.author.login, "delete someone else's message");
   const tombstone: MessageRecord = { ...message, content: null, deleted: true, mentions: [], metadata: null, forwardedFrom: null };
   const { stores, rooms } = ctx.services;
   if (message.deleted) {

@@ -17,7 +17,7 @@ import { requireViewer } from '../../shared/guards.js';
 import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId } from '../ids.js';
 import { isParticipant, visibleTo } from '../access.js';
-import { requireMay } from '../permissions.js';
+import { requireMayRemoveMessageOf } from '../permissions.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
 import { userLoader } from '../../accounts/reads.js';
@@ -128,7 +128,7 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   const { stores } = ctx.services;
   const { message, room } = await messageWithRoom(ctx, id);
   if (!message || !room) throw notFound('Message');
-  if (message.author.login !== viewer.login) requireMay(room, viewer.login, 'REMOVE_ANY_MESSAGE', "hide someone else's message");
+  if (message.author.login !== viewer.login) requireMayRemoveMessageOf(room, viewer.login, message.author.login, "hide someone else's message");
   if (!message.visible) return message;
   const hidden: MessageRecord = { ...message, visible: false };
   const turn = ctx.services.rooms.sequencer.take(room.name);

@@ -11,7 +11,7 @@ import { timeUuidDate } from '../../../timeuuids.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
+import { isParticipant, requireRoom } from '../access.js';
 import { requireMay } from '../permissions.js';
 import { messageWithRoom } from './messages.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
@@ -45,7 +45,11 @@ async function changePins(
   }
   if (outcome.status !== 'changed') turn.cancel();
   if (outcome.status === 'gone') throw notFound('Room');
-  if (outcome.status === 'deposed') throw forbidden("Only the room's owner may pin and unpin messages: the room was handed on meanwhile");
+  if (outcome.status === 'deposed') {
+    // A transfer, a promotion or a demotion came first: judged again on the room as it is now.
+    requireMay(await requireRoom(ctx, room.name), requireViewer(ctx).login, 'PIN', 'pin and unpin messages');
+    throw conflict("The room's roles changed meanwhile; try again");
+  }
   if (outcome.status === 'contended') throw conflict('The pins kept changing; try again');
   if (outcome.status === 'full') throw limitReached(LimitName.PINS_PER_ROOM, Limits.room.maxPins, `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
   if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
