@@ -121,7 +121,10 @@ async function expectOnReturnedNode(index: number, load: FaultLoad, whileDown: {
   try {
     expect(posts.length + rooms.length + purchases.length).toBeGreaterThan(0);
     let last: string[] = [];
-    await eventually(async () => (last = await missing()).length === 0, { what: `node ${index + 1} to have the writes made while it was down (missing: ${last.slice(0, 5).join(', ')})`, timeoutMs: 90_000, intervalMs: 1_000 });
+    // What is missing is told once the wait is over (a message built before it would always say none).
+    await eventually(async () => (last = await missing()).length === 0, { what: `node ${index + 1} to have the writes made while it was down`, timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
+      throw new Error(`${err.message}; missing ${last.length}: ${last.slice(0, 5).join(', ')}`);
+    });
     console.log(`[fault] node ${index + 1} alone at ONE has the ${posts.length} posts, ${rooms.length} rooms and ${purchases.length} purchases acknowledged while it was down`);
   } finally {
     await client.shutdown();
