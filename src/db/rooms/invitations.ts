@@ -90,17 +90,17 @@ export class InvitationStore {
   }
 
   /**
-   * Claims the pending invitation to the room made at `roomCreatedAt` for its acceptance. Answers the row as it is
-   * after: ACCEPTED when this claim (or an earlier run of this acceptance) holds it; undefined when there is none.
-   * A PENDING row answered is one to another room of that name.
+   * Claims the pending invitation to the room made at `roomCreatedAt` for its acceptance. True when the invitation is
+   * held for it: by this claim, or by an earlier run of this acceptance (the LWT's own answer says so, with no
+   * read after it). False when there is none, or only one to another room of that name.
    */
-  async claim(inviteeLogin: string, roomName: string, roomCreatedAt: Date): Promise<InvitationRecord | undefined> {
+  async claim(inviteeLogin: string, roomName: string, roomCreatedAt: Date): Promise<boolean> {
+    const held = (row: Row | undefined) => row?.status === 'ACCEPTED' && sameTime(row.room_created_at, roomCreatedAt);
     const outcome = await this.db.lwt(CLAIM, [inviteeLogin, roomName, roomCreatedAt], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [inviteeLogin, roomName]);
-      return { applied: row?.status === 'ACCEPTED' && sameTime(row.room_created_at, roomCreatedAt), row: row! };
+      return { applied: held(row), row: row! };
     });
-    if (outcome.applied) return (await this.one(inviteeLogin, roomName)) ?? undefined;
-    return outcome.row?.status ? toInvitation(outcome.row) : undefined;
+    return outcome.applied || held(outcome.row);
   }
 
   /** Gives a claimed invitation back (the join it was claimed for was refused for a reason that may pass). */
