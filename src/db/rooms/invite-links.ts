@@ -2,10 +2,12 @@
  * Storage of invite links (room_invite_links, cql/024_invite_links.cql): one row per token, gone with its expiry (a
  * TTL). Each use is counted exactly by an LWT that asks the count to be the one read and records who used it in the
  * same write, so racing redeemers never take more uses than the link has, and a redeemer's retry finds its use.
- * This instance's uses of one link run one at a time (OneAtATime), so they do not contend with each other in Paxos.
+ * This instance's uses of one link run one at a time (OneAtATime), so they do not contend with each other in Paxos;
+ * a use that loses to another instance's pauses at random (contention.ts) before it reads again.
  */
 import { cql, mapOf, type Database, type Row } from '../cassandra/client.js';
 import { OneAtATime } from '../cassandra/one-at-a-time.js';
+import { pauseAfterLosing } from '../cassandra/contention.js';
 
 export interface InviteLinkRecord {
   token: string;
@@ -68,7 +70,7 @@ export class InviteLinkStore {
   use(token: string, login: string, at: Date, retryWithinMs: number): Promise<UseOutcome> {
     return this.uses.run(token, async () => {
       let row = await this.db.readSerial(SELECT, [token]);
-      for (;;) {
+      for (let lost = 0; ; ) {
         if (!row) return { status: 'gone' };
         const link = toLink(row);
         const before = link.usedBy.get(login);
@@ -76,13 +78,18 @@ export class InviteLinkStore {
         const count = usesOf(row);
         if (count >= link.maxUses) return { status: 'usedUp' };
         const ttl = Math.max(1, Math.ceil((link.expiresAt.getTime() - Date.now()) / 1000));
-        const outcome = await this.db.lwt(USE, [ttl, count + 1, login, at, token, row.uses ?? null], async () => {
+        const expected = (row.uses as number | null) ?? null;
+        const outcome = await this.db.lwt(USE, [ttl, count + 1, login, at, token, expected], async () => {
           const now = await this.db.readSerial(SELECT, [token]);
-          return { applied: Boolean(now && toLink(now).usedBy.get(login)?.getTime() === at.getTime()), row: now! };
+          const applied = Boolean(now && toLink(now).usedBy.get(login)?.getTime() === at.getTime());
+          // The count only grows: once another use moved it (or the link went), this attempt can never apply.
+          return { applied, row: now, settled: !applied && (!now || ((now.uses as number | null) ?? null) !== expected) };
         });
         if (outcome.applied) return { status: 'used', link: { ...link, usedBy: new Map([...link.usedBy, [login, at]]) } };
-        // Another use came first: go on from the row as it is now (the LWT answers its current values).
-        row = outcome.row?.link_token ? outcome.row : await this.db.readSerial(SELECT, [token]);
+        // Another use came first (on another instance: this one's run one at a time). A random pause keeps the two
+        // from meeting again in Paxos, then go on from the row as it is now.
+        await pauseAfterLosing(++lost);
+        row = await this.db.readSerial(SELECT, [token]);
       }
     });
   }
