@@ -11,6 +11,7 @@ import cassandra from 'cassandra-driver';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientOptions, Database } from '../../src/db/cassandra/client.js';
+import { stallAwareBalancing } from '../../src/db/cassandra/policies.js';
 import { clusterContactPoints, killClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { MeDocument } from '../generated/graphql.js';
@@ -77,6 +78,32 @@ describe('the app’s client', () => {
       expect(coordinators.size).toBeGreaterThan(1);
     } finally {
       await db.client.shutdown();
+    }
+  });
+});
+
+describe('nodes that do not answer', () => {
+  it('get no request while another replica answers, even when two of the three do not', async () => {
+    const config = loadConfig({ CASSANDRA_CONTACT_POINTS: clusterContactPoints(), CASSANDRA_KEYSPACE: inject('keyspace') });
+    const [answeringNode, ...silent] = clusterContactPoints().split(',') as [string, string, string];
+    // The health check, told that two nodes answer nothing, as NodeHealth says of a stalled node and, for moments, of
+    // a node slowed by it (in flight, no answer for 200 ms). The driver reorders a partition's replicas only while most
+    // of them answer, and so sent requests to the stalled node. Nothing is stalled here: each request is answered
+    // wherever it goes, and where it goes is the policy's choice alone.
+    const answering = (host: cassandra.Host) => host.address === answeringNode;
+    const options = clientOptions(config.cassandra, clusterContactPoints().split(','), { keyspace: inject('keyspace') });
+    const client = new cassandra.Client({ ...options, policies: { ...options.policies, loadBalancing: stallAwareBalancing(config.cassandra.localDataCenter, answering) } });
+    try {
+      await client.connect();
+      const coordinators: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const login = `stalled-routing-${i}`;
+        expect(client.getReplicas(inject('keyspace'), Buffer.from(login, 'utf8'))).toHaveLength(3);
+        coordinators.push((await client.execute('SELECT login FROM users WHERE login = ?', [login], { prepare: true })).info.queriedHost);
+      }
+      expect(coordinators.filter((host) => silent.includes(host))).toEqual([]);
+    } finally {
+      await client.shutdown();
     }
   });
 });

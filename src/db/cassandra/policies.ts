@@ -126,18 +126,24 @@ const HealthCheckedDefault = policies.loadBalancing.DefaultLoadBalancingPolicy a
 
 /**
  * The driver's default balancing (token aware, the local data center, the less busy of two replicas first), with
- * NodeHealth's `answering` as its health check: a replica not answering goes to the back of each query plan while most
- * replicas still answer, so new requests, speculative executions and retries go to the others.
+ * NodeHealth's `answering` as its health check: a node not answering goes to the back of each query plan (StallAware),
+ * so new requests, speculative executions and retries go to the others.
  */
 export function stallAwareBalancing(localDc: string, answering: (host: Host) => boolean): cassandra.policies.loadBalancing.LoadBalancingPolicy {
   return new StallAware({ localDc, healthCheck: answering }) as unknown as cassandra.policies.loadBalancing.LoadBalancingPolicy;
 }
 
 /**
- * HealthCheckedDefault, with the hosts that answer first in a plan without a routing key. The driver applies its
- * health check to a partition's replicas only: a plan without one (a statement's preparation, which the driver sends
- * before the statement first runs, and any statement outside a keyspace's partitions) is round robin over the local
- * hosts, and one of every three first runs of a statement waited a whole request timeout on a stalled node.
+ * HealthCheckedDefault, with the hosts that answer first in every plan. The driver's own health check misses two cases:
+ * - a plan without a routing key (a statement's preparation, which the driver sends before the statement first runs,
+ *   and any statement outside a keyspace's partitions) is round robin over the local hosts: one of every three first
+ *   runs of a statement waited a whole request timeout on a stalled node;
+ * - a partition's replicas are reordered only while most of them answer. A node slowed by a stalled one (its requests
+ *   wait on the stalled replica) is, for moments, in flight with no answer for 200 ms: two of three then count as not
+ *   answering, the driver kept its order, and one request in three went to the stalled node and waited there the
+ *   whole request timeout. Here the one that answers goes first.
+ * Among those that answer, and among those that do not, the driver's order stands: the replicas, the less busy of two
+ * first.
  */
 class StallAware extends HealthCheckedDefault {
   constructor(private readonly options: { localDc: string; healthCheck: (host: Host) => boolean }) {
@@ -145,8 +151,7 @@ class StallAware extends HealthCheckedDefault {
   }
 
   override newQueryPlan(keyspace: string, executionOptions: PlanOptions, callback: Plan): void {
-    const routed = Boolean(executionOptions?.getRoutingKey());
-    super.newQueryPlan(keyspace, executionOptions, (err, plan) => (err || routed ? callback(err, plan) : callback(null, answeringFirst(plan!, this.options.healthCheck))));
+    super.newQueryPlan(keyspace, executionOptions, (err, plan) => (err ? callback(err, plan) : callback(null, answeringFirst(plan!, this.options.healthCheck))));
   }
 }
 
