@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { ManualClock, startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
+import { codes, gqlAs, gqlOk, type GqlResult } from '../testkit/http.js';
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { cqlRow } from '../testkit/cql.js';
@@ -23,8 +23,6 @@ beforeAll(async () => {
   [owner, moderator] = await Promise.all([signUp(a), signUp(a)]);
 }, 60_000);
 
-const run = (app: App, doc: string, variables: Record<string, unknown>, user: TestUser) =>
-  gql(app, doc as never, variables as never, user.token) as Promise<GqlResult<Record<string, unknown>>>;
 
 const CREATE = 'mutation($n: String!, $v: RoomVisibility) { createRoom(input: { name: $n, visibility: $v }) { name visibility } }';
 const INVITE = 'mutation($r: String!, $l: String!) { inviteToRoom(roomName: $r, login: $l) { room { name } inviteeLogin inviter { login } } }';
@@ -56,13 +54,13 @@ describe('a private room', () => {
     const name = uniqueRoomName('private');
     await gqlOk(a, CREATE as never, { n: name, v: 'PRIVATE' } as never, owner.token);
     await post(a, owner, name, 'before you came');
-    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
-    expect(codes(await run(a, JOIN, { r: name }, outsider))).toEqual(['NOT_FOUND']);
+    expect((await gqlAs(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
+    expect(codes(await gqlAs(a, JOIN, { r: name }, outsider))).toEqual(['NOT_FOUND']);
     const listed = async (user: TestUser) => {
       const names: string[] = [];
       let after: string | null = null;
       for (;;) {
-        const page = (await run(a, 'query($after: String) { rooms(first: 100, after: $after) { edges { node { name } } pageInfo { hasNextPage endCursor } } }', { after }, user)).data!.rooms as {
+        const page = (await gqlAs(a, 'query($after: String) { rooms(first: 100, after: $after) { edges { node { name } } pageInfo { hasNextPage endCursor } } }', { after }, user)).data!.rooms as {
           edges: Array<{ node: { name: string } }>;
           pageInfo: { hasNextPage: boolean; endCursor: string };
         };
@@ -73,27 +71,27 @@ describe('a private room', () => {
     };
     expect(await listed(owner)).not.toContain(name);
 
-    const invited = await run(b, INVITE, { r: name, l: outsider.login }, owner);
+    const invited = await gqlAs(b, INVITE, { r: name, l: outsider.login }, owner);
     expect(invited.data).toEqual({ inviteToRoom: { room: { name }, inviteeLogin: outsider.login, inviter: { login: owner.login } } });
     // Inviting twice changes nothing.
-    expect((await run(a, INVITE, { r: name, l: outsider.login }, owner)).errors).toBeUndefined();
-    expect((await run(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [{ room: { name, visibility: 'PRIVATE' }, inviter: { login: owner.login } }] });
+    expect((await gqlAs(a, INVITE, { r: name, l: outsider.login }, owner)).errors).toBeUndefined();
+    expect((await gqlAs(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [{ room: { name, visibility: 'PRIVATE' }, inviter: { login: owner.login } }] });
     // Still hidden until accepted.
-    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
+    expect((await gqlAs(a, ROOM, { r: name }, outsider)).data).toEqual({ room: null });
 
-    expect((await run(b, ACCEPT, { r: name }, outsider)).data).toEqual({ acceptInvitation: { name, participantCount: 2 } });
-    expect((await run(a, ROOM, { r: name }, outsider)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
-    expect((await run(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [] });
+    expect((await gqlAs(b, ACCEPT, { r: name }, outsider)).data).toEqual({ acceptInvitation: { name, participantCount: 2 } });
+    expect((await gqlAs(a, ROOM, { r: name }, outsider)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
+    expect((await gqlAs(a, INVITATIONS, {}, outsider)).data).toEqual({ roomInvitations: [] });
     expect((await rawChatRooms(a, outsider.login)).has(name)).toBe(true);
     await post(a, outsider, name, 'hello');
-    const history = await run(a, 'query($r: String!) { room(roomName: $r) { messages(first: 10) { edges { node { content } } } } }', { r: name }, outsider);
+    const history = await gqlAs(a, 'query($r: String!) { room(roomName: $r) { messages(first: 10) { edges { node { content } } } } }', { r: name }, outsider);
     expect(JSON.stringify(history.data)).toContain('before you came');
     // Accepted, the invitation is gone; an accept again (a retry whose answer was lost) answers the room.
-    expect((await run(a, ACCEPT, { r: name }, outsider)).data).toEqual({ acceptInvitation: { name, participantCount: 2 } });
+    expect((await gqlAs(a, ACCEPT, { r: name }, outsider)).data).toEqual({ acceptInvitation: { name, participantCount: 2 } });
     // The owner who leaves a private room alone keeps it, and comes back into it.
     await gqlOk(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }' as never, { r: name, l: outsider.login } as never, owner.token);
-    expect((await run(a, LEAVE, { r: name }, owner)).data).toEqual({ leaveRoom: true });
-    expect((await run(a, JOIN, { r: name }, owner)).data).toEqual({ joinRoom: { name } });
+    expect((await gqlAs(a, LEAVE, { r: name }, owner)).data).toEqual({ leaveRoom: true });
+    expect((await gqlAs(a, JOIN, { r: name }, owner)).data).toEqual({ joinRoom: { name } });
   });
 
   it('refuses to invite a participant, someone banned or nobody, and lets an invitee decline', async () => {
@@ -109,19 +107,19 @@ describe('a private room', () => {
       await gqlOk(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }' as never, { r: name, l: user.login } as never, owner.token);
     }
     // Banned, an invitee no longer sees the room in their invitations, nor gets in by them.
-    expect((await run(a, INVITATIONS, {}, pendingThenBanned!)).data).toEqual({ roomInvitations: [] });
-    expect(codes(await run(a, ACCEPT, { r: name }, pendingThenBanned!))).toEqual(['BANNED']);
-    const asMember = await run(a, INVITE, { r: name, l: member!.login }, owner);
+    expect((await gqlAs(a, INVITATIONS, {}, pendingThenBanned!)).data).toEqual({ roomInvitations: [] });
+    expect(codes(await gqlAs(a, ACCEPT, { r: name }, pendingThenBanned!))).toEqual(['BANNED']);
+    const asMember = await gqlAs(a, INVITE, { r: name, l: member!.login }, owner);
     expect([codes(asMember), asMember.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'login']);
-    expect(codes(await run(a, INVITE, { r: name, l: banned!.login }, moderator))).toEqual(['FORBIDDEN']);
-    expect(codes(await run(a, INVITE, { r: name, l: 'nobody-at-all' }, owner))).toEqual(['NOT_FOUND']);
+    expect(codes(await gqlAs(a, INVITE, { r: name, l: banned!.login }, moderator))).toEqual(['FORBIDDEN']);
+    expect(codes(await gqlAs(a, INVITE, { r: name, l: 'nobody-at-all' }, owner))).toEqual(['NOT_FOUND']);
     // A member may not invite.
-    expect(codes(await run(a, INVITE, { r: name, l: invitee!.login }, member!))).toEqual(['FORBIDDEN']);
+    expect(codes(await gqlAs(a, INVITE, { r: name, l: invitee!.login }, member!))).toEqual(['FORBIDDEN']);
 
     await gqlOk(a, INVITE as never, { r: name, l: invitee!.login } as never, owner.token);
-    expect((await run(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: true });
-    expect((await run(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: false });
-    expect(codes(await run(a, ACCEPT, { r: name }, invitee!))).toEqual(['NOT_FOUND']);
+    expect((await gqlAs(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: true });
+    expect((await gqlAs(a, DECLINE, { r: name }, invitee!)).data).toEqual({ declineInvitation: false });
+    expect(codes(await gqlAs(a, ACCEPT, { r: name }, invitee!))).toEqual(['NOT_FOUND']);
     expect(await participantsOf(name)).not.toContain(invitee!.login);
   });
 
@@ -131,8 +129,8 @@ describe('a private room', () => {
     await gqlOk(a, INVITE as never, { r: name, l: invitee.login } as never, owner.token);
     await gqlOk(a, 'mutation($r: String!) { deleteRoom(roomName: $r) }' as never, { r: name } as never, owner.token);
     await gqlOk(a, CREATE as never, { n: name, v: 'PRIVATE' } as never, owner.token);
-    expect((await run(a, INVITATIONS, {}, invitee)).data).toEqual({ roomInvitations: [] });
-    expect(codes(await run(a, ACCEPT, { r: name }, invitee))).toEqual(['NOT_FOUND']);
+    expect((await gqlAs(a, INVITATIONS, {}, invitee)).data).toEqual({ roomInvitations: [] });
+    expect(codes(await gqlAs(a, ACCEPT, { r: name }, invitee))).toEqual(['NOT_FOUND']);
     expect(await participantsOf(name)).toEqual([owner.login]);
   });
 });
@@ -149,8 +147,8 @@ describe('an accept racing a revoke', () => {
     const name = await privateRoom();
     await gqlOk(a, INVITE as never, { r: name, l: invitee.login } as never, moderator.token);
     const [acceptOn, revokeOn] = i % 2 ? [a, b] : [b, a];
-    const accept = () => run(acceptOn, ACCEPT, { r: name }, invitee);
-    const revoke = () => run(revokeOn, REVOKE, { r: name, l: invitee.login }, moderator);
+    const accept = () => gqlAs(acceptOn, ACCEPT, { r: name }, invitee);
+    const revoke = () => gqlAs(revokeOn, REVOKE, { r: name, l: invitee.login }, moderator);
     let accepted: GqlResult<Record<string, unknown>> | undefined;
     let revoked: GqlResult<Record<string, unknown>> | undefined;
     if (staged === 'revoked') {
@@ -197,8 +195,8 @@ describe('a join racing the room being made private', () => {
   async function round(joiner: TestUser, i: number, staged?: Outcome): Promise<Outcome> {
     const name = await roomWith(a, owner);
     const [joinOn, hideOn] = i % 2 ? [a, b] : [b, a];
-    const join = () => run(joinOn, JOIN, { r: name }, joiner);
-    const hide = () => run(hideOn, SET_VISIBILITY, { r: name, v: 'PRIVATE' }, owner);
+    const join = () => gqlAs(joinOn, JOIN, { r: name }, joiner);
+    const hide = () => gqlAs(hideOn, SET_VISIBILITY, { r: name, v: 'PRIVATE' }, owner);
     let joined: GqlResult<Record<string, unknown>> | undefined;
     let hidden: GqlResult<Record<string, unknown>> | undefined;
     if (staged === 'refused') {
@@ -222,7 +220,7 @@ describe('a join racing the room being made private', () => {
     }
     expect(inRoom).toBe(true);
     // In before it was made private, the joiner sees it still.
-    expect((await run(a, ROOM, { r: name }, joiner)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
+    expect((await gqlAs(a, ROOM, { r: name }, joiner)).data).toEqual({ room: { name, visibility: 'PRIVATE' } });
     return 'joined';
   }
 
@@ -244,16 +242,16 @@ describe('an invite link', () => {
   it('lets its holder into a private room, once each, until it is revoked or expires', async () => {
     const name = await privateRoom();
     const [first, second, third] = await signUpMany(a, 3, 'link');
-    const made = await run(a, CREATE_LINK, { r: name, n: 5 }, moderator);
+    const made = await gqlAs(a, CREATE_LINK, { r: name, n: 5 }, moderator);
     expect(made.data).toMatchObject({ createInviteLink: { maxUses: 5, uses: 0, room: { name } } });
     const token = (made.data!.createInviteLink as { token: string }).token;
-    expect((await run(b, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
+    expect((await gqlAs(b, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
     // A participant redeeming is answered the room and takes no use.
-    expect((await run(a, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
+    expect((await gqlAs(a, REDEEM, { t: token }, first!)).data).toEqual({ redeemInviteLink: { name } });
     expect((await cqlRow(a, 'SELECT uses FROM room_invite_links WHERE link_token = ?', [token]))?.uses).toBe(1);
-    expect((await run(a, 'mutation($r: String!, $t: String!) { revokeInviteLink(roomName: $r, token: $t) }', { r: name, t: token }, owner)).data).toEqual({ revokeInviteLink: true });
-    expect(codes(await run(a, REDEEM, { t: token }, second!))).toEqual(['NOT_FOUND']);
-    expect(codes(await run(a, REDEEM, { t: 'not a token' }, second!))).toEqual(['NOT_FOUND']);
+    expect((await gqlAs(a, 'mutation($r: String!, $t: String!) { revokeInviteLink(roomName: $r, token: $t) }', { r: name, t: token }, owner)).data).toEqual({ revokeInviteLink: true });
+    expect(codes(await gqlAs(a, REDEEM, { t: token }, second!))).toEqual(['NOT_FOUND']);
+    expect(codes(await gqlAs(a, REDEEM, { t: 'not a token' }, second!))).toEqual(['NOT_FOUND']);
     expect(await participantsOf(name)).not.toContain(second!.login);
 
     const clock = new ManualClock();
@@ -261,11 +259,11 @@ describe('an invite link', () => {
     try {
       const expiring = await linkOf(later, name, 5, owner, 1);
       clock.advance(61_000);
-      expect(codes(await run(later, REDEEM, { t: expiring }, third!))).toEqual(['NOT_FOUND']);
+      expect(codes(await gqlAs(later, REDEEM, { t: expiring }, third!))).toEqual(['NOT_FOUND']);
     } finally {
       await later.stop();
     }
-    const bad = await run(a, CREATE_LINK, { r: name, n: 0 }, owner);
+    const bad = await gqlAs(a, CREATE_LINK, { r: name, n: 0 }, owner);
     expect([codes(bad), bad.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'maxUses']);
   });
 
@@ -273,7 +271,7 @@ describe('an invite link', () => {
     const name = await privateRoom();
     const token = await linkOf(a, name, 10);
     const redeemers = await signUpMany(a, 50, 'redeemer');
-    const answers = await Promise.all(redeemers.map((user, i) => run(i % 2 ? a : b, REDEEM, { t: token }, user)));
+    const answers = await Promise.all(redeemers.map((user, i) => gqlAs(i % 2 ? a : b, REDEEM, { t: token }, user)));
     const admitted = redeemers.filter((_, i) => !answers[i]!.errors).map((u) => u.login);
     const refused = answers.filter((answer) => answer.errors).map((answer) => [codes(answer), answer.errors?.[0]?.extensions?.limit]);
     expect(admitted).toHaveLength(10);

@@ -19,7 +19,7 @@ import {
   type RoomEventsSubscription,
 } from '../generated/graphql.js';
 import { ManualClock, startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk } from '../testkit/http.js';
+import { codes, gql, gqlAs, gqlOk } from '../testkit/http.js';
 import { eventually } from '../testkit/poll.js';
 import { signUp, type TestUser } from '../testkit/data/users.js';
 import { followRoom, post, roomWith } from '../testkit/data/rooms.js';
@@ -184,6 +184,24 @@ describe('a subscriber who is no longer a participant', () => {
     expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
     await bobs.completed;
     await eventually(() => app.services.pubsub.listeners(roomChannel(name)) === 0, { what: "Bob's listener to go" });
+  });
+
+  it('is cut off with NOT_FOUND from a private room, as from a room that does not exist, even when no ParticipantLeft was published', async () => {
+    const clock = new ManualClock();
+    const app = await startApp({ clock });
+    const name = await roomWith(app, alice, [bob]);
+    expect(codes(await gqlAs(app, 'mutation($r: String!) { setRoomVisibility(roomName: $r, visibility: PRIVATE) { name } }', { r: name }, alice))).toEqual([]);
+    const bobs = await follow(app, bob, name);
+    const { rooms } = app.services.stores;
+    const room = (await rooms.byName(name))!;
+    await rooms.leave(room, bob.login, room.participants.filter((p) => p.login === bob.login));
+    clock.advance(Limits.room.participationRecheckMs);
+    await post(app, alice, name, 'after the window');
+    const cut = await bobs.next();
+    // What subscribing now would answer him: the room is hidden from a former participant.
+    expect(cut.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
+    expect((await gqlAs(app, 'query($r: String!) { room(roomName: $r) { name } }', { r: name }, bob)).data).toEqual({ room: null });
+    await bobs.completed;
   });
 
   it('is cut off with NOT_FOUND when the room it followed is gone and its RoomDeleted was lost, even if the name is taken again', async () => {

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
+import { codes, gqlAs, gqlOk, type GqlResult } from '../testkit/http.js';
 import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import { rawRoomRow, roomWith } from '../testkit/data/rooms.js';
 import { onNextStatement } from '../testkit/faults/statement-faults.js';
@@ -19,8 +19,6 @@ beforeAll(async () => {
   [a, b] = await Promise.all([startApp({ redis: true }), startApp({ redis: true })]);
 }, 60_000);
 
-const run = (app: App, doc: string, variables: Record<string, unknown>, user: TestUser) =>
-  gql(app, doc as never, variables as never, user.token) as Promise<GqlResult<Record<string, unknown>>>;
 
 const TRANSFER = 'mutation($r: String!, $l: String!) { transferRoomOwnership(roomName: $r, login: $l) { owner { login } } }';
 const LEAVE = 'mutation($r: String!) { leaveRoom(roomName: $r) }';
@@ -28,7 +26,7 @@ const NAME_MODERATOR = 'mutation($r: String!, $l: String!) { setRoomModerator(ro
 const SLOW_MODE = 'mutation($r: String!) { setSlowMode(roomName: $r, seconds: 30) { slowModeSeconds } }';
 
 const roleOf = async (name: string, user: TestUser) =>
-  ((await run(a, 'query($r: String!) { room(roomName: $r) { viewerRole } }', { r: name }, user)).data?.room as { viewerRole: string | null } | null)?.viewerRole;
+  ((await gqlAs(a, 'query($r: String!) { room(roomName: $r) { viewerRole } }', { r: name }, user)).data?.room as { viewerRole: string | null } | null)?.viewerRole;
 
 /** Who takes part in the (public) room as stored, and who owns it as `viewer` is told. */
 async function stored(name: string, viewer: TestUser) {
@@ -45,17 +43,17 @@ describe("a room's ownership", () => {
     const [owner, heir] = byLogin(await signUpMany(a, 2, 'own'));
     const name = await roomWith(a, owner!, [heir!]);
     await gqlOk(a, NAME_MODERATOR as never, { r: name, l: heir!.login } as never, owner!.token);
-    expect(codes(await run(a, TRANSFER, { r: name, l: heir!.login }, heir!))).toEqual(['FORBIDDEN']);
+    expect(codes(await gqlAs(a, TRANSFER, { r: name, l: heir!.login }, heir!))).toEqual(['FORBIDDEN']);
     const outsider = await signUp(a);
-    const notIn = await run(a, TRANSFER, { r: name, l: outsider.login }, owner!);
+    const notIn = await gqlAs(a, TRANSFER, { r: name, l: outsider.login }, owner!);
     expect([codes(notIn), notIn.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'login']);
 
-    expect((await run(b, TRANSFER, { r: name, l: heir!.login }, owner!)).data).toEqual({ transferRoomOwnership: { owner: { login: heir!.login } } });
+    expect((await gqlAs(b, TRANSFER, { r: name, l: heir!.login }, owner!)).data).toEqual({ transferRoomOwnership: { owner: { login: heir!.login } } });
     expect([await roleOf(name, heir!), await roleOf(name, owner!)]).toEqual(['OWNER', 'MEMBER']);
-    expect(codes(await run(a, SLOW_MODE, { r: name }, owner!))).toEqual(['FORBIDDEN']);
-    expect((await run(a, SLOW_MODE, { r: name }, heir!)).errors).toBeUndefined();
+    expect(codes(await gqlAs(a, SLOW_MODE, { r: name }, owner!))).toEqual(['FORBIDDEN']);
+    expect((await gqlAs(a, SLOW_MODE, { r: name }, heir!)).errors).toBeUndefined();
     // The former owner is a member now: the new owner removes them.
-    expect((await run(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }', { r: name, l: owner!.login }, heir!)).errors).toBeUndefined();
+    expect((await gqlAs(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }', { r: name, l: owner!.login }, heir!)).errors).toBeUndefined();
     expect(await roleOf(name, owner!)).toBeNull();
   });
 
@@ -65,17 +63,17 @@ describe("a room's ownership", () => {
     const name = await roomWith(a, owner!, [first!, second!, third!]);
     await gqlOk(a, NAME_MODERATOR as never, { r: name, l: third!.login } as never, owner!.token);
     // A moderator comes before any member, whatever their logins.
-    expect((await run(a, LEAVE, { r: name }, owner!)).data).toEqual({ leaveRoom: true });
+    expect((await gqlAs(a, LEAVE, { r: name }, owner!)).data).toEqual({ leaveRoom: true });
     expect(await roleOf(name, third!)).toBe('OWNER');
     expect(await roleOf(name, owner!)).toBeNull();
     // The heir leaves the role they had: handed on again, the room leaves them a member.
     expect(((await rawRoomRow(a, name))?.moderators as Set<string> | null) ?? new Set()).not.toContain(third!.login);
     // No moderator left: the first participant by login.
-    expect((await run(b, LEAVE, { r: name }, third!)).data).toEqual({ leaveRoom: true });
+    expect((await gqlAs(b, LEAVE, { r: name }, third!)).data).toEqual({ leaveRoom: true });
     expect(await roleOf(name, first!)).toBe('OWNER');
     await gqlOk(a, LEAVE as never, { r: name } as never, second!.token);
     // Alone, the owner leaves and keeps the room.
-    expect((await run(a, LEAVE, { r: name }, first!)).data).toEqual({ leaveRoom: true });
+    expect((await gqlAs(a, LEAVE, { r: name }, first!)).data).toEqual({ leaveRoom: true });
     expect(await stored(name, second!)).toEqual({ participants: [], owner: first!.login });
     expect(await roleOf(name, first!)).toBe('OWNER');
   });
@@ -93,8 +91,8 @@ describe('a transfer racing the heir leaving', () => {
   async function round(owner: TestUser, heir: TestUser, bystander: TestUser, i: number, staged?: Outcome): Promise<Outcome> {
     const name = await roomWith(a, owner, [heir, bystander]);
     const [transferOn, leaveOn] = i % 2 ? [a, b] : [b, a];
-    const transfer = () => run(transferOn, TRANSFER, { r: name, l: heir.login }, owner);
-    const leave = () => run(leaveOn, LEAVE, { r: name }, heir);
+    const transfer = () => gqlAs(transferOn, TRANSFER, { r: name, l: heir.login }, owner);
+    const leave = () => gqlAs(leaveOn, LEAVE, { r: name }, heir);
     let transferred: GqlResult<Record<string, unknown>> | undefined;
     let left: GqlResult<Record<string, unknown>> | undefined;
     if (staged === 'leftFirst') {
@@ -141,9 +139,9 @@ describe("the former owner's action racing the transfer", () => {
     const message = await gqlOk(a, 'mutation($r: String!) { postMessage(roomName: $r, content: "pin me") { id } }' as never, { r: name } as never, heir!.token);
     const hook = onNextStatement(a, statement, async () => void (await gqlOk(b, TRANSFER as never, { r: name, l: heir!.login } as never, owner!.token)));
     const m = (message as { postMessage: { id: string } }).postMessage.id;
-    expect(codes(await run(a, doc, { r: name, m }, owner!))).toEqual(['FORBIDDEN']);
+    expect(codes(await gqlAs(a, doc, { r: name, m }, owner!))).toEqual(['FORBIDDEN']);
     expect(hook.fired()).toBe(true);
-    expect((await run(a, read, { r: name }, heir!)).data?.room).toEqual(unchanged);
+    expect((await gqlAs(a, read, { r: name }, heir!)).data?.room).toEqual(unchanged);
   });
 });
 
@@ -154,7 +152,7 @@ describe("an admin's action racing their demotion", () => {
     const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
     await gqlOk(a, setRole as never, { r: name, l: admin!.login, role: 'ADMIN' } as never, owner!.token);
     const hook = onNextStatement(a, /SET banned\[\?\]/, async () => void (await gqlOk(b, setRole as never, { r: name, l: admin!.login, role: lower } as never, owner!.token)));
-    const ban = await run(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: member!.login }, admin!);
+    const ban = await gqlAs(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: member!.login }, admin!);
     expect(hook.fired(), JSON.stringify(ban)).toBe(true);
     if (lower === 'MEMBER') expect(codes(ban)).toEqual(['FORBIDDEN']);
     else expect(ban.errors).toBeUndefined(); // a moderator still bans a member: the ban applies, as the moderator's
@@ -170,7 +168,7 @@ describe('a ban racing the transfer of the room to the person banned', () => {
     const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
     await gqlOk(a, setRole as never, { r: name, l: admin!.login, role: 'ADMIN' } as never, owner!.token);
     const hook = onNextStatement(a, /SET banned\[\?\]/, async () => void (await gqlOk(b, TRANSFER as never, { r: name, l: heir!.login } as never, owner!.token)));
-    const ban = await run(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: heir!.login }, admin!);
+    const ban = await gqlAs(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: heir!.login }, admin!);
     expect(hook.fired()).toBe(true);
     expect([codes(ban), ban.errors?.[0]?.extensions?.field]).toEqual([['BAD_USER_INPUT'], 'login']);
     const after = await stored(name, owner!);

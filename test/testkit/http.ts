@@ -47,3 +47,10 @@ export async function gqlOk<TResult, TVariables>(
 /** The extensions.code of each error, for assertions. */
 export const codes = (result: { errors?: readonly GraphQLFormattedError[] }) =>
   (result.errors ?? []).map((e) => e.extensions?.code);
+
+/**
+ * An operation written inline as text (one not in test/operations), sent as `user`: its data untyped, for tests that
+ * try many small operations, or one the generated documents leave out.
+ */
+export const gqlAs = (app: App, document: string, variables: Record<string, unknown>, user: { token: string }) =>
+  gql(app, document, variables as never, user.token) as Promise<GqlResult<Record<string, unknown>>>;

@@ -10,12 +10,14 @@ import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../../errors.js';
 import { isFresh, type FeedAccess } from './feed.js';
-import { isParticipant } from '../access.js';
+import { isParticipant, seesRoom } from '../access.js';
 
 /** Why `login` may no longer follow the room created at `followedCreatedAt`, or null while they may. */
 export function accessEnded(followedCreatedAt: number, current: RoomRecord | undefined, login: string): AppError | null {
   // Gone, or the name now belongs to another room: the one followed was deleted.
   if (!current || current.createdAt.getTime() !== followedCreatedAt) return notFound('Room');
+  // A private room is to a former participant as a room that does not exist (seesRoom): gone, not forbidden.
+  if (!seesRoom(current, login)) return notFound('Room');
   if (!isParticipant(current, login)) return forbidden('You no longer take part in this room');
   return null;
 }
