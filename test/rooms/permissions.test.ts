@@ -116,6 +116,13 @@ describe('the permission matrix', () => {
     if (hidden) expect(hidden(done.data!), `${action} as ${needed} shows it`).toBe(false);
   });
 
+  it('POST covers typing: a guest is refused, a member is heard', async () => {
+    const cast = await castRoom();
+    const typing = 'mutation($r: String!) { sendTyping(roomName: $r) }';
+    expect(codes(await run(typing, { r: cast.room }, cast.people.GUEST))).toEqual(['FORBIDDEN']);
+    expect((await run(typing, { r: cast.room }, cast.people.MEMBER)).data).toEqual({ sendTyping: true });
+  });
+
   it('SKIP_SLOW_MODE: a member waits out slow mode, a moderator does not', async () => {
     const cast = await castRoom();
     await gqlOk(app, 'mutation($r: String!) { setSlowMode(roomName: $r, seconds: 600) { name } }' as never, { r: cast.room } as never, cast.people.OWNER.token);

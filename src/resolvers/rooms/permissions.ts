@@ -29,7 +29,7 @@ const RANK: Record<RoomRole, number> = { OWNER: 5, ADMIN: 4, MODERATOR: 3, MEMBE
 
 /** What the matrix governs, by the operation that does it. */
 export const REQUIRED_ROLE = {
-  /** postMessage (a reply too), forwardMessage into the room, votePoll, editMessage (of one's own). */
+  /** postMessage (a reply too), forwardMessage into the room, votePoll, editMessage (of one's own), sendTyping. */
   POST: 'MEMBER',
   /** addReaction, removeReaction. */
   REACT: 'MEMBER',

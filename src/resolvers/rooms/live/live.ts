@@ -10,6 +10,7 @@ import { decodeHistoryCursor } from '../../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
 import { requireParticipation, viewerPerson } from '../access.js';
 import { validRoomName } from '../validation.js';
+import { requireMay } from '../permissions.js';
 
 /**
  * roomEvents: participants only, checked when subscribing, once more when the
@@ -66,7 +67,8 @@ export function resolveRoomEvent(ctx: Context, item: FeedItem): RoomEvent | Feed
 export async function sendTyping(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
-  await requireParticipation(ctx, name);
+  // A guest, who reads and does not post, does not type either.
+  requireMay(await requireParticipation(ctx, name), viewer.login, 'POST', 'type in it');
   const { rateLimiter, pubsub } = ctx.services;
   const window = await rateLimiter.increment(`typing:${name}:${viewer.login}`, Limits.room.typingIntervalSeconds);
   // count 0: the limiter is unavailable and fails open.
