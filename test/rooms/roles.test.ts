@@ -146,16 +146,21 @@ describe("the former owner's action racing the transfer", () => {
 });
 
 describe("an admin's action racing their demotion", () => {
-  it.each(['MODERATOR', 'MEMBER'] as const)('demoted to %s before their ban is sent: applied as a moderator, or FORBIDDEN with the member staying', async (lower) => {
+  it.each([
+    ['ban', 'MODERATOR', true, /SET banned\[\?\]/],
+    ['ban', 'MEMBER', true, /SET banned\[\?\]/],
+    ['removal', 'MODERATOR', false, /SET participants = participants - \?/],
+    ['removal', 'MEMBER', false, /SET participants = participants - \?/],
+  ] as const)('demoted before their %s is sent, to %s: applied as a moderator, or FORBIDDEN with the member staying', async (_what, lower, ban, statement) => {
     const [owner, admin, member] = await signUpMany(a, 3, 'admin');
     const name = await roomWith(a, owner!, [admin!, member!]);
     const setRole = 'mutation($r: String!, $l: String!, $role: RoomRole!) { setRoomRole(roomName: $r, login: $l, role: $role) { name } }';
     await gqlOk(a, setRole as never, { r: name, l: admin!.login, role: 'ADMIN' } as never, owner!.token);
-    const hook = onNextStatement(a, /SET banned\[\?\]/, async () => void (await gqlOk(b, setRole as never, { r: name, l: admin!.login, role: lower } as never, owner!.token)));
-    const ban = await gqlAs(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l, ban: true) { name } }', { r: name, l: member!.login }, admin!);
-    expect(hook.fired(), JSON.stringify(ban)).toBe(true);
-    if (lower === 'MEMBER') expect(codes(ban)).toEqual(['FORBIDDEN']);
-    else expect(ban.errors).toBeUndefined(); // a moderator still bans a member: the ban applies, as the moderator's
+    const hook = onNextStatement(a, statement, async () => void (await gqlOk(b, setRole as never, { r: name, l: admin!.login, role: lower } as never, owner!.token)));
+    const removal = await gqlAs(a, 'mutation($r: String!, $l: String!, $b: Boolean!) { removeParticipant(roomName: $r, login: $l, ban: $b) { name } }', { r: name, l: member!.login, b: ban }, admin!);
+    expect(hook.fired(), JSON.stringify(removal)).toBe(true);
+    if (lower === 'MEMBER') expect(codes(removal)).toEqual(['FORBIDDEN']);
+    else expect(removal.errors).toBeUndefined(); // a moderator still removes a member: it applies, as the moderator's
     expect((await stored(name, owner!)).participants.includes(member!.login)).toBe(lower === 'MEMBER');
     expect(await roleOf(name, admin!)).toBe(lower);
   });

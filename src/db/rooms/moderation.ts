@@ -38,6 +38,8 @@ const SET_ROLE = {
   ),
 } as Record<NamedRole | 'member', Statement>;
 const BAN = guarded(`UPDATE chat_rooms SET banned[?] = ?, participants = participants - ?, ${NO_ROLE}`, `WHERE room_name = ? IF creator_login = ? AND participants = ? AND ${AS_READ}`);
+// A removal (no ban): the person leaves every role with their entries.
+const REMOVE = guarded(`UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}`);
 const UNBAN = guarded('UPDATE chat_rooms SET banned = banned - ?');
 const MUTE = guarded('UPDATE chat_rooms USING TTL ? SET muted_until[?] = ?');
 const UNMUTE = guarded('DELETE muted_until[?] FROM chat_rooms');
@@ -74,6 +76,12 @@ export class ModerationStore {
     const holds = (row: Record<string, unknown>, set: string) => ((row[set] as Set<string> | null) ?? new Set()).has(login);
     const landed = (row: Record<string, unknown>) => Object.values(ROLE_SETS).every((set) => holds(row, set) === (role !== 'member' && set === ROLE_SETS[role]));
     return this.onRoom(room, SET_ROLE[role], roleless(login), landed);
+  }
+
+  /** Takes `login`'s entries (as read) out of the participants, and `login` off every role (they may join again). */
+  remove(room: RoomRecord, login: string, entries: ChatUser[]): Promise<boolean> {
+    const takesPart = (row: Record<string, unknown>) => [...((row.participants as Set<ChatUser> | null) ?? [])].some((p) => p.login === login);
+    return this.onRoom(room, REMOVE, [new Set(entries), ...roleless(login)], (row) => !takesPart(row));
   }
 
   unban(room: RoomRecord, login: string): Promise<boolean> {

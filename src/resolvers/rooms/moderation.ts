@@ -151,17 +151,15 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     if (outcome === 'changed') throw conflict('The participants kept changing while banning; try again');
     await stores.rooms.removeFromUser(login, room.name);
   } else {
-    const entries = room.participants.filter((p) => p.login === login);
-    if (entries.length === 0) {
+    const removedFrom = await removeJudged(ctx, room, login, by.login).catch(async (err: unknown) => {
+      await dropNotice(ctx.services, listed);
+      throw err;
+    });
+    if (!removedFrom) {
       await dropNotice(ctx.services, listed);
       return room;
     }
-    // Asks the owner to be the one read: a removal racing the ownership's transfer to the person removed is refused.
-    if ((await stores.rooms.leave(room, login, entries)) === 'changed') {
-      // Not removed: their list names the room again (leave took it out first).
-      await Promise.all([dropNotice(ctx.services, listed), stores.rooms.addToUser(login, room.name)]);
-      await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, action, what));
-    }
+    room = removedFrom;
   }
   // The removal stands: its message follows, now or from the room notices job.
   await completeNotice(ctx.services, room, person, listed, by).catch((err) =>
@@ -171,8 +169,33 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     ...room,
     participants: room.participants.filter((p) => p.login !== login),
     moderators: room.moderators.filter((m) => m !== login),
+    admins: room.admins.filter((m) => m !== login),
+    guests: room.guests.filter((m) => m !== login),
     banned: ban ? new Map([...room.banned, [login, bannedAt]]) : room.banned,
   };
+}
+
+/**
+ * A removal without a ban. It asks the room's authority to be as read, like a ban: after a demotion of the remover or
+ * a transfer to the person removed, it does not apply, and is judged again on the room as it is then (FORBIDDEN, or
+ * tried again). The room it applied to, or null when the person no longer takes part.
+ */
+async function removeJudged(ctx: Context, read: RoomRecord, login: string, remover: string): Promise<RoomRecord | null> {
+  const { stores } = ctx.services;
+  let room = read;
+  for (let attempt = 1; ; attempt++) {
+    const entries = room.participants.filter((p) => p.login === login);
+    if (entries.length === 0) return null;
+    // Their list first: a removal cut short leaves no list naming a room they were removed from.
+    await stores.rooms.removeFromUser(login, room.name);
+    if (await stores.moderation.remove(room, login, entries)) return room;
+    // Not removed: their list names the room again, unless they left meanwhile.
+    await stores.rooms.addToUser(login, room.name);
+    room = await requireRoom(ctx, room.name);
+    requireMayActOn(room, remover, login, 'REMOVE', 'remove');
+    if (!isParticipant(room, login)) await stores.rooms.removeFromUser(login, room.name);
+    if (attempt >= limits.banAttempts) throw conflict('The room kept changing while removing; try again');
+  }
 }
 
 /** Lifts a ban (none: nothing changes). Answers the room as it is after. */
