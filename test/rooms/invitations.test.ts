@@ -12,6 +12,10 @@ import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
 import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
 import { cqlRow } from '../testkit/cql.js';
 import { onNextStatement } from '../testkit/faults/statement-faults.js';
+import { inboxFeed } from '../testkit/feeds.js';
+import { send as sendDirect } from '../testkit/data/messenger.js';
+import { InboxEventsDocument } from '../generated/graphql.js';
+import { inboxChannel } from '../../src/resolvers/messenger/events.js';
 
 let a: App;
 let b: App;
@@ -92,6 +96,29 @@ describe('a private room', () => {
     await gqlOk(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }' as never, { r: name, l: outsider.login } as never, owner.token);
     expect((await gqlAs(a, LEAVE, { r: name }, owner)).data).toEqual({ leaveRoom: true });
     expect((await gqlAs(a, JOIN, { r: name }, owner)).data).toEqual({ joinRoom: { name } });
+  });
+
+  it('tells its invitee live on their inbox feed, once, and nobody else; delivered after a revoke it shows nothing', async () => {
+    const name = await privateRoom();
+    const [invitee, bystander] = await signUpMany(a, 2, 'live');
+    // On the other instance: the event travels through Redis.
+    const feed = await inboxFeed(b, invitee!, InboxEventsDocument);
+    const bystanders = await inboxFeed(b, bystander!, InboxEventsDocument);
+    expect((await gqlAs(a, INVITE, { r: name, l: invitee!.login }, owner)).errors).toBeUndefined();
+    const told = (await feed.data()).inboxEvents;
+    expect(told).toEqual({ __typename: 'RoomInvitationReceived', invitation: { room: { name }, inviter: { login: owner.login } } });
+    // Inviting again says nothing: the next event the invitee hears is a message sent after it.
+    expect((await gqlAs(a, INVITE, { r: name, l: invitee!.login }, owner)).errors).toBeUndefined();
+    await sendDirect(a, owner, invitee!, 'after the second invite');
+    expect((await feed.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
+    // Nor did anyone else hear of it.
+    await sendDirect(a, owner, bystander!, 'to the bystander');
+    expect((await bystanders.data()).inboxEvents.__typename).toBe('DirectMessageReceived');
+    // Delivered late (its publish replayed after the revoke), it shows nothing of the room.
+    const invitedAt = (await cqlRow(a, 'SELECT created_at FROM room_invitations WHERE invitee_login = ? AND room_name = ?', [invitee!.login, name]))!.created_at as Date;
+    expect((await gqlAs(a, REVOKE, { r: name, l: invitee!.login }, owner)).data).toEqual({ revokeInvitation: true });
+    await a.services.pubsub.publish(inboxChannel(invitee!.login), { type: 'RoomInvitationReceived', owner: invitee!.login, roomName: name, invitedAt });
+    expect((await feed.data()).inboxEvents).toEqual({ __typename: 'RoomInvitationReceived', invitation: null });
   });
 
   it('refuses to invite a participant, someone banned or nobody, and lets an invitee decline', async () => {

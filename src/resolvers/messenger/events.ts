@@ -15,7 +15,7 @@ import type { ConversationRecord, DirectMessageRecord } from '../../db/messenger
 export const inboxChannel = (login: string) => `inbox.${login}`;
 
 /** What travels on a user's inbox channel (`owner`), and what the InboxEvent union resolves from. */
-export type InboxEvent = MessageReceivedEvent | ConversationReadEvent | MentionedEvent | InboxInterruptedEvent;
+export type InboxEvent = MessageReceivedEvent | ConversationReadEvent | MentionedEvent | RoomInvitationReceivedEvent | InboxInterruptedEvent;
 export interface MessageReceivedEvent {
   type: 'DirectMessageReceived';
   owner: string;
@@ -26,6 +26,14 @@ export interface MentionedEvent {
   type: 'Mentioned';
   owner: string;
   message: MessageRecord;
+}
+/** The owner is invited into a room (published by the rooms domain; the invitation is read again on delivery). */
+export interface RoomInvitationReceivedEvent {
+  type: 'RoomInvitationReceived';
+  owner: string;
+  roomName: string;
+  /** When it was sent: the invitation delivered is this one, not a later one to the same room. */
+  invitedAt: Date;
 }
 export interface ConversationReadEvent {
   type: 'ConversationRead';
@@ -84,6 +92,7 @@ export function inboxEvent(ctx: Context, payload: InboxEvent): InboxEvent {
     return { ...payload, message: { ...m, createdAt: new Date(m.createdAt) } };
   }
   if (payload.type === 'Mentioned' || payload.type === 'InboxInterrupted') return payload;
+  if (payload.type === 'RoomInvitationReceived') return { ...payload, invitedAt: new Date(payload.invitedAt) };
   return { ...payload, readAt: new Date(payload.readAt) };
 }
 

@@ -27,6 +27,7 @@ import { isParticipant, requireRoom } from './access.js';
 import { requireMay } from './permissions.js';
 import { enterRoom } from './rooms.js';
 import { validRoomName } from './validation.js';
+import { publishInboxEvent } from '../messenger/events.js';
 
 /** An invitation as its invitee and the room's moderators see it: the room it names, read with it. */
 export interface RoomInvitation {
@@ -37,6 +38,11 @@ export interface RoomInvitation {
 /** Whether the invitation names this room, not an earlier one of the same name. */
 const isFor = (invitation: InvitationRecord, room: RoomRecord | undefined): room is RoomRecord =>
   room !== undefined && invitation.roomCreatedAt.getTime() === room.createdAt.getTime();
+
+/** Whether a pending invitation still waits for its invitee: its room is there, and they neither take part nor are banned. */
+const waitsFor = (invitation: InvitationRecord, room: RoomRecord | undefined, login: string): room is RoomRecord =>
+  // Not once they take part, nor once banned: a ban shows nothing more of the room.
+  isFor(invitation, room) && !isParticipant(room, login) && !room.banned.has(login);
 
 export async function inviteToRoom(ctx: Context, rawName: string, rawLogin: string): Promise<RoomInvitation> {
   const viewer = requireViewer(ctx);
@@ -52,14 +58,27 @@ export async function inviteToRoom(ctx: Context, rawName: string, rawLogin: stri
   if (!waiting.some((i) => i.roomName === room.name) && waiting.length >= max) {
     throw limitReached(LimitName.PENDING_INVITATIONS, max, `${login} has ${max} invitations waiting for an answer`);
   }
-  const invitation = await invitations.invite({
-    inviteeLogin: login,
-    roomName: room.name,
-    roomCreatedAt: room.createdAt,
-    inviterLogin: viewer.login,
-    createdAt: ctx.services.clock.now(),
-  });
+  const sentAt = ctx.services.clock.now();
+  const invitation = await invitations.invite({ inviteeLogin: login, roomName: room.name, roomCreatedAt: room.createdAt, inviterLogin: viewer.login, createdAt: sentAt });
+  // Told live once, when it is new (inviting again changes nothing, and says nothing).
+  if (invitation.createdAt.getTime() === sentAt.getTime()) {
+    await publishInboxEvent(ctx, { type: 'RoomInvitationReceived', owner: login, roomName: room.name, invitedAt: sentAt });
+  }
   return { invitation, room };
+}
+
+/**
+ * The invitation a RoomInvitationReceived event tells of, as it is on delivery: null once it no longer waits for the
+ * viewer (accepted, declined, revoked, sent again, its room gone, or the viewer banned), so an event delivered late
+ * shows nothing of a room the viewer may no longer see.
+ */
+export async function invitationReceived(ctx: Context, roomName: string, invitedAt: Date): Promise<RoomInvitation | null> {
+  const viewer = requireViewer(ctx);
+  const { invitations, rooms } = ctx.services.stores;
+  const invitation = await invitations.one(viewer.login, roomName);
+  if (invitation?.status !== 'PENDING' || invitation.createdAt.getTime() !== invitedAt.getTime()) return null;
+  const room = await rooms.byName(roomName);
+  return waitsFor(invitation, room, viewer.login) ? { invitation, room } : null;
 }
 
 /** The viewer's invitations waiting for an answer, newest first, each with its room (of any visibility). */
@@ -71,8 +90,7 @@ export async function roomInvitationsOf(ctx: Context): Promise<RoomInvitation[]>
   return pending
     .flatMap((invitation) => {
       const room = byName.get(invitation.roomName);
-      // Not once they take part, nor once banned: a ban shows nothing more of the room.
-      return isFor(invitation, room) && !isParticipant(room, viewer.login) && !room.banned.has(viewer.login) ? [{ invitation, room }] : [];
+      return waitsFor(invitation, room, viewer.login) ? [{ invitation, room }] : [];
     })
     .sort((a, b) => b.invitation.createdAt.getTime() - a.invitation.createdAt.getTime());
 }

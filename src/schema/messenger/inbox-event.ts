@@ -7,7 +7,9 @@ import {
   type InboxInterruptedEvent,
   type MessageReceivedEvent,
   type MentionedEvent,
+  type RoomInvitationReceivedEvent,
 } from '../../resolvers/messenger/events.js';
+import { invitationReceived } from '../../resolvers/rooms/invitations.js';
 import { participant } from '../../resolvers/messenger/participants.js';
 import { readPointId } from '../../resolvers/messenger/inbox.js';
 import { builder } from '../shared/builder.js';
@@ -16,6 +18,7 @@ import { ConversationRef } from './conversation.js';
 import { DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageRef } from '../rooms/message.js';
+import { RoomInvitationRef } from '../rooms/invitations.js';
 
 const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMessageReceived').implement({
   fields: (t) => ({
@@ -52,6 +55,21 @@ const Mentioned = builder.objectRef<MentionedEvent>('Mentioned').implement({
   }),
 });
 
+const RoomInvitationReceived = builder.objectRef<RoomInvitationReceivedEvent>('RoomInvitationReceived').implement({
+  description: 'I am invited into a room (once per invitation: inviting again says nothing)',
+  fields: (t) => ({
+    invitation: t.field({
+      type: RoomInvitationRef,
+      nullable: true,
+      description:
+        'The invitation as it is on delivery: null once it no longer waits for me (accepted, declined, revoked, its room ' +
+        'gone, or I was banned); roomInvitations lists those that wait',
+      extensions: readsViewer,
+      resolve: (e, _args, ctx) => invitationReceived(ctx, e.roomName, e.invitedAt),
+    }),
+  }),
+});
+
 const InboxInterrupted = builder.objectRef<InboxInterruptedEvent>('InboxInterrupted').implement({
   description:
     'The event bus was interrupted: live events of my inbox since interruptedAt may have been lost. Re-read ' +
@@ -62,7 +80,7 @@ const InboxInterrupted = builder.objectRef<InboxInterruptedEvent>('InboxInterrup
 });
 
 const InboxEventRef = builder.unionType('InboxEvent', {
-  types: [DirectMessageReceived, ConversationRead, Mentioned, InboxInterrupted],
+  types: [DirectMessageReceived, ConversationRead, Mentioned, RoomInvitationReceived, InboxInterrupted],
   resolveType: (e: InboxEvent) => e.type,
 });
 
@@ -70,7 +88,8 @@ builder.subscriptionFields((t) => ({
   inboxEvents: t.field({
     type: InboxEventRef,
     description:
-      'Messages to me, read receipts and mentions of me in rooms, live, for the logged-in user only. After the event ' +
+      'Messages to me, read receipts, mentions of me in rooms and invitations into rooms, live, for the logged-in user ' +
+      'only. After the event ' +
       'bus was interrupted, InboxInterrupted says to re-read conversations',
     subscribe: (_root, _args, ctx) => subscribeInbox(ctx),
     // Refuses an event addressed to anyone but the subscriber.

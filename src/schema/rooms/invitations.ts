@@ -11,7 +11,7 @@ import { userLoader } from '../../resolvers/accounts/reads.js';
 import { UserRef } from '../accounts/user.js';
 import { RoomRef } from './room.js';
 
-const RoomInvitationRef = builder.objectRef<invitations.RoomInvitation>('RoomInvitation').implement({
+export const RoomInvitationRef = builder.objectRef<invitations.RoomInvitation>('RoomInvitation').implement({
   description: 'An invitation into a room, waiting for its invitee to accept or decline it',
   fields: (t) => ({
     room: t.field({
