@@ -201,7 +201,7 @@ const ONE_REDIS_HISTORY = [
     'answer to the one before (src/resolvers/rooms/live/feed.ts, RoomSequencer), so a room got at most one event per round trip,',
     "and the posting instance's round trips waited behind its own deliveries (500 frames per event): about 100 events a",
     'second on a busy instance, whatever Cassandra allowed. Now a turn waits for the earlier turns to be sent, not answered',
-    "(Redis runs one connection's commands in order, so the room's order holds; test/rooms/live.test.ts checks 200",
+    "(Redis runs one connection's commands in order, so the room's order holds; test/rooms/live/live.test.ts checks 200",
     'concurrent posts arrive in history order on another instance). Two runs of this bench back to back on 2026-11-26',
     '(03:24 and 03:28, a slow day of the machine: one scrypt 166-175 ms) measured the change: before, Parley peaked at',
     '59,350 against the relay\'s 111,349 (0.53), at 80 posts/s offered with 65 posted a second, post p50 916 ms, falling',

@@ -10,7 +10,7 @@
  *   MEMBER; anyone else has no role (an outsider, a former member, someone banned).
  * - The owner's writes ask them to still own the room (owner_login as read), so an owner's action racing the
  *   transfer of the ownership applies before it or not at all.
- * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/permissions.test.ts
+ * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/access/permissions.test.ts
  *   holds the two to each other). Roles rank OWNER > ADMIN > MODERATOR > MEMBER > GUEST.
  * - An action on a person (remove, ban, unban, mute) also needs the actor to outrank them: a moderator acts on
  *   members, the owner on anyone, and nobody on the owner.

@@ -8,18 +8,18 @@
  * keys messages by id, and never misses one.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { HistoryDocument, PostMessageDocument, ResumableRoomEventsDocument } from '../generated/graphql.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { post, roomWith } from '../testkit/data/rooms.js';
-import { roomFeed, type Feed } from '../testkit/feeds.js';
-import { subscribe, wsClient } from '../testkit/ws.js';
-import { sseSubscribe } from '../testkit/sse.js';
-import { eventually } from '../testkit/poll.js';
-import { onNextStatement } from '../testkit/faults/statement-faults.js';
-import { roomChannel } from '../../src/resolvers/rooms/live/feed.js';
+import type { App } from '../../../src/app.js';
+import { HistoryDocument, PostMessageDocument, ResumableRoomEventsDocument } from '../../generated/graphql.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gqlOk } from '../../testkit/http.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { post, roomWith } from '../../testkit/data/rooms.js';
+import { roomFeed, type Feed } from '../../testkit/feeds.js';
+import { subscribe, wsClient } from '../../testkit/ws.js';
+import { sseSubscribe } from '../../testkit/sse.js';
+import { eventually } from '../../testkit/poll.js';
+import { onNextStatement } from '../../testkit/faults/statement-faults.js';
+import { roomChannel } from '../../../src/resolvers/rooms/live/feed.js';
 
 let a: App;
 let b: App;

@@ -5,12 +5,12 @@
  * each take one order. The races run at RF 3 too (vitest.cluster.config.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gqlAs, gqlOk, type GqlResult } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
-import { rawRoomRow, roomWith } from '../testkit/data/rooms.js';
-import { onNextStatement } from '../testkit/faults/statement-faults.js';
+import type { App } from '../../../src/app.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gqlAs, gqlOk, type GqlResult } from '../../testkit/http.js';
+import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
+import { rawRoomRow, roomWith } from '../../testkit/data/rooms.js';
+import { onNextStatement } from '../../testkit/faults/statement-faults.js';
 
 let a: App;
 let b: App;

@@ -4,7 +4,7 @@
  * graphql-ws against the real node and two instances sharing Redis.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App } from '../../../src/app.js';
 import {
   DeleteRoomDocument,
   EditMessageDocument,
@@ -19,15 +19,15 @@ import {
   SetRoomModeratorDocument,
   SetSlowModeDocument,
   UnbanFromRoomDocument,
-} from '../generated/graphql.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
-import { post, rawChatRooms, rawRoomRow, roomWith } from '../testkit/data/rooms.js';
-import { roomFeed } from '../testkit/feeds.js';
-import { cqlRow, cqlRows } from '../testkit/cql.js';
-import { dayBucket } from '../../src/buckets.js';
-import { onNextStatement } from '../testkit/faults/statement-faults.js';
+} from '../../generated/graphql.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gql, gqlOk } from '../../testkit/http.js';
+import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith } from '../../testkit/data/rooms.js';
+import { roomFeed } from '../../testkit/feeds.js';
+import { cqlRow, cqlRows } from '../../testkit/cql.js';
+import { dayBucket } from '../../../src/buckets.js';
+import { onNextStatement } from '../../testkit/faults/statement-faults.js';
 
 let a: App;
 let b: App;

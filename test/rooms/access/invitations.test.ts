@@ -5,17 +5,17 @@
  * made private. The races run at RF 3 too (vitest.cluster.config.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { ManualClock, startApp } from '../testkit/app.js';
-import { codes, gqlAs, gqlOk, type GqlResult } from '../testkit/http.js';
-import { signUp, signUpMany, type TestUser } from '../testkit/data/users.js';
-import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../testkit/data/rooms.js';
-import { cqlRow } from '../testkit/cql.js';
-import { onNextStatement } from '../testkit/faults/statement-faults.js';
-import { inboxFeed } from '../testkit/feeds.js';
-import { send as sendDirect } from '../testkit/data/messenger.js';
-import { InboxEventsDocument } from '../generated/graphql.js';
-import { inboxChannel } from '../../src/resolvers/messenger/events.js';
+import type { App } from '../../../src/app.js';
+import { ManualClock, startApp } from '../../testkit/app.js';
+import { codes, gqlAs, gqlOk, type GqlResult } from '../../testkit/http.js';
+import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
+import { post, rawChatRooms, rawRoomRow, roomWith, uniqueRoomName } from '../../testkit/data/rooms.js';
+import { cqlRow } from '../../testkit/cql.js';
+import { onNextStatement } from '../../testkit/faults/statement-faults.js';
+import { inboxFeed } from '../../testkit/feeds.js';
+import { send as sendDirect } from '../../testkit/data/messenger.js';
+import { InboxEventsDocument } from '../../generated/graphql.js';
+import { inboxChannel } from '../../../src/resolvers/messenger/events.js';
 
 let a: App;
 let b: App;

@@ -11,14 +11,14 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { buildSchema, getNamedType, isLeafType, isObjectType, isInterfaceType, isUnionType, type GraphQLField, type GraphQLNamedType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
-import { sseSubscribe } from '../testkit/sse.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { post, roomWith } from '../testkit/data/rooms.js';
+import type { App } from '../../../src/app.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gql, gqlOk, type GqlResult } from '../../testkit/http.js';
+import { sseSubscribe } from '../../testkit/sse.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { post, roomWith } from '../../testkit/data/rooms.js';
 
-const schema = buildSchema(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
+const schema = buildSchema(readFileSync(new URL('../../../schema.graphql', import.meta.url), 'utf8'));
 
 /** What makes a field one that reaches a room or a message: an argument of one of these names. */
 const REACHING = /^(roomName|messageId|toRoom)$/;

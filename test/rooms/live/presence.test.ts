@@ -4,18 +4,18 @@
  * the server holding it dies without a word (SIGKILL).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { OnlineParticipantsDocument, PresenceEventsDocument, RoomEventsDocument, type PresenceEventsSubscription } from '../generated/graphql.js';
-import { ManualClock, startApp } from '../testkit/app.js';
-import { Limits } from '../../src/limits.js';
-import { startAppProcess } from '../testkit/app-process.js';
-import { codes, gql, gqlOk } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { roomWith } from '../testkit/data/rooms.js';
-import { presenceFeed, roomFeed, type Feed } from '../testkit/feeds.js';
-import { eventually } from '../testkit/poll.js';
-import { subscribe, wsClient } from '../testkit/ws.js';
-import { cqlRow } from '../testkit/cql.js';
+import type { App } from '../../../src/app.js';
+import { OnlineParticipantsDocument, PresenceEventsDocument, RoomEventsDocument, type PresenceEventsSubscription } from '../../generated/graphql.js';
+import { ManualClock, startApp } from '../../testkit/app.js';
+import { Limits } from '../../../src/limits.js';
+import { startAppProcess } from '../../testkit/app-process.js';
+import { codes, gql, gqlOk } from '../../testkit/http.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { roomWith } from '../../testkit/data/rooms.js';
+import { presenceFeed, roomFeed, type Feed } from '../../testkit/feeds.js';
+import { eventually } from '../../testkit/poll.js';
+import { subscribe, wsClient } from '../../testkit/ws.js';
+import { cqlRow } from '../../testkit/cql.js';
 
 // Short expiry, so the crash test waits seconds, not half a minute (the default is 30 s).
 const PRESENCE = { PRESENCE_TTL_SECONDS: '2' };

@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { REQUIRED_ROLE, type RoomAction, type RoomRole } from '../../src/resolvers/rooms/permissions.js';
-import { startApp } from '../testkit/app.js';
-import { codes, gql, gqlOk, type GqlResult } from '../testkit/http.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { post, roomWith } from '../testkit/data/rooms.js';
+import type { App } from '../../../src/app.js';
+import { REQUIRED_ROLE, type RoomAction, type RoomRole } from '../../../src/resolvers/rooms/permissions.js';
+import { startApp } from '../../testkit/app.js';
+import { codes, gql, gqlOk, type GqlResult } from '../../testkit/http.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { post, roomWith } from '../../testkit/data/rooms.js';
 
 let app: App;
 /** The people of every room castRoom makes, each in the part the room gives them. */
@@ -170,7 +170,7 @@ describe('the permission matrix', () => {
 
 describe("docs/api.md's permission matrix", () => {
   it('lists every action with the role the code requires, and nothing else', () => {
-    const docs = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const docs = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
     const section = docs.slice(docs.indexOf('## Roles and permissions'));
     const table = section.slice(0, section.indexOf('\n## ') === -1 ? undefined : section.indexOf('\n## '));
     const rows = [...table.matchAll(/^\| [^\n]+ \| `([A-Z_]+)` \| `([A-Z]+)` \|$/gm)].map((m) => [m[1], m[2]]);

@@ -3,10 +3,10 @@
  * instances sharing one Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
-import { roomChannel, type RoomEvent } from '../../src/resolvers/rooms/live/feed.js';
-import { MAX_BUFFERED_EVENTS, type Listener } from '../../src/pubsub/pubsub.js';
-import { Limits } from '../../src/limits.js';
+import type { App } from '../../../src/app.js';
+import { roomChannel, type RoomEvent } from '../../../src/resolvers/rooms/live/feed.js';
+import { MAX_BUFFERED_EVENTS, type Listener } from '../../../src/pubsub/pubsub.js';
+import { Limits } from '../../../src/limits.js';
 import {
   DeleteRoomDocument,
   HideMessageDocument,
@@ -17,15 +17,15 @@ import {
   RoomEventsDocument,
   SendTypingDocument,
   type RoomEventsSubscription,
-} from '../generated/graphql.js';
-import { ManualClock, startApp } from '../testkit/app.js';
-import { codes, gql, gqlAs, gqlOk } from '../testkit/http.js';
-import { eventually } from '../testkit/poll.js';
-import { signUp, type TestUser } from '../testkit/data/users.js';
-import { followRoom, post, roomWith } from '../testkit/data/rooms.js';
-import { subscribe, wsClient, type Subscription, type WsClient } from '../testkit/ws.js';
-import { recordCql } from '../testkit/faults/cql-spy.js';
-import { sseSubscribe } from '../testkit/sse.js';
+} from '../../generated/graphql.js';
+import { ManualClock, startApp } from '../../testkit/app.js';
+import { codes, gql, gqlAs, gqlOk } from '../../testkit/http.js';
+import { eventually } from '../../testkit/poll.js';
+import { signUp, type TestUser } from '../../testkit/data/users.js';
+import { followRoom, post, roomWith } from '../../testkit/data/rooms.js';
+import { subscribe, wsClient, type Subscription, type WsClient } from '../../testkit/ws.js';
+import { recordCql } from '../../testkit/faults/cql-spy.js';
+import { sseSubscribe } from '../../testkit/sse.js';
 
 let appA: App;
 let appB: App;
