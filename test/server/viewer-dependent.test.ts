@@ -55,6 +55,7 @@ describe('fields that read the viewer', () => {
       'Room.readState',
       'Room.viewerMutedUntil',
       'Room.viewerRole',
+      'RoomInvitationReceived.invitation',
       'Subscription.inboxEvents',
       'User.chatRooms',
       'User.email',
