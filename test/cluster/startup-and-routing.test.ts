@@ -12,7 +12,7 @@ import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientOptions, Database } from '../../src/db/cassandra/client.js';
 import { stallAwareBalancing } from '../../src/db/cassandra/policies.js';
-import { clusterContactPoints, killClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
+import { clusterContactPoints, killClusterNode, pauseClusterNode, restartClusterNode } from '../../src/local-node/cluster.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { MeDocument } from '../generated/graphql.js';
 import { testEnv } from '../testkit/app.js';
@@ -104,6 +104,37 @@ describe('nodes that do not answer', () => {
       expect(coordinators.filter((host) => silent.includes(host))).toEqual([]);
     } finally {
       await client.shutdown();
+    }
+  });
+});
+
+describe('a node that stalled for a moment', () => {
+  it('is sent no request while it stalls, and gets requests again once it answers', async () => {
+    const config = loadConfig({ CASSANDRA_CONTACT_POINTS: clusterContactPoints(), CASSANDRA_KEYSPACE: inject('keyspace') });
+    const db = new Database(config.cassandra, pino({ level: 'silent' }), config.cassandra.contactPoints);
+    const stalled = clusterContactPoints().split(',')[2]!;
+    const coordinatorOf = async (i: number) => (await db.client.execute('SELECT login FROM users WHERE login = ?', [`back-${i}`], { prepare: true })).info.queriedHost;
+    try {
+      await db.connect();
+      const host = db.client.hosts.get(stalled)!;
+      const resume = pauseClusterNode(2);
+      try {
+        // The instance sees it not answer: a request to it times out.
+        await db.client.execute('SELECT release_version FROM system.local', [], { host, readTimeout: 500, prepare: false }).then(
+          () => expect.fail('the stalled node answered'),
+          (err: Error) => expect(err.name).toBe('OperationTimedOutError'),
+        );
+        const meanwhile = [];
+        for (let i = 0; i < 20; i++) meanwhile.push(await coordinatorOf(i));
+        expect(meanwhile.filter((h) => h === stalled)).toEqual([]);
+      } finally {
+        resume();
+      }
+      // Nothing of the app's goes to a node counted out while the others answer: only the probe counts it back in.
+      let i = 0;
+      await eventually(async () => (await coordinatorOf(i++)) === stalled, { what: `a request to ${stalled} once it answers again`, timeoutMs: 20_000, intervalMs: 50 });
+    } finally {
+      await db.shutdown();
     }
   });
 });

@@ -99,6 +99,9 @@ export class Database {
   queryCount = 0;
   /** Which nodes answer: the driver's request tracker, passing each outcome on to the instance's metrics. */
   private readonly health: NodeHealth;
+  /** Probes the nodes seen not to answer (probeSilentNodes), and the nodes a probe is out to. */
+  private readonly prober: NodeJS.Timeout;
+  private readonly probing = new Set<cassandra.Host>();
 
   constructor(
     readonly config: CassandraConfig,
@@ -111,6 +114,7 @@ export class Database {
     this.consistency = types.consistencies[toConsistencyKey(config.consistency)];
     this.serialConsistency = types.consistencies[toConsistencyKey(config.serialConsistency)];
     this.health = new NodeHealth(requestTracker);
+    this.prober = setInterval(() => this.probeSilentNodes(), PROBE_EVERY_MS).unref();
     this.client = new Client(
       clientOptions(config, contactPoints, {
         keyspace: config.keyspace,
@@ -363,9 +367,34 @@ export class Database {
   }
 
   async shutdown(): Promise<void> {
+    clearInterval(this.prober);
     await this.client.shutdown();
   }
+
+  /**
+   * Asks each node seen not to answer (NodeHealth) for its release version, directly. Query plans put such a node
+   * after every node that answers, so no request of the app's reaches it while another answers: without a probe, a
+   * node that stalled for a moment would be left out for good once it answered again. A probe it answers counts it
+   * back in. One probe per node at a time, each given PROBE_TIMEOUT_MS.
+   */
+  private probeSilentNodes(): void {
+    for (const host of this.health.silentHosts()) {
+      if (this.probing.has(host)) continue;
+      this.probing.add(host);
+      this.client
+        .execute('SELECT release_version FROM system.local', [], { host, prepare: false, isIdempotent: true, readTimeout: PROBE_TIMEOUT_MS, consistency: types.consistencies.localOne })
+        .catch(() => undefined)
+        .finally(() => this.probing.delete(host));
+    }
+  }
 }
+
+/**
+ * How often, and how long, Database probes a node seen not to answer. Each probe a stalled node leaves unanswered
+ * counts towards the driver's defunctReadTimeoutThreshold (64) on its connection: one every 2 s is 10 in a 20 s stall.
+ */
+const PROBE_EVERY_MS = 2_000;
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** Runs of one LWT when the previous one's outcome was unknown and read back as not applied. */
 const LWT_ATTEMPTS = 2;

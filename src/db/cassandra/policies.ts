@@ -55,7 +55,9 @@ export class SpeculativeExecutions implements cassandra.policies.speculativeExec
 /**
  * Which nodes answer, from what the driver saw. A node is not answering once a request to it timed out (the
  * client's own timeout) or an LWT was given up on it (Database.lwt), until it answers one again, an error
- * included; nor while it has requests in flight and answered none in the last 200-400 ms (the driver's own count). The driver's default health check waits for 10 requests in flight,
+ * included (Database probes each such node every 2 s, since no request goes to it while others answer); nor while
+ * it has requests in flight and answered none in the last 200-400 ms (the driver's own count). The driver's default
+ * health check waits for 10 requests in flight,
  * which a service under steady load never piles on one node: every request routed to a stalled node waited for it.
  * It is the driver's request tracker, passing each outcome on to `next` (the instance's metrics).
  */
@@ -63,7 +65,8 @@ export class SpeculativeExecutions implements cassandra.policies.speculativeExec
 const { RequestTracker } = cassandra.tracker as unknown as { RequestTracker: new () => cassandra.tracker.RequestTracker };
 
 export class NodeHealth extends RequestTracker {
-  private readonly silent = new WeakSet<Host>();
+  /** Nodes seen not to answer: no request goes to them while another node answers, until they answer a probe. */
+  private readonly silent = new Set<Host>();
   /** When each node last answered anything, an error included (Date.now()). */
   private readonly lastAnswer = new WeakMap<Host, number>();
 
@@ -81,6 +84,11 @@ export class NodeHealth extends RequestTracker {
   /** `host` is not answering until it answers a request again. */
   markSilent(host: Host): void {
     this.silent.add(host);
+  }
+
+  /** The nodes seen not to answer, to probe (Database): one that answers is counted as answering again. */
+  silentHosts(): Host[] {
+    return [...this.silent];
   }
 
   /** How long `host` has answered nothing (Infinity if it never answered). */
