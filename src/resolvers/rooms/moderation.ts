@@ -10,7 +10,7 @@ import { Limits } from '../../limits.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
-import { isParticipant, requireRoom, viewerPerson } from './access.js';
+import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access.js';
 import { may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './permissions.js';
 import type { NamedRole } from '../../db/rooms/moderation.js';
 import { chatUser } from './model.js';
@@ -126,6 +126,8 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
   const { stores, clock } = ctx.services;
   const person = personIn(room, login);
   const bannedAt = clock.now();
+  // Before the write, like their list: no invitation they still hold lets them back in once they are out.
+  await stores.invitations.drop(login, room.name);
   // Listed before the write: the message saying so is written whatever happens to this request after it.
   const listed = await listNotice(ctx.services, { roomName: room.name, login, kind: ban ? 'ban' : 'removal', byLogin: by.login });
   if (ban) {
@@ -151,15 +153,17 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     if (outcome === 'changed') throw conflict('The participants kept changing while banning; try again');
     await stores.rooms.removeFromUser(login, room.name);
   } else {
-    const removedFrom = await removeJudged(ctx, room, login, by.login).catch(async (err: unknown) => {
-      await dropNotice(ctx.services, listed);
+    const outcome = await removeJudged(ctx, room, login, by.login).catch(async (err: unknown) => {
+      // Refused, or the room gone: no attempt applied, and the listing goes too. Anything else (storage that did not
+      // answer) may have applied: the listing stays, for the room notices job to settle.
+      if (err instanceof AppError && NOT_APPLIED.has(err.code)) await dropNotice(ctx.services, listed);
       throw err;
     });
-    if (!removedFrom) {
+    room = outcome.room;
+    if (!outcome.removed) {
       await dropNotice(ctx.services, listed);
       return room;
     }
-    room = removedFrom;
   }
   // The removal stands: its message follows, now or from the room notices job.
   await completeNotice(ctx.services, room, person, listed, by).catch((err) =>
@@ -175,25 +179,33 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
   };
 }
 
+/** The codes of a removal refused or impossible: none of its attempts applied. */
+const NOT_APPLIED: ReadonlySet<string> = new Set([ErrorCode.FORBIDDEN, ErrorCode.NOT_FOUND, ErrorCode.CONFLICT, ErrorCode.BAD_USER_INPUT]);
+
 /**
  * A removal without a ban. It asks the room's authority to be as read, like a ban: after a demotion of the remover or
  * a transfer to the person removed, it does not apply, and is judged again on the room as it is then (FORBIDDEN, or
- * tried again). The room it applied to, or null when the person no longer takes part.
+ * tried again). The room it was judged on last (the one it applied to), and whether this removal took them out (not:
+ * they no longer took part).
  */
-async function removeJudged(ctx: Context, read: RoomRecord, login: string, remover: string): Promise<RoomRecord | null> {
+async function removeJudged(ctx: Context, read: RoomRecord, login: string, remover: string): Promise<{ room: RoomRecord; removed: boolean }> {
   const { stores } = ctx.services;
   let room = read;
   for (let attempt = 1; ; attempt++) {
     const entries = room.participants.filter((p) => p.login === login);
-    if (entries.length === 0) return null;
+    if (entries.length === 0) return { room, removed: false };
     // Their list first: a removal cut short leaves no list naming a room they were removed from.
     await stores.rooms.removeFromUser(login, room.name);
-    if (await stores.moderation.remove(room, login, entries)) return room;
-    // Not removed: their list names the room again, unless they left meanwhile.
-    await stores.rooms.addToUser(login, room.name);
-    room = await requireRoom(ctx, room.name);
+    if (await stores.moderation.remove(room, login, entries)) return { room, removed: true };
+    // Not removed. Read at SERIAL: their list names the room again if they still take part in this room, and only
+    // then is the removal judged (whatever it answers, the list is right).
+    const now = await stores.rooms.byNameSerial(room.name);
+    const same = now !== undefined && now.createdAt.getTime() === room.createdAt.getTime();
+    if (same && isParticipant(now, login)) await stores.rooms.addToUser(login, room.name);
+    const visible = same ? visibleTo(ctx, now) : null;
+    if (!visible) throw notFound('Room');
+    room = visible;
     requireMayActOn(room, remover, login, 'REMOVE', 'remove');
-    if (!isParticipant(room, login)) await stores.rooms.removeFromUser(login, room.name);
     if (attempt >= limits.banAttempts) throw conflict('The room kept changing while removing; try again');
   }
 }

@@ -9,7 +9,7 @@ import type { App } from '../../../src/app.js';
 import { startApp } from '../../testkit/app.js';
 import { codes, gqlAs, gqlOk, type GqlResult } from '../../testkit/http.js';
 import { signUp, signUpMany, type TestUser } from '../../testkit/data/users.js';
-import { rawRoomRow, roomWith } from '../../testkit/data/rooms.js';
+import { rawChatRooms, rawRoomRow, roomWith } from '../../testkit/data/rooms.js';
 import { onNextStatement } from '../../testkit/faults/statement-faults.js';
 
 let a: App;
@@ -163,6 +163,8 @@ describe("an admin's action racing their demotion", () => {
     else expect(removal.errors).toBeUndefined(); // a moderator still removes a member: it applies, as the moderator's
     expect((await stored(name, owner!)).participants.includes(member!.login)).toBe(lower === 'MEMBER');
     expect(await roleOf(name, admin!)).toBe(lower);
+    // Their own list of rooms says the same as the room: it names the room while they take part.
+    expect((await rawChatRooms(a, member!.login)).has(name), 'the member\'s list names the room').toBe(lower === 'MEMBER');
   });
 });
 
