@@ -28,6 +28,7 @@ const RENEW = cql(
 const CLAIM = cql(`UPDATE room_invitations SET status = 'ACCEPTED' ${KEY} IF status = 'PENDING' AND room_created_at = ?`, { idempotent: false });
 const UNCLAIM = cql(`UPDATE room_invitations SET status = 'PENDING' ${KEY} IF status = 'ACCEPTED'`, { idempotent: false });
 const DELETE_IF_STATUS = cql(`DELETE FROM room_invitations ${KEY} IF status = ?`, { idempotent: false });
+const DROP = cql(`DELETE FROM room_invitations ${KEY}`, { idempotent: true });
 const SELECT_ONE = cql(`SELECT ${COLUMNS} FROM room_invitations ${KEY}`, { idempotent: true });
 const SELECT_FOR = cql(`SELECT ${COLUMNS} FROM room_invitations WHERE invitee_login = ? LIMIT ?`, { idempotent: true });
 
@@ -101,6 +102,15 @@ export class InvitationStore {
       return { applied: held(row), row: row! };
     });
     return outcome.applied || held(outcome.row);
+  }
+
+  /**
+   * Drops the row, whatever its status: for someone who takes part and is leaving or being removed. A row they hold
+   * then is a stale one (an accepted invitation whose delete failed after its join, or one sent while they joined),
+   * and must not let them back in once they are out.
+   */
+  async drop(inviteeLogin: string, roomName: string): Promise<void> {
+    await this.db.execute(DROP, [inviteeLogin, roomName]);
   }
 
   /** Gives a claimed invitation back (the join it was claimed for was refused for a reason that may pass). */

@@ -7,7 +7,7 @@
  */
 import { cql, mapOf, type Database, type Row } from '../cassandra/client.js';
 import { OneAtATime } from '../cassandra/one-at-a-time.js';
-import { pauseAfterLosing } from '../cassandra/contention.js';
+import { CONTENDED_ATTEMPTS, pauseAfterLosing } from '../cassandra/contention.js';
 
 export interface InviteLinkRecord {
   token: string;
@@ -43,7 +43,7 @@ const toLink = (row: Row): InviteLinkRecord => ({
 /** How many uses the row counts (null before the first: the column is written by uses only). */
 const usesOf = (row: Row | undefined): number => (row?.uses as number | null) ?? 0;
 
-export type UseOutcome = { status: 'used' | 'usedBefore'; link: InviteLinkRecord } | { status: 'usedUp' | 'gone' };
+export type UseOutcome = { status: 'used' | 'usedBefore'; link: InviteLinkRecord } | { status: 'usedUp' | 'gone' | 'contended' };
 
 export class InviteLinkStore {
   private readonly uses = new OneAtATime();
@@ -65,7 +65,7 @@ export class InviteLinkStore {
    * Counts a use of the link by `login` at `at`, while it has uses left: 'used'. 'usedBefore' when `login` used it
    * less than `retryWithinMs` before (a retry of a redeem whose answer was lost; an older use of theirs, say before
    * they were removed, counts for nothing now), 'usedUp' when none is left, 'gone' when there is no such link
-   * (expired, revoked).
+   * (expired, revoked), 'contended' when other instances' uses came first CONTENDED_ATTEMPTS times (none taken).
    */
   use(token: string, login: string, at: Date, retryWithinMs: number): Promise<UseOutcome> {
     return this.uses.run(token, async () => {
@@ -87,8 +87,9 @@ export class InviteLinkStore {
         });
         if (outcome.applied) return { status: 'used', link: { ...link, usedBy: new Map([...link.usedBy, [login, at]]) } };
         // Another use came first (on another instance: this one's run one at a time). A random pause keeps the two
-        // from meeting again in Paxos, then go on from the row as it is now.
-        await pauseAfterLosing(++lost);
+        // from meeting again in Paxos, then go on from the row as it is now; past CONTENDED_ATTEMPTS, give up.
+        if (++lost >= CONTENDED_ATTEMPTS) return { status: 'contended' };
+        await pauseAfterLosing(lost);
         row = await this.db.readSerial(SELECT, [token]);
       }
     });

@@ -123,7 +123,10 @@ export async function acceptInvitation(ctx: Context, rawName: string): Promise<R
     else await invitations.unclaim(viewer.login, name);
     throw err;
   }
-  await invitations.deleteIf(viewer.login, name, 'ACCEPTED');
+  // The join applied: the answer is the room. An invitation left ACCEPTED is dropped when they leave or are removed.
+  await invitations.deleteIf(viewer.login, name, 'ACCEPTED').catch((err: unknown) =>
+    ctx.services.logger.warn({ err, room: name }, 'joined by an invitation, which stays accepted until they leave'),
+  );
   return joined;
 }
 

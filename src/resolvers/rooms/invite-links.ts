@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { InviteLinkRecord } from '../../db/rooms/invite-links.js';
-import { badInput, LimitName, limitReached, notFound } from '../../errors.js';
+import { badInput, conflict, LimitName, limitReached, notFound } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
 import { isParticipant, requireRoom } from './access.js';
@@ -80,6 +80,7 @@ export async function redeemInviteLink(ctx: Context, token: string): Promise<Roo
   }
   const used = await inviteLinks.use(token, viewer.login, now, limits.retryMinutes * 60_000);
   if (used.status === 'gone') throw noLink();
+  if (used.status === 'contended') throw conflict('Many people used this invite link at once; nothing was taken, try again');
   if (used.status === 'usedUp') throw limitReached(LimitName.INVITE_LINK_USES, link.maxUses, `This invite link was used ${link.maxUses} times, all it allows`);
   return enterRoom(ctx, room, 'invited');
 }

@@ -125,6 +125,8 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
     if (!room) throw notFound('Room');
     return false;
   }
+  // Before the write: no invitation they still hold lets them back in once they are out.
+  await stores.invitations.drop(viewer.login, name);
   // Listed before the write: the leave message is written whatever happens to this request after it.
   const listed = await listNotice(ctx.services, { roomName: name, login: viewer.login, kind: 'leave' });
   for (let attempt = 0; ; attempt++) {

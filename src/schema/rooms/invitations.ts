@@ -99,7 +99,8 @@ builder.mutationFields((t) => ({
     description:
       'Enters the room a link lets into, public or private, taking one of its uses (none for a participant, who is ' +
       'answered the room). NOT_FOUND (Invite link) for an unknown, expired or revoked token; LIMIT_REACHED ' +
-      '(INVITE_LINK_USES) once its uses are taken, each counted exactly; BANNED for someone banned from the room.',
+      '(INVITE_LINK_USES) once its uses are taken, each counted exactly; BANNED for someone banned from the room; ' +
+      'CONFLICT, nothing taken, when many redeemed it at the same moment (try again).',
     args: { token: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => inviteLinks.redeemInviteLink(ctx, args.token),
   }),
