@@ -118,6 +118,8 @@ export const LimitName = {
   UPLOADS_PER_DAY: 'UPLOADS_PER_DAY',
   /** Invitations waiting for one person's answer. */
   PENDING_INVITATIONS: 'PENDING_INVITATIONS',
+  /** Requests to join one room waiting for a decision. */
+  PENDING_JOIN_REQUESTS: 'PENDING_JOIN_REQUESTS',
   /** Uses of one invite link. */
   INVITE_LINK_USES: 'INVITE_LINK_USES',
 } as const;

@@ -55,6 +55,11 @@ export const Limits = {
      */
     maxPendingInvitations: 100,
     /**
+     * Requests to join one room waiting for a decision (its moderators page them; each lives 30 days at most:
+     * cql/028). requestToJoin refuses with LIMIT_REACHED at it; requests racing each other near it may pass it together.
+     */
+    maxPendingJoinRequests: 1_000,
+    /**
      * An invite link's uses, at most, and how long it lasts (by default; at most). A redeem retried within
      * retryMinutes of its counted use takes no second one.
      */

@@ -21,6 +21,8 @@ import { ReadStateStore } from './rooms/read-state.js';
 import { ModerationStore } from './rooms/moderation.js';
 import { InvitationStore } from './rooms/invitations.js';
 import { InviteLinkStore } from './rooms/invite-links.js';
+import { JoinRequestStore } from './rooms/join-requests.js';
+import { AuditLogStore } from './rooms/audit-log.js';
 import { MessageSearchStore } from './rooms/messages/message-search.js';
 import { RoomCleanupStore } from './rooms/room-cleanups.js';
 import { PendingNoticeStore } from './rooms/pending-notices.js';
@@ -52,6 +54,8 @@ export function createStores(db: Database) {
     moderation: new ModerationStore(db),
     invitations: new InvitationStore(db),
     inviteLinks: new InviteLinkStore(db),
+    joinRequests: new JoinRequestStore(db),
+    auditLog: new AuditLogStore(db),
     messageSearch: new MessageSearchStore(db),
     roomCleanups: new RoomCleanupStore(db),
     pendingNotices: new PendingNoticeStore(db),

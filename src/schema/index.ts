@@ -16,6 +16,8 @@ import './rooms/pins.js';
 import './rooms/read-state.js';
 import './rooms/moderation.js';
 import './rooms/invitations.js';
+import './rooms/join-requests.js';
+import './rooms/audit-log.js';
 import './rooms/presence.js';
 import './rooms/search.js';
 import './rooms/room-events.js';

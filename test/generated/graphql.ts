@@ -23,11 +23,13 @@ export type CreateItemInput = {
 export type CreateRoomInput = {
   /** At most 280 characters */
   banner?: string | null | undefined;
+  /** CHANNEL when left out */
+  kind?: RoomKind | null | undefined;
   /** Custom data: a JSON object of at most 4096 bytes as JSON */
   metadata?: unknown;
   /** 3–31 characters: a letter or digit, then letters, digits, '_', '.', '-' */
   name: string;
-  /** PUBLIC when left out */
+  /** The kind's when left out: PRIVATE for a GROUP, PUBLIC for the others */
   visibility?: RoomVisibility | null | undefined;
 };
 
@@ -62,8 +64,21 @@ export type RegisterInput = {
   password: string;
 };
 
+/** What kind of room a room is: set when it is created, for good. Each kind sets defaults (visibility, what members may do) and some rules */
+export type RoomKind =
+  /** Only its owner and admins post; everyone in it reads, reacts and votes */
+  | 'ANNOUNCEMENT'
+  /** Public by default: listed, anyone joins. Every room made before kinds existed is one */
+  | 'CHANNEL'
+  /** A small group conversation: private by default, and its members invite (memberPermissions INVITE) */
+  | 'GROUP'
+  /** For rooms of many watchers: its live feed carries messages only (posted, edited, deleted, hidden, pinned), the room's deletion and removals. No typing (sendTyping and roomPresence answer BAD_USER_INPUT), no presence, no join or leave messages, and no reaction, poll or read events: those are read with queries */
+  | 'LIVESTREAM';
+
 /** Who may find and join a room */
 export type RoomVisibility =
+  /** Listed by rooms; a person asks with requestToJoin, and a moderator's approval invites them (joinRoom answers FORBIDDEN) */
+  | 'ON_REQUEST'
   /** Unlisted; a person enters by an invitation. To anyone who does not take part it answers as a room that does not exist, on every path (createRoom under its name excepted: ROOM_EXISTS, as names are global) */
   | 'PRIVATE'
   /** Listed by rooms, and anyone joins */
@@ -1048,6 +1063,33 @@ export type RoomPostsWithEmailsSubscription = { roomEvents:
     | { __typename: 'TypingStarted' }
    };
 
+export type KindFeedSubscriptionVariables = Exact<{
+  roomName: string;
+}>;
+
+
+export type KindFeedSubscription = { roomEvents:
+    | { __typename: 'FeedInterrupted' }
+    | { __typename: 'MessageDeleted' }
+    | { __typename: 'MessageEdited' }
+    | { __typename: 'MessageHidden' }
+    | { __typename: 'MessagePinned' }
+    | { __typename: 'MessagePosted', message: { content: string | null } }
+    | { __typename: 'MessageUnpinned' }
+    | { __typename: 'ModeratorChanged' }
+    | { __typename: 'ParticipantJoined' }
+    | { __typename: 'ParticipantLeft' }
+    | { __typename: 'ParticipantMuted' }
+    | { __typename: 'ParticipantRemoved' }
+    | { __typename: 'PollUpdated' }
+    | { __typename: 'ReactionChanged' }
+    | { __typename: 'RoomDeleted' }
+    | { __typename: 'RoomMetadataChanged' }
+    | { __typename: 'RoomReadUpdated' }
+    | { __typename: 'SlowModeChanged' }
+    | { __typename: 'TypingStarted' }
+   };
+
 export const UserFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"UserFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"User"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"firstname"}},{"kind":"Field","name":{"kind":"Name","value":"lastname"}},{"kind":"Field","name":{"kind":"Name","value":"displayName"}},{"kind":"Field","name":{"kind":"Name","value":"email"}},{"kind":"Field","name":{"kind":"Name","value":"bio"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}}]}}]} as unknown as DocumentNode<UserFieldsFragment, unknown>;
 export const ItemFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ItemFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Item"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"unitPrice"}},{"kind":"Field","name":{"kind":"Name","value":"offeredUnits"}},{"kind":"Field","name":{"kind":"Name","value":"availableUnits"}},{"kind":"Field","name":{"kind":"Name","value":"startDate"}},{"kind":"Field","name":{"kind":"Name","value":"endDate"}},{"kind":"Field","name":{"kind":"Name","value":"tags"}},{"kind":"Field","name":{"kind":"Name","value":"auctionFinished"}},{"kind":"Field","name":{"kind":"Name","value":"seller"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]} as unknown as DocumentNode<ItemFieldsFragment, unknown>;
 export const PurchaseFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"PurchaseFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Purchase"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"unitPrice"}},{"kind":"Field","name":{"kind":"Name","value":"quantity"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"buyer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}},{"kind":"Field","name":{"kind":"Name","value":"item"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<PurchaseFieldsFragment, unknown>;
@@ -1156,3 +1198,4 @@ export const RoomEventsDocument = {"__meta__":{"hash":"sha256:37006bbded2d47de4a
 export const RoomPostsWithBiosDocument = {"__meta__":{"hash":"sha256:5f0b8ac279e578001801880a33821935c0df47e16b4b7519f3c839b77a87586c"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"RoomPostsWithBios"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"roomEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessagePosted"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"bio"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<RoomPostsWithBiosSubscription, RoomPostsWithBiosSubscriptionVariables>;
 export const RoomPostsWithBiosAndJoinsDocument = {"__meta__":{"hash":"sha256:506fc48005b0e29f12f55816fb47ea5b8c128bd00a3a46c0261063597d3d26c0"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"RoomPostsWithBiosAndJoins"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"roomEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessagePosted"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"content"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"bio"}}]}}]}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ParticipantJoined"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"user"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]}}]}}]} as unknown as DocumentNode<RoomPostsWithBiosAndJoinsSubscription, RoomPostsWithBiosAndJoinsSubscriptionVariables>;
 export const RoomPostsWithEmailsDocument = {"__meta__":{"hash":"sha256:30eadb8a69d7321a519628f600d12bbad5127ff6fb9cf030c0d3b510e4a76cd2"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"RoomPostsWithEmails"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"roomEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessagePosted"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"author"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"email"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<RoomPostsWithEmailsSubscription, RoomPostsWithEmailsSubscriptionVariables>;
+export const KindFeedDocument = {"__meta__":{"hash":"sha256:25972c532c1193e24494dfd5877ea1c68e6cf17c8bd5c4c85f8b64413018546f"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"KindFeed"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"roomEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"roomName"},"value":{"kind":"Variable","name":{"kind":"Name","value":"roomName"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MessagePosted"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"content"}}]}}]}}]}}]}}]} as unknown as DocumentNode<KindFeedSubscription, KindFeedSubscriptionVariables>;

@@ -57,6 +57,14 @@ async function roomOf(owner: TestUser, members: TestUser[] = []) {
   return name;
 }
 
+/** A room on request of `owner`'s, with a request of `asker`'s waiting. */
+async function knockRoomOf(owner: TestUser, asker?: TestUser): Promise<string> {
+  const n = await roomOf(owner);
+  await gqlOk(app, 'mutation($n: String!) { setRoomVisibility(roomName: $n, visibility: ON_REQUEST) { name } }' as never, { n } as never, owner.token);
+  if (asker) await gqlOk(app, 'mutation($n: String!) { requestToJoin(roomName: $n) { requesterLogin } }' as never, { n } as never, asker.token);
+  return n;
+}
+
 async function postIn(user: TestUser, room: string, content = 'hello'): Promise<string> {
   const data = (await gqlOk(app, `mutation($r: String!, $c: String!) { postMessage(roomName: $r, content: $c) { id } }` as never, { r: room, c: content } as never, user.token)) as {
     postMessage: { id: string };
@@ -167,6 +175,10 @@ const CASES: Record<string, Setup> = {
     const [a] = await people(1);
     return { doc: `mutation($n: String!) { setRoomMetadata(roomName: $n, metadata: {theme: "dark"}) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
   },
+  setRoomMemberPermissions: async () => {
+    const [a] = await people(1);
+    return { doc: `mutation($n: String!) { setRoomMemberPermissions(roomName: $n, permissions: [INVITE]) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
+  },
   setRoomVisibility: async () => {
     const [a] = await people(1);
     return { doc: `mutation($n: String!) { setRoomVisibility(roomName: $n, visibility: PRIVATE) { ${ROOM} } }`, variables: { n: await roomOf(a!) }, token: a!.token };
@@ -208,6 +220,26 @@ const CASES: Record<string, Setup> = {
     const n = await roomOf(a!);
     await gqlOk(app, 'mutation($n: String!, $l: String!) { inviteToRoom(roomName: $n, login: $l) { inviteeLogin } }' as never, { n, l: b!.login } as never, a!.token);
     return { doc: 'mutation($n: String!, $l: String!) { revokeInvitation(roomName: $n, login: $l) }', variables: { n, l: b!.login }, token: a!.token };
+  },
+  requestToJoin: async () => {
+    const [a, b] = await people(2);
+    const n = await knockRoomOf(a!);
+    return { doc: 'mutation($n: String!) { requestToJoin(roomName: $n) { requesterLogin } }', variables: { n }, token: b!.token };
+  },
+  withdrawJoinRequest: async () => {
+    const [a, b] = await people(2);
+    const n = await knockRoomOf(a!, b);
+    return { doc: 'mutation($n: String!) { withdrawJoinRequest(roomName: $n) }', variables: { n }, token: b!.token };
+  },
+  approveJoinRequest: async () => {
+    const [a, b] = await people(2);
+    const n = await knockRoomOf(a!, b);
+    return { doc: 'mutation($n: String!, $l: String!) { approveJoinRequest(roomName: $n, login: $l) { inviteeLogin } }', variables: { n, l: b!.login }, token: a!.token };
+  },
+  declineJoinRequest: async () => {
+    const [a, b] = await people(2);
+    const n = await knockRoomOf(a!, b);
+    return { doc: 'mutation($n: String!, $l: String!) { declineJoinRequest(roomName: $n, login: $l) }', variables: { n, l: b!.login }, token: a!.token };
   },
   createInviteLink: async () => {
     const [a] = await people(1);

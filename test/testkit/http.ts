@@ -54,3 +54,10 @@ export const codes = (result: { errors?: readonly GraphQLFormattedError[] }) =>
  */
 export const gqlAs = (app: App, document: string, variables: Record<string, unknown>, user: { token: string }) =>
   gql(app, document, variables as never, user.token) as Promise<GqlResult<Record<string, unknown>>>;
+
+/** The data of an answer that must have no errors (it throws, showing them, when it has). */
+export async function dataOf<T = Record<string, unknown>>(answer: Promise<GqlResult<T>>): Promise<T> {
+  const { errors, data } = await answer;
+  if (errors?.length || !data) throw new Error(`expected data, got ${JSON.stringify(errors)}`);
+  return data;
+}

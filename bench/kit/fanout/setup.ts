@@ -22,10 +22,10 @@ import { signUp, signUpMany, type TestUser } from '../../../test/testkit/data/us
 
 export const SUBSCRIBERS = 1_000;
 /** What a chat client needs of a new message; the relay sends this very shape. */
-const SUBSCRIPTION = 'subscription Fanout($roomName: String!) { roomEvents(roomName: $roomName) { __typename ... on MessagePosted { message { id content } } } }';
+export const SUBSCRIPTION = 'subscription Fanout($roomName: String!) { roomEvents(roomName: $roomName) { __typename ... on MessagePosted { message { id content } } } }';
 const POST = 'mutation Post($roomName: String!, $content: String!) { postMessage(roomName: $roomName, content: $content) { id } }';
 
-interface Stoppable {
+export interface Stoppable {
   stop(): Promise<void>;
 }
 
@@ -47,14 +47,14 @@ export interface FanoutStage {
 }
 
 /** Joins every member, a few at a time (each join is an LWT on the room's row, so not too many at once). */
-async function joinAll(url: string, roomName: string, members: TestUser[]): Promise<void> {
+export async function joinAll(url: string, roomName: string, members: TestUser[]): Promise<void> {
   for (let i = 0; i < members.length; i += 8) {
     await Promise.all(members.slice(i, i + 8).map((m) => gqlOk(remoteApp(url), JoinRoomDocument, { roomName: roomName }, m.token)));
   }
 }
 
 /** Two subscriber processes, one per instance, each with half the sockets. */
-async function openClients(urls: string[], tokens: string[], roomName: string, maxSeq: number, started: Stoppable[]): Promise<FanoutClients[]> {
+export async function openClients(urls: string[], tokens: string[], roomName: string, maxSeq: number, started: Stoppable[]): Promise<FanoutClients[]> {
   const half = tokens.length / 2;
   return Promise.all(
     urls.map(async (url, i) => {

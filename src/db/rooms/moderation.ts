@@ -9,19 +9,21 @@
  */
 import { cql, mapOf, type Database, type Statement } from '../cassandra/client.js';
 import type { ChatUser } from './chat-user.js';
-import { NO_ROLE, roleless, type RoomRecord } from './rooms.js';
+import { NO_ROLE, roleless, type MemberGrant, type RoomRecord } from './rooms.js';
 
-// The room read, not a room of the same name made since (by the same creator, perhaps), with its authority as read.
-const AS_READ = 'owner_login = ? AND admins = ? AND moderators = ?';
+// The room read, not a room of the same name made since (by the same creator, perhaps), with its authority as read:
+// who holds a role above member, and what members are granted (taking a grant back is a demotion of every member).
+const AS_READ = 'owner_login = ? AND admins = ? AND moderators = ? AND member_grants = ?';
 const IF_CREATOR = `WHERE room_name = ? IF creator_login = ? AND creation_date = ? AND ${AS_READ}`;
 
 const guarded = (change: string, condition = IF_CREATOR): Statement => cql(`${change} ${condition}`, { idempotent: false });
 
-/** What AS_READ binds: the room's owner, admins and moderators as read (an empty set is stored as null). */
+/** What AS_READ binds: the room's owner, admins, moderators and member grants as read (an empty set is stored as null). */
 export const authorityAsRead = (room: RoomRecord): unknown[] => [
   room.ownerStored,
   room.admins.length > 0 ? new Set(room.admins) : null,
   room.moderators.length > 0 ? new Set(room.moderators) : null,
+  room.memberGrants.length > 0 ? new Set(room.memberGrants) : null,
 ];
 
 /** Named roles and the set holding each: a member is in none. */
@@ -46,7 +48,8 @@ const UNMUTE = guarded('DELETE muted_until[?] FROM chat_rooms');
 const SLOW_MODE = guarded('UPDATE chat_rooms SET slow_mode_seconds = ?');
 const METADATA = guarded('UPDATE chat_rooms SET metadata = ?');
 const VISIBILITY = guarded('UPDATE chat_rooms SET visibility = ?');
-const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility FROM chat_rooms WHERE room_name = ?', {
+const MEMBER_GRANTS = guarded('UPDATE chat_rooms SET member_grants = ?');
+const SELECT_STATE = cql('SELECT creator_login, creation_date, participants, moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility, member_grants FROM chat_rooms WHERE room_name = ?', {
   idempotent: true,
 });
 
@@ -105,9 +108,16 @@ export class ModerationStore {
     return this.onRoom(room, METADATA, [metadata], (row) => (row.metadata ?? null) === metadata);
   }
 
-  /** Who may find and join the room: 'PRIVATE', or null for public (the column unset, as an open join asks). */
-  visibility(room: RoomRecord, visibility: 'PRIVATE' | null): Promise<boolean> {
+  /** Who may find and join the room: 'PRIVATE', 'ON_REQUEST', or null for public (the column unset, as an open join asks). */
+  visibility(room: RoomRecord, visibility: 'PRIVATE' | 'ON_REQUEST' | null): Promise<boolean> {
     return this.onRoom(room, VISIBILITY, [visibility], (row) => (row.visibility ?? null) === visibility);
+  }
+
+  /** What the room lets its members do beyond the member role's actions (none: the column unset). */
+  memberGrants(room: RoomRecord, grants: MemberGrant[]): Promise<boolean> {
+    const wanted = [...new Set(grants)].sort().join(',');
+    const landed = (row: Record<string, unknown>) => [...((row.member_grants as Set<string> | null) ?? [])].sort().join(',') === wanted;
+    return this.onRoom(room, MEMBER_GRANTS, [grants.length > 0 ? new Set(grants) : null], landed);
   }
 
   /**

@@ -37,10 +37,25 @@ export interface RoomRecord {
   ownerLogin: string;
   /** owner_login as stored (null: the creator), which the owner's LWTs ask to be unchanged. */
   ownerStored: string | null;
+  /** What kind of room it is, set at its creation (cql/027_room_kinds.cql). */
+  kind: RoomKind;
+  /** The actions its members may do beyond the member role's (cql/027_room_kinds.cql). */
+  memberGrants: MemberGrant[];
 }
 
-/** PUBLIC: listed, anyone joins. PRIVATE: unlisted, entered by invitation; hidden from anyone outside it. */
-export type RoomVisibility = 'PUBLIC' | 'PRIVATE';
+/** The kinds of room: each sets defaults at creation (a group is private, and its members invite) and rules for good. */
+export const ROOM_KINDS = ['CHANNEL', 'GROUP', 'ANNOUNCEMENT', 'LIVESTREAM'] as const;
+export type RoomKind = (typeof ROOM_KINDS)[number];
+
+/** What a room may let its members do beyond the member role's actions. */
+export const MEMBER_GRANTS = ['INVITE', 'PIN'] as const;
+export type MemberGrant = (typeof MEMBER_GRANTS)[number];
+
+/**
+ * PUBLIC: listed, anyone joins. ON_REQUEST: listed, entered by a moderator's approval of a request to join (or an
+ * invitation). PRIVATE: unlisted, entered by invitation; hidden from anyone outside it.
+ */
+export type RoomVisibility = 'PUBLIC' | 'ON_REQUEST' | 'PRIVATE';
 
 /** A room's row without its participants: what a use case about one person needs of it. */
 export type RoomHead = Omit<RoomRecord, 'participants'>;
@@ -63,7 +78,7 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'admins' | 'guest
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
 // What the room's creator and moderators set after its creation (moderation, custom data).
-const SETTINGS_COLUMNS = 'moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login';
+const SETTINGS_COLUMNS = 'moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login, kind, member_grants';
 
 /**
  * Takes a login off every named role (admins, moderators, guests): bound with roleless(login). Every way in or out
@@ -73,7 +88,7 @@ export const NO_ROLE = 'moderators = moderators - ?, admins = admins - ?, guests
 export const roleless = (...logins: string[]) => [new Set(logins), new Set(logins), new Set(logins)];
 
 const INSERT_IF_NOT_EXISTS = cql(
-  `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+  `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility, kind, member_grants) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
   { idempotent: false },
 );
 const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
@@ -151,9 +166,11 @@ function toHead(row: Row): RoomHead {
     mutedUntil: mapOf<Date>(row.muted_until),
     slowModeSeconds: row.slow_mode_seconds ?? null,
     metadata: row.metadata ?? null,
-    visibility: row.visibility === 'PRIVATE' ? 'PRIVATE' : 'PUBLIC',
+    visibility: row.visibility === 'PRIVATE' || row.visibility === 'ON_REQUEST' ? row.visibility : 'PUBLIC',
     ownerLogin: row.owner_login ?? row.creator_login,
     ownerStored: row.owner_login ?? null,
+    kind: (ROOM_KINDS as readonly string[]).includes(row.kind) ? (row.kind as RoomKind) : 'CHANNEL',
+    memberGrants: [...((row.member_grants as Set<string> | null) ?? [])].filter((g): g is MemberGrant => (MEMBER_GRANTS as readonly string[]).includes(g)),
   };
 }
 
@@ -174,7 +191,9 @@ export class RoomStore {
   /** Returns false when the name is taken. */
   async insertIfNotExists(room: RoomRecord): Promise<boolean> {
     const visibility = room.visibility === 'PUBLIC' ? undefined : room.visibility; // public is the column unset
-    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility];
+    const kind = room.kind === 'CHANNEL' ? undefined : room.kind; // a channel is the column unset
+    const grants = room.memberGrants.length > 0 ? new Set(room.memberGrants) : undefined;
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility, kind, grants];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();

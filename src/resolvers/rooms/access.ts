@@ -23,12 +23,12 @@ export async function viewerPerson(ctx: Context): Promise<ChatUser> {
 }
 
 /**
- * Whether `login` may know the room exists: anyone, for a public room; for a private one, its participants and its
+ * Whether `login` may know the room exists: anyone, for a public room or one on request; for a private one, its participants and its
  * owner (taking part or not). To anyone else a private room answers on every path exactly as a room that does not
  * exist: the one exception is createRoom under its name (room names are global).
  */
 export const seesRoom = (room: Pick<RoomRecord, 'visibility' | 'ownerLogin' | 'participants'>, login: string | undefined): boolean =>
-  room.visibility === 'PUBLIC' || (login !== undefined && (room.ownerLogin === login || isParticipant(room, login)));
+  room.visibility !== 'PRIVATE' || (login !== undefined && (room.ownerLogin === login || isParticipant(room, login)));
 
 /** The room as the viewer may know it: null when there is none, or when it is hidden from them (seesRoom). */
 export const visibleTo = <R extends RoomRecord>(ctx: Context, room: R | null | undefined): R | null =>

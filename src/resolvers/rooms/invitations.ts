@@ -15,6 +15,7 @@
  *   for a cause that may pass (the room full, storage not answering) gives the claim back. An accept retried after
  *   a lost request finds its own claim and finishes the join, or, the join done, answers the room.
  */
+import { recordAudit } from './audit-log.js';
 import type { Context } from '../context.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { InvitationRecord } from '../../db/rooms/invitations.js';
@@ -49,6 +50,15 @@ export async function inviteToRoom(ctx: Context, rawName: string, rawLogin: stri
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'INVITE', 'invite people');
   const login = validLogin('login', rawLogin.trim().toLowerCase());
+  return sendInvitation(ctx, room, login);
+}
+
+/**
+ * Invites `login` into the room in the viewer's name, once the viewer was found to be allowed to (by INVITE, or by
+ * approving the person's request to join: join-requests.ts).
+ */
+export async function sendInvitation(ctx: Context, room: RoomRecord, login: string): Promise<RoomInvitation> {
+  const viewer = requireViewer(ctx);
   if (!(await userLoader(ctx).load(login))) throw notFound('User');
   if (isParticipant(room, login)) throw badInput('login', `${login} takes part in the room already`);
   if (room.banned.has(login)) throw forbidden(`${login} is banned from the room: a moderator unbans them before they can be invited`);
@@ -62,6 +72,7 @@ export async function inviteToRoom(ctx: Context, rawName: string, rawLogin: stri
   const invitation = await invitations.invite({ inviteeLogin: login, roomName: room.name, roomCreatedAt: room.createdAt, inviterLogin: viewer.login, createdAt: sentAt });
   // Told live once, when it is new (inviting again changes nothing, and says nothing).
   if (invitation.createdAt.getTime() === sentAt.getTime()) {
+    await recordAudit(ctx, room, { action: 'INVITED', target: login });
     await publishInboxEvent(ctx, { type: 'RoomInvitationReceived', owner: login, roomName: room.name, invitedAt: sentAt });
   }
   return { invitation, room };
@@ -157,7 +168,10 @@ export async function revokeInvitation(ctx: Context, rawName: string, rawLogin: 
   if (!own) requireMay(room, viewer.login, 'INVITE', "revoke someone else's invitation");
   if (!found || !isFor(found, room)) throw await none();
   const outcome = await invitations.deleteIf(login, room.name, 'PENDING');
-  if (outcome.deleted) return true;
+  if (outcome.deleted) {
+    await recordAudit(ctx, room, { action: 'INVITATION_REVOKED', target: login });
+    return true;
+  }
   if (outcome.found?.status === 'ACCEPTED') throw acceptedFirst();
   throw await none();
 }

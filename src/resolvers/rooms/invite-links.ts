@@ -13,7 +13,8 @@
  * - A link is to the room of that name made when it was made: a room deleted and made again under the name does
  *   not honour it. An unknown, expired, revoked or malformed token is NOT_FOUND, alike.
  */
-import { randomBytes } from 'node:crypto';
+import { recordAudit } from './audit-log.js';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { InviteLinkRecord } from '../../db/rooms/invite-links.js';
@@ -58,10 +59,15 @@ export async function createInviteLink(ctx: Context, rawName: string, maxUses: n
     usedBy: new Map(),
   };
   await ctx.services.stores.inviteLinks.create(link);
+  // Never the token: whoever reads the log must not be able to use it.
+  await recordAudit(ctx, room, { action: 'INVITE_LINK_CREATED', details: `link ${linkTag(link.token)}: ${maxUses} uses, until ${link.expiresAt.toISOString()}` });
   return { link, room };
 }
 
 const noLink = () => notFound('Invite link');
+
+/** What names a link in the audit log: the start of its token's SHA-256, which tells links apart and lets no one in. */
+const linkTag = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 12);
 
 /** Enters the room the link lets into, taking one of its uses; answers the room. */
 export async function redeemInviteLink(ctx: Context, token: string): Promise<RoomRecord> {
@@ -91,7 +97,9 @@ export async function revokeInviteLink(ctx: Context, rawName: string, token: str
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'INVITE', 'revoke invite links');
   if (!TOKEN.test(token)) return false;
-  return ctx.services.stores.inviteLinks.delete(token, room.name);
+  const revoked = await ctx.services.stores.inviteLinks.delete(token, room.name);
+  if (revoked) await recordAudit(ctx, room, { action: 'INVITE_LINK_REVOKED', details: `link ${linkTag(token)}` });
+  return revoked;
 }
 
 /** How many uses a link has had. */

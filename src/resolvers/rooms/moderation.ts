@@ -3,8 +3,9 @@
  * ban and mute participants below their role and set slow mode (permissions.ts says who may do what). Every
  * participant's posts are also limited per user across instances. Each action is published on the room's feed.
  */
+import { recordAudit, validReason } from './audit-log.js';
 import type { Context } from '../context.js';
-import type { RoomHead, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
+import type { MemberGrant, RoomHead, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, notFound, RateLimitReason, rateLimited } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
@@ -101,9 +102,10 @@ export async function setRoomRole(ctx: Context, name: string, rawLogin: string, 
       requireMayGive(now, by.login, role);
     });
   }
+  await recordAudit(ctx, room, { action: 'ROLE_CHANGED', target: login, details: `${before ?? 'NONE'} to ${role}` });
   if (before === 'MODERATOR' || role === 'MODERATOR') {
     const moderator = role === 'MODERATOR';
-    await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'ModeratorChanged', roomName: room.name, user: personIn(room, login), moderator, by }]);
+    await ctx.services.rooms.sequencer.take(room).publish([{ kind: 'ModeratorChanged', roomName: room.name, user: personIn(room, login), moderator, by }]);
   }
   const holding = (list: string[], held: boolean) => (held ? [...new Set([...list, login])] : list.filter((l) => l !== login));
   return { ...room, admins: holding(room.admins, role === 'ADMIN'), moderators: holding(room.moderators, role === 'MODERATOR'), guests: holding(room.guests, role === 'GUEST') };
@@ -120,7 +122,8 @@ export async function setModerator(ctx: Context, name: string, rawLogin: string,
  * Removes a participant (they may join again) or bans them (they may not, until unbanned). Answers the room as it
  * is after: unchanged when they were not a participant and no ban was asked.
  */
-export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean): Promise<RoomRecord> {
+export async function removeParticipant(ctx: Context, name: string, rawLogin: string, ban: boolean, rawReason?: string | null): Promise<RoomRecord> {
+  const reason = validReason(rawReason);
   const [action, what] = ban ? (['BAN', 'ban'] as const) : (['REMOVE', 'remove'] as const);
   let { room, login, by } = await moderate(ctx, name, rawLogin, action, what);
   const { stores, clock } = ctx.services;
@@ -166,6 +169,7 @@ export async function removeParticipant(ctx: Context, name: string, rawLogin: st
     }
   }
   // The removal stands: its message follows, now or from the room notices job.
+  await recordAudit(ctx, room, { action: ban ? 'BANNED' : 'REMOVED', target: login, reason });
   await completeNotice(ctx.services, room, person, listed, by).catch((err) =>
     ctx.services.logger.warn({ err, room: room.name }, 'removed; the message saying so is left to the room notices job'),
   );
@@ -217,22 +221,26 @@ export async function unban(ctx: Context, name: string, rawLogin: string): Promi
   if (!(await ctx.services.stores.moderation.unban(room, login))) {
     await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'BAN', 'unban'));
   }
+  await recordAudit(ctx, room, { action: 'UNBANNED', target: login });
   const banned = new Map(room.banned);
   banned.delete(login);
   return { ...room, banned };
 }
 
 /** Mutes a participant for `minutes` (0 lifts it): their posts are refused with MUTED until then. Answers the room as it is after. */
-export async function muteParticipant(ctx: Context, name: string, rawLogin: string, minutes: number): Promise<RoomRecord> {
+export async function muteParticipant(ctx: Context, name: string, rawLogin: string, minutes: number, rawReason?: string | null): Promise<RoomRecord> {
+  const reason = validReason(rawReason);
   if (!Number.isInteger(minutes) || minutes < 0 || minutes > limits.maxMuteMinutes) {
     throw badInput('minutes', `minutes must be a whole number from 0 (unmute) to ${limits.maxMuteMinutes}`);
   }
   const { room, login, by } = await moderate(ctx, name, rawLogin, 'MUTE', 'mute');
   const { stores, clock, rooms } = ctx.services;
   const until = minutes > 0 ? new Date(clock.now().getTime() + minutes * 60_000) : null;
+  if (!until && !((room.mutedUntil.get(login)?.getTime() ?? 0) > clock.now().getTime())) return room; // not muted: nothing to lift
   const done = until ? await stores.moderation.mute(room, login, until, minutes * 60) : await stores.moderation.unmute(room, login);
   if (!done) await notApplied(ctx, room.name, (now) => requireMayActOn(now, by.login, login, 'MUTE', 'mute'));
-  await rooms.sequencer.take(room.name).publish([{ kind: 'ParticipantMuted', roomName: room.name, user: personIn(room, login), until: until?.toISOString() ?? null, by }]);
+  await recordAudit(ctx, room, { action: 'MUTED', target: login, reason, details: until ? `until ${until.toISOString()}` : 'lifted' });
+  await rooms.sequencer.take(room).publish([{ kind: 'ParticipantMuted', roomName: room.name, user: personIn(room, login), until: until?.toISOString() ?? null, by }]);
   const mutedUntil = new Map(room.mutedUntil);
   if (until) mutedUntil.set(login, until);
   else mutedUntil.delete(login);
@@ -292,11 +300,13 @@ export async function setSlowMode(ctx: Context, rawName: string, seconds: number
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'SLOW_MODE', 'set slow mode');
   const value = seconds > 0 ? seconds : null;
+  if ((room.slowModeSeconds ?? null) === value) return room; // as it is already: nothing to write, publish or audit
   if (!(await ctx.services.stores.moderation.slowMode(room, value))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'SLOW_MODE', 'set slow mode'));
   }
+  await recordAudit(ctx, room, { action: 'SLOW_MODE_SET', details: value === null ? 'off' : `${value} s` });
   const by = await viewerPerson(ctx);
-  await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'SlowModeChanged', roomName: room.name, seconds: value, by }]);
+  await ctx.services.rooms.sequencer.take(room).publish([{ kind: 'SlowModeChanged', roomName: room.name, seconds: value, by }]);
   return { ...room, slowModeSeconds: value };
 }
 
@@ -311,8 +321,9 @@ export async function setRoomMetadata(ctx: Context, rawName: string, rawMetadata
   if (!(await ctx.services.stores.moderation.metadata(room, metadata))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set its custom data'));
   }
+  await recordAudit(ctx, room, { action: 'ROOM_DATA_CHANGED', details: metadata === null ? 'cleared' : 'set' });
   const by = await viewerPerson(ctx);
-  await ctx.services.rooms.sequencer.take(room.name).publish([{ kind: 'RoomMetadataChanged', roomName: room.name, metadata, by }]);
+  await ctx.services.rooms.sequencer.take(room).publish([{ kind: 'RoomMetadataChanged', roomName: room.name, metadata, by }]);
   return { ...room, metadata };
 }
 
@@ -324,10 +335,29 @@ export async function setRoomVisibility(ctx: Context, rawName: string, visibilit
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
   requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it');
-  if (!(await ctx.services.stores.moderation.visibility(room, visibility === 'PRIVATE' ? 'PRIVATE' : null))) {
+  if (room.visibility === visibility) return room;
+  if (!(await ctx.services.stores.moderation.visibility(room, visibility === 'PUBLIC' ? null : visibility))) {
     await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set who may find and join it'));
   }
+  await recordAudit(ctx, room, { action: 'VISIBILITY_CHANGED', details: `${room.visibility} to ${visibility}` });
   return { ...room, visibility };
+}
+
+/**
+ * What the room lets its members do beyond the member role's actions (permissions.ts, requiredRole), set by its admins
+ * or owner: the whole list, replacing the one before. Asked of the authority as read, as every moderation write is.
+ */
+export async function setRoomMemberPermissions(ctx: Context, rawName: string, grants: MemberGrant[]): Promise<RoomRecord> {
+  const viewer = requireViewer(ctx);
+  const room = await requireRoom(ctx, validRoomName('roomName', rawName));
+  const wanted = [...new Set(grants)].sort();
+  requireMay(room, viewer.login, 'EDIT_ROOM_DATA', 'set what its members may do');
+  if ([...room.memberGrants].sort().join() === wanted.join()) return room;
+  if (!(await ctx.services.stores.moderation.memberGrants(room, wanted))) {
+    await notApplied(ctx, room.name, (now) => requireMay(now, viewer.login, 'EDIT_ROOM_DATA', 'set what its members may do'));
+  }
+  await recordAudit(ctx, room, { action: 'MEMBER_PERMISSIONS_CHANGED', details: wanted.join(', ') || 'none' });
+  return { ...room, memberGrants: wanted };
 }
 
 /** A room's custom data as a client reads it. */

@@ -12,13 +12,15 @@
  *   transfer of the ownership applies before it or not at all.
  * - Each action needs a role at least (REQUIRED_ROLE, the matrix docs/api.md shows; test/rooms/access/permissions.test.ts
  *   holds the two to each other). Roles rank OWNER > ADMIN > MODERATOR > MEMBER > GUEST.
+ * - A room changes the matrix in two ways only (requiredRole): its kind (in an ANNOUNCEMENT room, POST needs ADMIN)
+ *   and its member grants (an action granted to members needs MEMBER; a GROUP is created granting INVITE).
  * - An action on a person (remove, ban, unban, mute) also needs the actor to outrank them: a moderator acts on
  *   members, the owner on anyone, and nobody on the owner.
  * - A refusal is FORBIDDEN, saying which role the action needs.
  * - Every moderation write asks the room's authority (owner, admins, moderators) to be as read (db/rooms/moderation.ts):
  *   once a transfer, a promotion or a demotion applied, a racing action does not, and is judged again.
  */
-import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
+import type { MemberGrant, RoomHead, RoomKind, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
 import { badInput, forbidden } from '../../errors.js';
 import { isParticipant } from './access.js';
 
@@ -29,9 +31,9 @@ const RANK: Record<RoomRole, number> = { OWNER: 5, ADMIN: 4, MODERATOR: 3, MEMBE
 
 /** What the matrix governs, by the operation that does it. */
 export const REQUIRED_ROLE = {
-  /** postMessage (a reply too), forwardMessage into the room, votePoll, editMessage (of one's own), sendTyping. */
+  /** postMessage (a reply too), forwardMessage into the room, editMessage (of one's own), sendTyping. */
   POST: 'MEMBER',
-  /** addReaction, removeReaction. */
+  /** addReaction, removeReaction, votePoll. */
   REACT: 'MEMBER',
   /** Post while slow mode is on, without waiting. */
   SKIP_SLOW_MODE: 'MODERATOR',
@@ -45,13 +47,17 @@ export const REQUIRED_ROLE = {
   SLOW_MODE: 'MODERATOR',
   /** inviteToRoom, revokeInvitation of anyone's invitation (its inviter revokes their own), createInviteLink, revokeInviteLink. */
   INVITE: 'MODERATOR',
+  /** approveJoinRequest, declineJoinRequest, Room.joinRequests. */
+  APPROVE: 'MODERATOR',
   /** Room.bannedParticipants, Room.mutedParticipants. */
   SEE_MODERATION: 'MODERATOR',
   /** pinMessage, unpinMessage. */
   PIN: 'ADMIN',
+  /** Room.auditLog. */
+  SEE_AUDIT_LOG: 'ADMIN',
   /** hideMessage and deleteMessage of someone else's message. */
   REMOVE_ANY_MESSAGE: 'ADMIN',
-  /** setRoomMetadata, setRoomVisibility. */
+  /** setRoomMetadata, setRoomVisibility, setRoomMemberPermissions. */
   EDIT_ROOM_DATA: 'ADMIN',
   /** setRoomRole and setRoomModerator: to a role below one's own, of someone below one's own. */
   CHANGE_ROLES: 'ADMIN',
@@ -62,6 +68,22 @@ export const REQUIRED_ROLE = {
 } as const satisfies Record<string, RoomRole>;
 
 export type RoomAction = keyof typeof REQUIRED_ROLE;
+
+/** What each kind of room is created with, unless createRoom says otherwise (visibility only). */
+export const KIND_DEFAULTS: Record<RoomKind, { visibility: RoomVisibility; memberGrants: MemberGrant[] }> = {
+  CHANNEL: { visibility: 'PUBLIC', memberGrants: [] },
+  GROUP: { visibility: 'PRIVATE', memberGrants: ['INVITE'] },
+  ANNOUNCEMENT: { visibility: 'PUBLIC', memberGrants: [] },
+  LIVESTREAM: { visibility: 'PUBLIC', memberGrants: [] },
+};
+
+/**
+ * BAD_USER_INPUT (on roomName) for what a livestream room does not have: typing and presence. Its feed carries
+ * messages only (carriedBy, live/feed.ts), so that a room of many watchers fans out what they came for.
+ */
+export function requireNotLivestream(room: Pick<RoomHead, 'kind'>, what: string): void {
+  if (room.kind === 'LIVESTREAM') throw badInput('roomName', `A livestream room has no ${what}`);
+}
 
 /** What a role is called in a refusal. */
 const ROLE_NAME: Record<RoomRole, string> = {
@@ -91,12 +113,22 @@ export function requireMayGive(room: RoomRoles, actor: string, role: RoomRole): 
   if (!(RANK[roleIn(room, actor) ?? 'GUEST'] > RANK[role])) throw forbidden(`Only someone who outranks a ${role.toLowerCase()} may give that role`);
 }
 
+/**
+ * The role `action` needs in the room as read: the matrix's, but for what its kind rules (only the owner and admins
+ * post in an announcement room) and what it lets its members do (memberGrants: a group's members invite).
+ */
+export function requiredRole(room: RoomRoles, action: RoomAction): RoomRole {
+  if (action === 'POST' && room.kind === 'ANNOUNCEMENT') return 'ADMIN';
+  if ((room.memberGrants as string[]).includes(action) && RANK[REQUIRED_ROLE[action]] > RANK.MEMBER) return 'MEMBER';
+  return REQUIRED_ROLE[action];
+}
+
 /** Whether `login` may do `action` in the room as read. */
-export const may = (room: RoomRoles, login: string, action: RoomAction): boolean => atLeast(roleIn(room, login), REQUIRED_ROLE[action]);
+export const may = (room: RoomRoles, login: string, action: RoomAction): boolean => atLeast(roleIn(room, login), requiredRole(room, action));
 
 /** FORBIDDEN unless `login` may do `action` in the room as read. */
 export function requireMay(room: RoomRoles, login: string, action: RoomAction, what: string): void {
-  if (!may(room, login, action)) throw forbidden(`Only ${ROLE_NAME[REQUIRED_ROLE[action]]} may ${what}`);
+  if (!may(room, login, action)) throw forbidden(`Only ${ROLE_NAME[requiredRole(room, action)]} may ${what}`);
 }
 
 /**

@@ -129,7 +129,7 @@ export async function markRoomRead(ctx: Context, rawName: string, upTo: string):
       return key.messageId;
     }),
   );
-  if (moved && marker === key.messageId) readMarkerMoved(ctx, room.name, viewer.login);
+  if (moved && marker === key.messageId) readMarkerMoved(ctx, room, viewer.login);
   readMarkersLoader(ctx).clear(viewer.login);
   return readStateOf(ctx, room);
 }
@@ -154,7 +154,7 @@ export async function markRoomUnread(ctx: Context, rawName: string, from: string
       return target;
     }),
   );
-  if (moved) readMarkerMoved(ctx, room.name, viewer.login);
+  if (moved) readMarkerMoved(ctx, room, viewer.login);
   readMarkersLoader(ctx).clear(viewer.login);
   return readStateOf(ctx, room);
 }

@@ -14,7 +14,7 @@ import type { RoomRecord } from '../../db/rooms/rooms.js';
 import type { NoticeKind, PendingNotice } from '../../db/rooms/pending-notices.js';
 import { dayBucket } from '../../buckets.js';
 import { Limits } from '../../limits.js';
-import { timeUuidDate } from '../../timeuuids.js';
+import { newTimeUuid, timeUuidDate } from '../../timeuuids.js';
 import { nextWriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import { chatUser, newMessage } from './model.js';
 import type { RoomEvent } from './live/feed.js';
@@ -82,9 +82,17 @@ function noticeOf(roomName: string, kind: NoticeKind, person: ChatUser, by: Chat
 export async function completeNotice(services: Services, room: RoomRecord, person: ChatUser, listed: PendingNotice, by: ChatUser | null = null): Promise<void> {
   const { stores } = services;
   let messageId = listed.messageId;
+  // A livestream's watchers come and go without a system message. A join publishes nothing, and the newcomer's marker
+  // is the join's time; a leave is published for the leaver's own feed to end (the others' feeds skip it).
+  if (room.kind === 'LIVESTREAM' && (listed.kind === 'join' || listed.kind === 'leave')) {
+    if (listed.kind === 'join') await readUpToJoin(services, room, person.login, newTimeUuid(listed.listedAt < room.createdAt ? room.createdAt : listed.listedAt).toString());
+    else await services.rooms.sequencer.take(room).publish(noticeOf(room.name, 'leave', person, by).events);
+    await stores.pendingNotices.remove(listed);
+    return;
+  }
   if (!messageId || !(await stores.roomMessages.byKey(room.name, dayBucket(timeUuidDate(messageId)), messageId))) {
     const { text, events } = noticeOf(room.name, listed.kind, person, by);
-    const turn = services.rooms.sequencer.take(room.name);
+    const turn = services.rooms.sequencer.take(room);
     const message = newMessage(room, postTime(services, room), person, text, true);
     let claimed: boolean;
     try {

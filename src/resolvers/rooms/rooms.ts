@@ -4,10 +4,10 @@
  * ordering of writes here keeps users.chat_rooms in step with them.
  */
 import type { Context } from '../context.js';
-import { unmoderated, type RoomRecord, type RoomVisibility } from '../../db/rooms/rooms.js';
+import { unmoderated, type RoomKind, type RoomRecord, type RoomVisibility } from '../../db/rooms/rooms.js';
 import type { WriteTimestamp } from '../../db/cassandra/write-timestamp.js';
 import type { UserRecord } from '../../db/accounts/users.js';
-import { AppError, ErrorCode, badInput, conflict, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
+import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, LimitName, limitReached, unavailable } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { connection, type Connection } from '../../pagination.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
@@ -16,7 +16,8 @@ import { eachVisibleOrNull } from '../shared/nodes.js';
 import { decodeRoomsCursor, encodeRoomsCursor } from './ids.js';
 import { roomLoader } from './reads.js';
 import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access.js';
-import { heirOf, requireMay } from './permissions.js';
+import { heirOf, KIND_DEFAULTS, requireMay } from './permissions.js';
+import { recordAudit } from './audit-log.js';
 import { completeNotice, dropNotice, listJoin, listNotice } from './room-notices.js';
 import { bannedFrom } from './moderation.js';
 import { confirmIntent, dropIntent, listIntent, runCleanup } from './room-cleanup.js';
@@ -29,7 +30,9 @@ export interface CreateRoomInput {
   banner?: string | null;
   /** Custom data: a JSON object (validMetadata). */
   metadata?: unknown;
-  /** PUBLIC when left out. */
+  /** CHANNEL when left out. */
+  kind?: RoomKind | null;
+  /** The kind's (KIND_DEFAULTS) when left out. */
   visibility?: RoomVisibility | null;
 }
 
@@ -40,6 +43,8 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
   const metadata = input.metadata == null ? null : validMetadata('input.metadata', input.metadata);
   const person = await viewerPerson(ctx);
   const { stores, clock } = ctx.services;
+  const kind = input.kind ?? 'CHANNEL';
+  const defaults = KIND_DEFAULTS[kind];
   const room: RoomRecord = {
     name,
     // Under an idempotency key, the key's time: a run again knows the room the first run made as its own.
@@ -51,7 +56,9 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     ownerStored: null,
     participants: [person],
     metadata,
-    visibility: input.visibility ?? 'PUBLIC',
+    visibility: input.visibility ?? defaults.visibility,
+    kind,
+    memberGrants: defaults.memberGrants,
     ...unmoderated(),
   };
   // The creator's list first: a request lost after the insert applied leaves the room listed. If the insert
@@ -73,6 +80,9 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   const name = validRoomName('roomName', rawName);
   const room = await requireRoom(ctx, name);
   if (isParticipant(room, viewer.login)) return room; // joining twice is harmless and says nothing
+  if (room.visibility === 'ON_REQUEST' && room.ownerLogin !== viewer.login) {
+    throw forbidden(`The room "${name}" takes requests to join: ask with requestToJoin, and a moderator's approval invites you`);
+  }
   // The owner comes back into their room whatever its visibility; anyone else joins only a public one.
   return enterRoom(ctx, room, room.ownerLogin === viewer.login ? 'invited' : 'open');
 }
@@ -129,8 +139,10 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
   await stores.invitations.drop(viewer.login, name);
   // Listed before the write: the leave message is written whatever happens to this request after it.
   const listed = await listNotice(ctx.services, { roomName: name, login: viewer.login, kind: 'leave' });
+  let heir: string | null = null;
   for (let attempt = 0; ; attempt++) {
-    if ((await stores.rooms.leave(room, viewer.login, entriesIn(room), heirOf(room, viewer.login))) === 'left') break;
+    heir = heirOf(room, viewer.login);
+    if ((await stores.rooms.leave(room, viewer.login, entriesIn(room), heir)) === 'left') break;
     const now = await stores.rooms.byNameSerial(name);
     if (!now || entriesIn(now).length === 0 || attempt + 1 >= Limits.room.leaveAttempts) {
       // Deleted, or removed by someone else meanwhile: no leave of this request's applied. Still in: ask again.
@@ -144,6 +156,7 @@ export async function leaveRoom(ctx: Context, rawName: string): Promise<boolean>
     }
     room = now;
   }
+  if (heir) await recordAudit(ctx, room, { action: 'OWNERSHIP_TRANSFERRED', target: heir, details: 'as the owner left' });
   const person = await viewerPerson(ctx);
   await completeNotice(ctx.services, room, person, listed).catch((err) =>
     logger.warn({ err, room: name }, 'left; the leave message is left to the room notices job'),
@@ -177,6 +190,7 @@ export async function transferRoomOwnership(ctx: Context, rawName: string, rawLo
     check(now);
     throw conflict(`The room "${name}" changed meanwhile; try again`);
   }
+  await recordAudit(ctx, room, { action: 'OWNERSHIP_TRANSFERRED', target: login });
   return { ...room, ownerLogin: login, ownerStored: login, moderators: room.moderators.filter((m) => m !== login) };
 }
 
@@ -213,7 +227,7 @@ export async function deleteRoom(ctx: Context, rawName: string): Promise<boolean
   // instance finishes it.
   const cleanup = await confirmIntent(ctx.services, intent!, deletedAt);
   const person = await viewerPerson(ctx);
-  await ctx.services.rooms.sequencer.take(name).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
+  await ctx.services.rooms.sequencer.take(room).publish([{ kind: 'RoomDeleted', roomName: name, deletedBy: person }]);
   // Not atomic with the delete (as in the seed): for a moment a former participant may still list the room.
   // Meanwhile the name may be taken again: every cleanup write is stamped with the deletion's time, so it
   // erases the deleted room only, never what a new room of that name wrote since.
@@ -250,7 +264,7 @@ export async function listRooms(
   requireViewer(ctx);
   const size = pageSize('first', first);
   const start = after ? decodeRoomsCursor('after', after) : null;
-  const page = await ctx.services.stores.rooms.pageAfter(start, size, (room) => room.visibility === 'PUBLIC');
+  const page = await ctx.services.stores.rooms.pageAfter(start, size, (room) => room.visibility !== 'PRIVATE');
   return connection(page.rows, (room) => encodeRoomsCursor(room.name), { hasNextPage: page.more });
 }
 

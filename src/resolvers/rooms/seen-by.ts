@@ -9,6 +9,7 @@
 import type { Context } from '../context.js';
 import type { MessageRecord } from '../../db/rooms/messages/message-row.js';
 import type { UserRecord } from '../../db/accounts/users.js';
+import type { RoomHead } from '../../db/rooms/rooms.js';
 import { forbidden } from '../../errors.js';
 import { timeTicksOf } from '../../timeuuids.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
@@ -52,10 +53,13 @@ export async function seenBy(ctx: Context, message: MessageRecord, first: number
 }
 
 /** Someone's marker moved in this room: its subscribers hear it once per window, with every reader who moved in it. */
-export function readMarkerMoved(ctx: Context, roomName: string, login: string): void {
+export function readMarkerMoved(ctx: Context, room: RoomHead, login: string): void {
   const { rooms } = ctx.services;
+  // A livestream's feed carries no read-state events (carriedBy): nothing to gather.
+  if (room.kind === 'LIVESTREAM') return;
+  const roomName = room.name;
   rooms.coalescedEvents.add(`reads\u0000${roomName}`, login, async (readers) => {
-    await rooms.sequencer.take(roomName).publish([{ kind: 'RoomReadUpdated', roomName, readers }]);
+    await rooms.sequencer.take(room).publish([{ kind: 'RoomReadUpdated', roomName, readers }]);
   });
 }
 

@@ -56,7 +56,7 @@ builder.mutationFields((t) => ({
   inviteToRoom: t.field({
     type: RoomInvitationRef,
     description:
-      'Moderators, admins and the owner invite a person by login (again: no change). BAD_USER_INPUT (field login) for a ' +
+      'Moderators, admins and the owner (members too, where the room grants INVITE) invite a person by login (again: no change). BAD_USER_INPUT (field login) for a ' +
       `participant; FORBIDDEN for someone banned (unban them first); LIMIT_REACHED (PENDING_INVITATIONS) when they ` +
       `have ${Limits.room.maxPendingInvitations} waiting; NOT_FOUND for no such user.`,
     args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }) },
@@ -85,7 +85,7 @@ builder.mutationFields((t) => ({
   createInviteLink: t.field({
     type: InviteLinkRef,
     description:
-      `Moderators, admins and the owner make a link of 1 to ${Limits.room.inviteLink.maxUses} uses (BAD_USER_INPUT, field maxUses), ` +
+      `Moderators, admins and the owner (members too, where the room grants INVITE) make a link of 1 to ${Limits.room.inviteLink.maxUses} uses (BAD_USER_INPUT, field maxUses), ` +
       `lasting expiresInMinutes (${Limits.room.inviteLink.defaultMinutes} by default, at most ${Limits.room.inviteLink.maxMinutes}).`,
     args: {
       roomName: t.arg.string({ required: true }),
@@ -105,7 +105,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => inviteLinks.redeemInviteLink(ctx, args.token),
   }),
   revokeInviteLink: t.boolean({
-    description: 'Moderators, admins and the owner revoke a link to the room; false when there was none',
+    description: 'Moderators, admins and the owner (members too, where the room grants INVITE) revoke a link to the room; false when there was none',
     args: { roomName: t.arg.string({ required: true }), token: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => inviteLinks.revokeInviteLink(ctx, args.roomName, args.token),
   }),

@@ -115,7 +115,7 @@ builder.mutationFields((t) => ({
   hideMessage: t.field({
     type: MessageRef,
     description: "The author, or an admin or the owner who outranks them, hides a message; its content is then null for everyone",
-    args: { messageId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.messageId),
+    args: { messageId: t.arg.id({ required: true }), reason: t.arg.string({ description: 'Why, for the room\'s audit log (at most 500 characters)' }) },
+    resolve: (_root, args, ctx) => messages.hideMessage(ctx, args.messageId, args.reason),
   }),
 }));

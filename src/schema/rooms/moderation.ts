@@ -5,7 +5,7 @@ import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
 import { UserRef } from '../accounts/user.js';
-import { RoomRef, RoomVisibilityEnum } from './room.js';
+import { RoomMemberPermissionEnum, RoomRef, RoomVisibilityEnum } from './room.js';
 import { userLoader } from '../../resolvers/accounts/reads.js';
 
 type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
@@ -118,8 +118,13 @@ builder.mutationFields((t) => ({
       'even by a join racing the ban. Whoever is removed loses their role. ' +
       'Publishes ParticipantRemoved. Answers the room as it is after (unchanged when they were not a participant ' +
       'and no ban was asked).',
-    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), ban: t.arg.boolean({ defaultValue: false }) },
-    resolve: (_root, args, ctx) => moderation.removeParticipant(ctx, args.roomName, args.login, args.ban ?? false),
+    args: {
+      roomName: t.arg.string({ required: true }),
+      login: t.arg.string({ required: true }),
+      ban: t.arg.boolean({ defaultValue: false }),
+      reason: t.arg.string({ description: 'Why, for the room\'s audit log (at most 500 characters)' }),
+    },
+    resolve: (_root, args, ctx) => moderation.removeParticipant(ctx, args.roomName, args.login, args.ban ?? false, args.reason),
   }),
   unbanFromRoom: t.field({
     type: RoomRef,
@@ -130,8 +135,8 @@ builder.mutationFields((t) => ({
   muteParticipant: t.field({
     type: RoomRef,
     description: `Mutes a participant for minutes (0 lifts it; at most ${limits.maxMuteMinutes}): their posts get MUTED. Publishes ParticipantMuted. Answers the room as it is after.`,
-    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), minutes: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => moderation.muteParticipant(ctx, args.roomName, args.login, args.minutes),
+    args: { roomName: t.arg.string({ required: true }), login: t.arg.string({ required: true }), minutes: t.arg.int({ required: true }), reason: t.arg.string({ description: 'Why, for the room\'s audit log (at most 500 characters)' }) },
+    resolve: (_root, args, ctx) => moderation.muteParticipant(ctx, args.roomName, args.login, args.minutes, args.reason),
   }),
   setSlowMode: t.field({
     type: RoomRef,
@@ -171,5 +176,16 @@ builder.mutationFields((t) => ({
       'anyone who does not take part, answers as a room that does not exist; its participants stay.',
     args: { roomName: t.arg.string({ required: true }), visibility: t.arg({ type: RoomVisibilityEnum, required: true }) },
     resolve: (_root, args, ctx) => moderation.setRoomVisibility(ctx, args.roomName, args.visibility),
+  }),
+  setRoomMemberPermissions: t.field({
+    type: RoomRef,
+    description:
+      "What the room lets its members do beyond the member role's: the whole list, replacing the one before (empty: " +
+      'nothing more). Admins and the owner. CONFLICT when who holds authority in the room changed meanwhile.',
+    args: {
+      roomName: t.arg.string({ required: true }),
+      permissions: t.arg({ type: [RoomMemberPermissionEnum], required: true }),
+    },
+    resolve: (_root, args, ctx) => moderation.setRoomMemberPermissions(ctx, args.roomName, args.permissions),
   }),
 }));

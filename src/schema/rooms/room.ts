@@ -16,11 +16,38 @@ export const RoomVisibilityEnum = builder.enumType('RoomVisibility', {
   description: 'Who may find and join a room',
   values: {
     PUBLIC: { description: 'Listed by rooms, and anyone joins' },
+    ON_REQUEST: {
+      description:
+        "Listed by rooms; a person asks with requestToJoin, and a moderator's approval invites them (joinRoom answers FORBIDDEN)",
+    },
     PRIVATE: {
       description:
         'Unlisted; a person enters by an invitation. To anyone who does not take part it answers as a room that does ' +
         'not exist, on every path (createRoom under its name excepted: ROOM_EXISTS, as names are global)',
     },
+  } as const,
+});
+
+export const RoomKindEnum = builder.enumType('RoomKind', {
+  description: 'What kind of room a room is: set when it is created, for good. Each kind sets defaults (visibility, what members may do) and some rules',
+  values: {
+    CHANNEL: { description: 'Public by default: listed, anyone joins. Every room made before kinds existed is one' },
+    GROUP: { description: 'A small group conversation: private by default, and its members invite (memberPermissions INVITE)' },
+    ANNOUNCEMENT: { description: 'Only its owner and admins post; everyone in it reads, reacts and votes' },
+    LIVESTREAM: {
+      description:
+        'For rooms of many watchers: its live feed carries messages only (posted, edited, deleted, hidden, pinned), the room\'s ' +
+        'deletion and removals. No typing (sendTyping and roomPresence answer BAD_USER_INPUT), no presence, no join or leave ' +
+        'messages, and no reaction, poll or read events: those are read with queries',
+    },
+  } as const,
+});
+
+export const RoomMemberPermissionEnum = builder.enumType('RoomMemberPermission', {
+  description: "An action a room lets its members do beyond the member role's (setRoomMemberPermissions)",
+  values: {
+    INVITE: { description: 'inviteToRoom, createInviteLink, revokeInviteLink (a GROUP is created with it)' },
+    PIN: { description: 'pinMessage, unpinMessage' },
   } as const,
 });
 
@@ -39,6 +66,12 @@ builder.node(RoomRef, {
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
     visibility: t.field({ type: RoomVisibilityEnum, resolve: (r) => r.visibility }),
+    kind: t.field({ type: RoomKindEnum, resolve: (r) => r.kind }),
+    memberPermissions: t.field({
+      type: [RoomMemberPermissionEnum],
+      description: "What the room lets its members do beyond the member role's (docs/api.md has the matrix)",
+      resolve: (r) => r.memberGrants,
+    }),
     creator: t.field({ type: UserRef, extensions: sameForEveryViewer, resolve: (r, _args, ctx) => personAsUser(ctx, r.creator) }),
     participants: t.field({
       type: [UserRef],
@@ -79,7 +112,8 @@ const CreateRoomInput = builder.inputType('CreateRoomInput', {
     }),
     banner: t.string({ description: `At most ${Limits.room.banner.max} characters` }),
     metadata: t.field({ type: 'JSON', description: `Custom data: a JSON object of at most ${Limits.metadata.maxBytes} bytes as JSON` }),
-    visibility: t.field({ type: RoomVisibilityEnum, description: 'PUBLIC when left out' }),
+    kind: t.field({ type: RoomKindEnum, description: 'CHANNEL when left out' }),
+    visibility: t.field({ type: RoomVisibilityEnum, description: "The kind's when left out: PRIVATE for a GROUP, PUBLIC for the others" }),
   }),
 });
 

@@ -28,6 +28,8 @@ const OPEN_TO_ANYONE: Record<string, string> = {
   'Query.room': 'every room is public: its name, creator and participants are listed (its history is not)',
   'Mutation.joinRoom': 'anyone joins a public room (a banned user is refused: swept below)',
   'Mutation.leaveRoom': 'answers false to whoever does not take part, changing nothing',
+  'Mutation.requestToJoin':
+    'anyone who sees a room may ask to join it: a public room answers BAD_USER_INPUT (join it), a room on request records it; a banned user is refused (BANNED: join-requests.test.ts)',
 };
 
 /** Who is swept, and the refusal codes each may be answered. */
@@ -46,6 +48,7 @@ const VALUES: Record<string, (s: Stage) => unknown> = {
   messageId: (s) => s.messageId,
   toRoom: (s) => s.room,
   content: () => 'swept',
+  reason: () => 'swept',
   emoji: () => '👍',
   login: (s) => s.member.login,
   minutes: () => 5,
@@ -55,6 +58,7 @@ const VALUES: Record<string, (s: Stage) => unknown> = {
   answers: () => [0],
   metadata: () => ({ swept: true }),
   visibility: () => 'PUBLIC',
+  permissions: () => ['INVITE'],
   role: () => 'MODERATOR',
   maxUses: () => 5,
   expiresInMinutes: () => 60,

@@ -72,6 +72,17 @@ const ACTIONS: Record<RoomAction, { doc: string; vars: (c: Cast) => Record<strin
     doc: 'mutation($r: String!, $l: String!) { inviteToRoom(roomName: $r, login: $l) { createdAt } }',
     vars: (c) => ({ r: c.room, l: c.people.OUTSIDER.login }),
   },
+  // Room.joinRequests (null below it); approving and declining are tried by each role in join-requests.test.ts.
+  APPROVE: {
+    doc: 'query($r: String!) { room(roomName: $r) { joinRequests { edges { node { requesterLogin } } } } }',
+    vars: (c) => ({ r: c.room }),
+    hidden: (data) => (data.room as { joinRequests: unknown } | null)?.joinRequests == null,
+  },
+  SEE_AUDIT_LOG: {
+    doc: 'query($r: String!) { room(roomName: $r) { auditLog { edges { node { action } } } } }',
+    vars: (c) => ({ r: c.room }),
+    hidden: (data) => (data.room as { auditLog: unknown } | null)?.auditLog == null,
+  },
   SEE_MODERATION: {
     doc: 'query($r: String!) { room(roomName: $r) { bannedParticipants { edges { node { login } } } mutedParticipants { edges { node { login } } } } }',
     vars: (c) => ({ r: c.room }),

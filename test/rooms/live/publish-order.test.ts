@@ -18,6 +18,7 @@ describe('room publish order', () => {
     return { sent, sequencer: new RoomSequencer(pubsub, pino({ level: 'silent' })) };
   }
   const posted = (content: string) => [{ kind: 'MessagePosted', roomName: 'r', message: { content } } as unknown as RoomEvent];
+  const r = { name: 'r', kind: 'CHANNEL' } as const;
   const settled = async (p: Promise<unknown>) => {
     let done = false;
     void p.then(() => (done = true));
@@ -27,7 +28,7 @@ describe('room publish order', () => {
 
   it('sends in turn order without waiting for earlier answers, and answers each turn on its own events', async () => {
     const { sent, sequencer } = heldPubSub();
-    const [first, second, third] = [sequencer.take('r'), sequencer.take('r'), sequencer.take('r')];
+    const [first, second, third] = [sequencer.take(r), sequencer.take(r), sequencer.take(r)];
     const thirdOut = third.publish(posted('3'));
     const secondOut = second.publish(posted('2'));
     await new Promise((resolve) => setImmediate(resolve));
@@ -46,7 +47,7 @@ describe('room publish order', () => {
 
   it('lets later turns go past a cancelled one', async () => {
     const { sent, sequencer } = heldPubSub();
-    const [failed, next] = [sequencer.take('r'), sequencer.take('r')];
+    const [failed, next] = [sequencer.take(r), sequencer.take(r)];
     const nextOut = next.publish(posted('after'));
     failed.cancel();
     await new Promise((resolve) => setImmediate(resolve));

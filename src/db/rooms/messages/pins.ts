@@ -17,8 +17,8 @@ const sameValue = (read: unknown[], bound: unknown[]) =>
   JSON.stringify(read.map((v) => (v instanceof Set ? [...v].sort() : v))) === JSON.stringify(bound.map((v) => (v instanceof Set ? [...v].sort() : v)));
 import { OneAtATime } from '../../cassandra/one-at-a-time.js';
 
-const SELECT_PINS = cql('SELECT pinned_messages, creator_login, owner_login, admins, moderators FROM chat_rooms WHERE room_name = ?', { idempotent: true });
-const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND admins = ? AND moderators = ? AND pinned_messages = ?', {
+const SELECT_PINS = cql('SELECT pinned_messages, creator_login, owner_login, admins, moderators, member_grants FROM chat_rooms WHERE room_name = ?', { idempotent: true });
+const SET_PINS = cql('UPDATE chat_rooms SET pinned_messages = ? WHERE room_name = ? IF creator_login = ? AND owner_login = ? AND admins = ? AND moderators = ? AND member_grants = ? AND pinned_messages = ?', {
   idempotent: false,
 });
 
@@ -55,7 +55,7 @@ export class PinStore {
   private async changeNow(room: RoomRecord, change: PinChange, attempts: number): Promise<PinOutcome> {
     const { name: roomName, creatorLogin } = room;
     const authority = authorityAsRead(room);
-    const sameAuthority = (row: Row) => sameValue([row.owner_login ?? null, row.admins ?? null, row.moderators ?? null], authority);
+    const sameAuthority = (row: Row) => sameValue([row.owner_login ?? null, row.admins ?? null, row.moderators ?? null, row.member_grants ?? null], authority);
     let row = await this.db.readSerial(SELECT_PINS, [roomName]);
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (!row || row.creator_login !== creatorLogin) return { status: 'gone', pins: [] };

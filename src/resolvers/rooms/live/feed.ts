@@ -15,6 +15,7 @@ import type { Clock } from '../../../clock.js';
 import { Limits } from '../../../limits.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
+import type { RoomKind } from '../../../db/rooms/rooms.js';
 
 export const roomChannel = (roomName: string) => `room.${roomName}`;
 
@@ -43,6 +44,26 @@ export type RoomEvent =
   /** The logins whose read markers moved (coalesced per window): their seenBy may have changed. */
   | { kind: 'RoomReadUpdated'; roomName: string; readers: string[] };
 
+/**
+ * What a livestream room's feed carries: its messages, and what ends a watcher's feed (the room deleted, a watcher
+ * removed, a watcher leaving: each subscription skips the leaves of others). Typing, presence, joins, reactions,
+ * polls' votes and read markers are not published: in a room of many watchers, each would be fanned out to every one.
+ */
+const LIVESTREAM_EVENTS: ReadonlySet<RoomEvent['kind']> = new Set<RoomEvent['kind']>([
+  'MessagePosted',
+  'MessageEdited',
+  'MessageDeleted',
+  'MessageHidden',
+  'MessagePinned',
+  'MessageUnpinned',
+  'RoomDeleted',
+  'ParticipantRemoved',
+  'ParticipantLeft',
+]);
+
+/** Whether a room of `kind` publishes `event` to its feed. */
+export const carriedBy = (kind: RoomKind, event: RoomEvent): boolean => kind !== 'LIVESTREAM' || LIVESTREAM_EVENTS.has(event.kind);
+
 /** A place in a room's publish order, taken before the write and filled (or given up) after it. */
 export interface Turn {
   /** Publishes right after every earlier turn of the room has; resolves when these events are out. */
@@ -69,7 +90,9 @@ export class RoomSequencer {
     private readonly logger: Logger,
   ) {}
 
-  take(roomName: string): Turn {
+  /** A turn in the room's order; what the room's kind does not carry (carriedBy) is left out of what it publishes. */
+  take(room: { name: string; kind: RoomKind }): Turn {
+    const roomName = room.name;
     let fill!: (events: RoomEvent[]) => void;
     const filled = new Promise<RoomEvent[]>((resolve) => (fill = resolve));
     const previous = this.tails.get(roomName) ?? Promise.resolve();
@@ -85,7 +108,7 @@ export class RoomSequencer {
     });
     return {
       publish: async (events) => {
-        fill(events);
+        fill(events.filter((event) => carriedBy(room.kind, event)));
         await (await sent).answered;
       },
       cancel: () => fill([]),
@@ -137,12 +160,13 @@ export interface FeedAccess {
  */
 export async function roomEventStream(
   services: { pubsub: PubSub; clock: Clock; logger: Logger; config: Config },
-  roomName: string,
+  room: { name: string; kind: RoomKind },
   login: string,
   access: FeedAccess,
   onEnded?: () => void,
 ): Promise<AsyncIterableIterator<FeedItem>> {
-  const feed = new RoomFeed(services, roomName, login, access, onEnded);
+  const roomName = room.name;
+  const feed = new RoomFeed(services, roomName, login, access, room.kind === 'LIVESTREAM', onEnded);
   const events = await eventStream(services.pubsub, roomChannel(roomName), feed);
   // Checked again now that the stream is live: a leave or delete that
   // committed before this point is seen here, any later one arrives as an event.
@@ -184,6 +208,8 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
     private readonly roomName: string,
     private readonly login: string,
     private readonly access: FeedAccess,
+    /** A livestream's watcher: told of their own leave (it ends the feed), not of others'. */
+    private readonly watching: boolean,
     private readonly onEnded?: () => void,
   ) {
     this.clock = services.clock;
@@ -204,6 +230,7 @@ class RoomFeed implements StreamRules<RoomEvent | FeedInterrupted, FeedItem> {
 
   step(event: RoomEvent | FeedInterrupted): StreamStep<FeedItem> | Promise<StreamStep<FeedItem>> {
     if (event.kind === 'TypingStarted' && event.user.login === this.login) return { skip: true };
+    if (this.watching && event.kind === 'ParticipantLeft' && event.user.login !== this.login) return { skip: true };
     // The events that end the stream anyway are delivered as they are.
     const gone = (event.kind === 'ParticipantLeft' || event.kind === 'ParticipantRemoved') && event.user.login === this.login;
     if (event.kind === 'RoomDeleted' || gone) {

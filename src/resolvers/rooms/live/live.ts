@@ -10,7 +10,7 @@ import { decodeHistoryCursor } from '../../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
 import { requireParticipation, viewerPerson } from '../access.js';
 import { validRoomName } from '../validation.js';
-import { requireMay } from '../permissions.js';
+import { requireMay, requireNotLivestream } from '../permissions.js';
 
 /**
  * roomEvents: participants only, checked when subscribing, once more when the
@@ -30,9 +30,11 @@ export async function subscribeRoomEvents(
   // The subscriber is online in the room for as long as this feed is open (see presence.ts).
   const { presence } = ctx.services.rooms;
   const person = followed.participants.find((p) => p.login === viewer.login) ?? (await viewerPerson(ctx));
-  const left = () => void presence.exited(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence exit failed'));
-  const live = await roomEventStream(ctx.services, name, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login), left);
-  await presence.entered(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence entry failed'));
+  // A livestream keeps no presence: its watchers are many, and its feed carries messages only.
+  const tracked = followed.kind !== 'LIVESTREAM';
+  const left = () => void (tracked && presence.exited(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence exit failed')));
+  const live = await roomEventStream(ctx.services, followed, viewer.login, new FollowedRoom(ctx.services, followed, viewer.login), left);
+  if (tracked) await presence.entered(name, person).catch((err) => ctx.services.logger.warn({ err }, 'presence entry failed'));
   return from ? new ReplayThenLive(ctx.services, followed, catchUpFrom(from), live) : live;
 }
 
@@ -67,8 +69,10 @@ export function resolveRoomEvent(ctx: Context, item: FeedItem): RoomEvent | Feed
 export async function sendTyping(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
   const name = validRoomName('roomName', rawName);
+  const room = await requireParticipation(ctx, name);
+  requireNotLivestream(room, 'typing');
   // A guest, who reads and does not post, does not type either.
-  requireMay(await requireParticipation(ctx, name), viewer.login, 'POST', 'type in it');
+  requireMay(room, viewer.login, 'POST', 'type in it');
   const { rateLimiter, pubsub } = ctx.services;
   const window = await rateLimiter.increment(`typing:${name}:${viewer.login}`, Limits.room.typingIntervalSeconds);
   // count 0: the limiter is unavailable and fails open.

@@ -14,11 +14,13 @@ import { FollowedRoom } from './feed-access.js';
 import { Limits } from '../../../limits.js';
 import type { Clock } from '../../../clock.js';
 import { validRoomName } from '../validation.js';
+import { requireNotLivestream } from '../permissions.js';
 import { userLoader } from '../../accounts/reads.js';
 
 export async function onlineParticipants(ctx: Context, room: RoomRecord): Promise<UserRecord[]> {
   const viewer = requireViewer(ctx);
   if (!isParticipant(room, viewer.login)) throw forbidden('Only participants see who is online');
+  if (room.kind === 'LIVESTREAM') return []; // it keeps no presence
   const online = new Set(await ctx.services.rooms.presence.online(room.name));
   return distinctPeople(room.participants)
     .filter((p) => online.has(p.login))
@@ -73,6 +75,7 @@ class OthersOnly implements StreamRules<PresenceChange, PresenceChange> {
 export async function subscribeRoomPresence(ctx: Context, rawName: string): Promise<AsyncIterableIterator<PresenceChange>> {
   const viewer = requireViewer(ctx);
   const room = await requireParticipation(ctx, validRoomName('roomName', rawName));
+  requireNotLivestream(room, 'presence');
   const release = ctx.services.rooms.presence.follow(room.name);
   try {
     const access = new FollowedRoom(ctx.services, room, viewer.login);

@@ -6,11 +6,13 @@
  * every earlier version is in Message.edits exactly once. Events carry the
  * version: a client keeps the highest it has seen.
  */
+import { recordAudit } from '../audit-log.js';
 import type { Context } from '../../context.js';
 import { commitHorizonMs } from '../model.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { VersionRow } from '../../../db/rooms/messages/message-edits.js';
 import { newTimeUuid } from '../../../timeuuids.js';
+import { encodeMessageId } from '../ids.js';
 import { badInput, conflict, forbidden, notFound, LimitName, NotEditableReason, limitReached, notEditable } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
@@ -114,7 +116,7 @@ export async function editMessage(
       throw conflict(`The message is at version ${message.version}, not ${expectedVersion}: read it again before editing`);
     }
     const editId = newTimeUuid(clock.now()).toString();
-    const turn = rooms.sequencer.take(room.name);
+    const turn = rooms.sequencer.take(room);
     let outcome;
     try {
       outcome = await stores.messageEdits.edit(message, { content, mentions, editId, terms, metadata }, horizonMs);
@@ -159,7 +161,7 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     await dropRowsWithContent(ctx, room, message, tombstone);
     return tombstone;
   }
-  const turn = rooms.sequencer.take(room.name);
+  const turn = rooms.sequencer.take(room);
   let deleted: boolean;
   try {
     deleted = await stores.messageEdits.delete(message);
@@ -173,6 +175,8 @@ export async function deleteMessage(ctx: Context, id: string): Promise<MessageRe
     return tombstone;
   }
   await turn.publish([{ kind: 'MessageDeleted', roomName: room.name, message: tombstone }]);
+  // An author deleting their own message moderates nothing: only someone else's deletion is audited.
+  if (!byAuthor) await recordAudit(ctx, room, { action: 'MESSAGE_DELETED', target: message.author.login, details: encodeMessageId(message) });
   // The deletion stands (its LWT applied, the event is out): deletion.ts says what goes, and whose a failure is.
   await dropRowsWithoutContent(ctx, message);
   await dropRowsWithContent(ctx, room, message, tombstone);

@@ -2,6 +2,7 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
+import { recordAudit, validReason } from '../audit-log.js';
 import type { Context } from '../../context.js';
 import { chatUser } from '../model.js';
 import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
@@ -15,7 +16,7 @@ import { connection, decodeHistoryCursor, encodeHistoryCursor, type Connection, 
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { eachVisibleOrNull } from '../../shared/nodes.js';
-import { decodeMessageId } from '../ids.js';
+import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { isParticipant, visibleTo } from '../access.js';
 import { requireMayRemoveMessageOf } from '../permissions.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
@@ -123,7 +124,8 @@ export function messageNodes(ctx: Context, ids: readonly string[]): Array<Promis
 }
 
 /** The author or the room's creator hides a message: its content is then null for everyone. */
-export async function hideMessage(ctx: Context, id: string): Promise<MessageRecord> {
+export async function hideMessage(ctx: Context, id: string, rawReason?: string | null): Promise<MessageRecord> {
+  const reason = validReason(rawReason);
   const viewer = requireViewer(ctx);
   const { stores } = ctx.services;
   const { message, room } = await messageWithRoom(ctx, id);
@@ -131,7 +133,7 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   if (message.author.login !== viewer.login) requireMayRemoveMessageOf(room, viewer.login, message.author.login, "hide someone else's message");
   if (!message.visible) return message;
   const hidden: MessageRecord = { ...message, visible: false };
-  const turn = ctx.services.rooms.sequencer.take(room.name);
+  const turn = ctx.services.rooms.sequencer.take(room);
   try {
     await stores.roomMessages.hide(message);
   } catch (err) {
@@ -140,6 +142,8 @@ export async function hideMessage(ctx: Context, id: string): Promise<MessageReco
   }
   // The event never carries the hidden text.
   await turn.publish([{ kind: 'MessageHidden', roomName: room.name, message: { ...hidden, content: null } }]);
+  // An author hiding their own message moderates nothing: only someone else's is audited.
+  if (message.author.login !== viewer.login) await recordAudit(ctx, room, { action: 'MESSAGE_HIDDEN', target: message.author.login, reason, details: encodeMessageId(message) });
   // A hidden message is not unread, so its mentions go too. A failure is logged: the read state counts a mention
   // only when its message counts as unread, so a row left behind is not counted either.
   await stores.readState.updateMentions(message, [], message.mentions.map((p) => p.login)).catch((err) =>

@@ -14,6 +14,8 @@ import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom } from '../access.js';
 import { requireMay } from '../permissions.js';
 import { messageWithRoom } from './messages.js';
+import { recordAudit } from '../audit-log.js';
+import { encodeMessageId } from '../ids.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 
 async function creatorsMessage(ctx: Context, id: string): Promise<{ message: MessageRecord; room: RoomRecord }> {
@@ -34,8 +36,10 @@ async function changePins(
   message: MessageRecord,
   kind: 'MessagePinned' | 'MessageUnpinned',
   change: PinChange,
+  /** A pin or an unpin of the viewer's, for the audit log; not the unpin that follows a deletion. */
+  audited = true,
 ): Promise<MessageRecord> {
-  const turn = ctx.services.rooms.sequencer.take(room.name);
+  const turn = ctx.services.rooms.sequencer.take(room);
   let outcome;
   try {
     outcome = await ctx.services.stores.pins.change(room, change, Limits.room.pinAttempts);
@@ -52,7 +56,11 @@ async function changePins(
   }
   if (outcome.status === 'contended') throw conflict('The pins kept changing; try again');
   if (outcome.status === 'full') throw limitReached(LimitName.PINS_PER_ROOM, Limits.room.maxPins, `A room holds at most ${Limits.room.maxPins} pinned messages: unpin one first`);
-  if (outcome.status === 'changed') await turn.publish([{ kind, roomName: room.name, message }]);
+  if (outcome.status === 'changed') {
+    await turn.publish([{ kind, roomName: room.name, message }]);
+    const action = kind === 'MessagePinned' ? 'MESSAGE_PINNED' : 'MESSAGE_UNPINNED';
+    if (audited) await recordAudit(ctx, room, { action, target: message.author.login, details: encodeMessageId(message) });
+  }
   return message;
 }
 
@@ -73,9 +81,14 @@ export async function unpinMessage(ctx: Context, id: string): Promise<MessageRec
 }
 
 /** Takes `message` off the room's pins, publishing MessageUnpinned when it was there. */
-function unpin(ctx: Context, room: RoomRecord, message: MessageRecord): Promise<MessageRecord> {
-  return changePins(ctx, room, message, 'MessageUnpinned', (pins) =>
-    pins.includes(message.messageId) ? pins.filter((p) => p !== message.messageId) : 'unchanged',
+function unpin(ctx: Context, room: RoomRecord, message: MessageRecord, audited = true): Promise<MessageRecord> {
+  return changePins(
+    ctx,
+    room,
+    message,
+    'MessageUnpinned',
+    (pins) => (pins.includes(message.messageId) ? pins.filter((p) => p !== message.messageId) : 'unchanged'),
+    audited,
   );
 }
 
@@ -87,7 +100,7 @@ function unpin(ctx: Context, room: RoomRecord, message: MessageRecord): Promise<
 export async function unpinDeleted(ctx: Context, room: RoomRecord, tombstone: MessageRecord): Promise<void> {
   try {
     if (!(await ctx.services.stores.pins.pins(room.name)).includes(tombstone.messageId)) return;
-    await unpin(ctx, room, tombstone);
+    await unpin(ctx, room, tombstone, false);
   } catch (err) {
     if (err instanceof AppError && err.code === ErrorCode.NOT_FOUND) return;
     if (err instanceof AppError && err.code === ErrorCode.SERVICE_UNAVAILABLE) throw err;

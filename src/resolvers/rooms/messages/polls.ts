@@ -11,6 +11,7 @@
  */
 import type { Context } from '../../context.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
@@ -67,25 +68,26 @@ export async function postPoll(ctx: Context, input: PollInput): Promise<MessageR
 const isClosed = (ctx: Context, poll: PollDefinition) => poll.closesAt !== null && ctx.services.clock.now().getTime() >= Date.parse(poll.closesAt);
 
 /** The poll message, for a participant who may vote on it. */
-async function pollToVoteOn(ctx: Context, messageId: string): Promise<{ message: MessageRecord; poll: PollDefinition }> {
+async function pollToVoteOn(ctx: Context, messageId: string): Promise<{ message: MessageRecord; poll: PollDefinition; room: RoomRecord }> {
   const viewer = requireViewer(ctx);
   const { message, room } = await messageWithRoom(ctx, messageId);
   if (!message || !room) throw notFound('Message');
   // Asked first: whether a message was deleted or has a poll is the room's to tell, not an outsider's to learn.
   if (!isParticipant(room, viewer.login)) throw new AppError(ErrorCode.FORBIDDEN, 'Only participants of the room vote in its polls');
-  requireMay(room, viewer.login, 'POST', 'vote in its polls');
+  // A vote is a reaction of a kind: in an announcement room, where only admins post, everyone votes.
+  requireMay(room, viewer.login, 'REACT', 'vote in its polls');
   if (message.deleted) throw notFound('Message');
   // A hidden poll shows nothing of itself, as a hidden message shows no content: it takes no votes either.
   if (!message.poll || !message.visible) throw badInput('messageId', 'This message has no poll');
   if (isClosed(ctx, message.poll)) {
     throw new AppError(ErrorCode.POLL_CLOSED, 'This poll is closed', { closedAt: message.poll.closesAt, field: 'messageId' });
   }
-  return { message, poll: message.poll };
+  return { message, poll: message.poll, room };
 }
 
 /** The viewer's vote: `answers` (indexes) replace any earlier vote of theirs. One answer unless multiple choice. */
 export async function votePoll(ctx: Context, messageId: string, answers: number[]): Promise<PollView> {
-  const { message, poll } = await pollToVoteOn(ctx, messageId);
+  const { message, poll, room } = await pollToVoteOn(ctx, messageId);
   const chosen = [...new Set(answers)].sort((a, b) => a - b);
   if (chosen.length === 0) throw badInput('answers', 'Choose at least one answer (retractVote takes a vote back)');
   if (!poll.multipleChoice && chosen.length > 1) throw badInput('answers', 'This poll takes one answer');
@@ -94,15 +96,15 @@ export async function votePoll(ctx: Context, messageId: string, answers: number[
   }
   await ctx.services.stores.pollVotes.vote(message.roomName, message.messageId, requireViewer(ctx).login, chosen);
   await dropIfDeletedMeanwhile(ctx, messageId);
-  votesChanged(ctx, message);
+  votesChanged(ctx, room, message);
   return pollOf(ctx, message) as Promise<PollView>;
 }
 
 /** Takes the viewer's vote back (nothing changes when they had none). */
 export async function retractVote(ctx: Context, messageId: string): Promise<PollView> {
-  const { message } = await pollToVoteOn(ctx, messageId);
+  const { message, room } = await pollToVoteOn(ctx, messageId);
   await ctx.services.stores.pollVotes.retract(message.roomName, message.messageId, requireViewer(ctx).login);
-  votesChanged(ctx, message);
+  votesChanged(ctx, room, message);
   return pollOf(ctx, message) as Promise<PollView>;
 }
 
@@ -133,18 +135,20 @@ export async function myAnswers(ctx: Context, poll: PollView): Promise<number[]>
 const votesOf = (ctx: Context, message: MessageRecord) => pollVotesLoader(ctx).load(roomMessageKey(message.roomName, message.messageId));
 
 /** After a vote or a retraction: the answer reads the votes again, and the room's feed hears of it. */
-function votesChanged(ctx: Context, message: MessageRecord): void {
+function votesChanged(ctx: Context, room: RoomRecord, message: MessageRecord): void {
   pollVotesLoader(ctx).clear(roomMessageKey(message.roomName, message.messageId));
-  pollChanged(ctx, message);
+  pollChanged(ctx, room, message);
 }
 
 /** PollUpdated to the room's feed, once per poll and window, with the message as it is then. */
-function pollChanged(ctx: Context, message: MessageRecord): void {
+function pollChanged(ctx: Context, room: RoomRecord, message: MessageRecord): void {
   const { rooms, stores } = ctx.services;
+  // A livestream's feed carries no poll events (carriedBy): nothing to gather.
+  if (room.kind === 'LIVESTREAM') return;
   rooms.coalescedEvents.changed(`poll\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
     if (!current || current.deleted || !current.visible) return;
-    await rooms.sequencer.take(message.roomName).publish([{ kind: 'PollUpdated', roomName: message.roomName, message: current }]);
+    await rooms.sequencer.take(room).publish([{ kind: 'PollUpdated', roomName: message.roomName, message: current }]);
   });
 }
 

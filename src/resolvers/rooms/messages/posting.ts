@@ -117,7 +117,7 @@ export async function postMessage(ctx: Context, args: PostArgs): Promise<Message
   const { stores } = ctx.services;
   const at = postTime(ctx.services, room);
 
-  const turn = ctx.services.rooms.sequencer.take(name);
+  const turn = ctx.services.rooms.sequencer.take(room);
   const draft: MessageDraft = { messageId: newTimeUuid(at).toString(), author, content, thread };
   let message: MessageRecord;
   try {

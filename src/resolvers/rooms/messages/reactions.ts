@@ -48,8 +48,10 @@ async function reactableMessage(ctx: Context, id: string): Promise<{ message: Me
 }
 
 /** Announces, once per coalescing window, that this message's reactions changed, with the counts as they are then. */
-function reactionsChanged(ctx: Context, message: MessageRecord): void {
+function reactionsChanged(ctx: Context, room: RoomRecord, message: MessageRecord): void {
   const { stores, rooms, clock } = ctx.services;
+  // A livestream's feed carries no reaction events (carriedBy): nothing to count for it.
+  if (room.kind === 'LIVESTREAM') return;
   rooms.coalescedEvents.changed(`reactions\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     // Taken before the read: events of two servers may arrive in either order, and a client keeps the later count.
     const countedAt = clock.now().getTime();
@@ -57,7 +59,7 @@ function reactionsChanged(ctx: Context, message: MessageRecord): void {
     if (!current || current.deleted) return;
     const counts = await stores.reactions.counts(current);
     await rooms.sequencer
-      .take(message.roomName)
+      .take(room)
       .publish([{ kind: 'ReactionChanged', roomName: message.roomName, message: current, counts, countedAt }]);
   });
 }
@@ -65,14 +67,14 @@ function reactionsChanged(ctx: Context, message: MessageRecord): void {
 /** Adds the viewer's reaction (adding it twice is one reaction). */
 export async function addReaction(ctx: Context, id: string, rawEmoji: string): Promise<MessageRecord> {
   const emoji = validEmoji('emoji', rawEmoji);
-  const { message, person } = await reactableMessage(ctx, id);
+  const { message, room, person } = await reactableMessage(ctx, id);
   if (message.deleted) throw badInput('messageId', 'The message was deleted: it takes no reactions');
   const { reactions } = ctx.services.stores;
   const kind = await reactions.allowKind(message, emoji, limits.maxKinds);
   if (kind === 'gone') throw notFound('Message');
   if (kind === 'full') throw limitReached(LimitName.REACTION_KINDS_PER_MESSAGE, limits.maxKinds, `A message holds at most ${limits.maxKinds} different reactions`);
   await reactions.add(message, emoji, person);
-  reactionsChanged(ctx, message);
+  reactionsChanged(ctx, room, message);
   const kinds = message.reactionKinds.includes(emoji) ? message.reactionKinds : [...message.reactionKinds, emoji];
   return { ...message, reactionKinds: kinds };
 }
@@ -80,9 +82,9 @@ export async function addReaction(ctx: Context, id: string, rawEmoji: string): P
 /** Removes the viewer's reaction (removing one that is not there changes nothing). */
 export async function removeReaction(ctx: Context, id: string, rawEmoji: string): Promise<MessageRecord> {
   const emoji = validEmoji('emoji', rawEmoji);
-  const { message, person } = await reactableMessage(ctx, id);
+  const { message, room, person } = await reactableMessage(ctx, id);
   await ctx.services.stores.reactions.remove(message, emoji, person.login);
-  reactionsChanged(ctx, message);
+  reactionsChanged(ctx, room, message);
   return message;
 }
 

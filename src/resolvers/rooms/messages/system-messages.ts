@@ -28,13 +28,13 @@ export async function postSystemMessage(
   before: RoomEvent,
 ): Promise<MessageRecord> {
   const at = postTime(services, room);
-  const turn = services.rooms.sequencer.take(room.name);
+  const turn = services.rooms.sequencer.take(room);
   const message = newMessage(room, at, person, text, true);
   try {
     await services.stores.roomMessages.insert(room, message);
   } catch (err) {
     turn.cancel();
-    await services.rooms.sequencer.take(room.name).publish([before]);
+    await services.rooms.sequencer.take(room).publish([before]);
     throw err;
   }
   await turn.publish([before, { kind: 'MessagePosted', roomName: room.name, message }]);
