@@ -3,7 +3,7 @@
  * ban and mute participants below their role and set slow mode (permissions.ts says who may do what). Every
  * participant's posts are also limited per user across instances. Each action is published on the room's feed.
  */
-import { recordAudit, validReason } from './audit-log.js';
+import { recordAudit, validReason } from './access/audit-log.js';
 import type { Context } from '../context.js';
 import type { MemberGrant, RoomHead, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, conflict, notFound, RateLimitReason, rateLimited } from '../../errors.js';
@@ -11,8 +11,8 @@ import { Limits } from '../../limits.js';
 import { pageSize, validLogin, validMetadata } from '../../validation.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
 import { requireViewer } from '../shared/guards.js';
-import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access.js';
-import { may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './permissions.js';
+import { isParticipant, requireRoom, viewerPerson, visibleTo } from './access/access.js';
+import { may, requireMay, requireMayActOn, requireMayGive, roleIn, type RoomAction, type RoomRole } from './access/permissions.js';
 import type { NamedRole } from '../../db/rooms/moderation.js';
 import { chatUser } from './model.js';
 import { completeNotice, dropNotice, listNotice } from './room-notices.js';

@@ -20,7 +20,7 @@ import { dayBucket } from '../../buckets.js';
 import { badInput, conflict, forbidden } from '../../errors.js';
 import { Limits } from '../../limits.js';
 import { requireViewer } from '../shared/guards.js';
-import { isParticipant, requireParticipation } from './access.js';
+import { isParticipant, requireParticipation } from './access/access.js';
 import { decodeMessageId } from './ids.js';
 import { validRoomName } from './validation.js';
 import { readMarkerMoved } from './seen-by.js';

@@ -16,7 +16,7 @@ import { connection, decodeCursor, encodeCursor, type Connection } from '../../p
 import { pageSize } from '../../validation.js';
 import { isPossibleLogin } from '../../validation.js';
 import { requireViewer } from '../shared/guards.js';
-import { isParticipant } from './access.js';
+import { isParticipant } from './access/access.js';
 import { personAsUser } from './people.js';
 import { roomLoader, roomPeopleLoader, roomReadersLoader } from './reads.js';
 import { userLoader } from '../accounts/reads.js';

@@ -9,7 +9,7 @@ import {
   type MentionedEvent,
   type RoomInvitationReceivedEvent,
 } from '../../resolvers/messenger/events.js';
-import { invitationReceived } from '../../resolvers/rooms/invitations.js';
+import { invitationReceived } from '../../resolvers/rooms/access/invitations.js';
 import { participant } from '../../resolvers/messenger/participants.js';
 import { readPointId } from '../../resolvers/messenger/inbox.js';
 import { builder } from '../shared/builder.js';

@@ -1,5 +1,5 @@
 /** A room's audit log: the RoomAuditEntry type and Room.auditLog, for its admins and owner. */
-import * as auditLog from '../../resolvers/rooms/audit-log.js';
+import * as auditLog from '../../resolvers/rooms/access/audit-log.js';
 import type { AuditEntryRecord } from '../../db/rooms/audit-log.js';
 import { Limits } from '../../limits.js';
 import { timeUuidDate } from '../../timeuuids.js';

@@ -2,8 +2,8 @@
  * Invitations into a room: the RoomInvitation type, the invitee's list, and invite, accept, decline and revoke; and
  * invite links.
  */
-import * as invitations from '../../resolvers/rooms/invitations.js';
-import * as inviteLinks from '../../resolvers/rooms/invite-links.js';
+import * as invitations from '../../resolvers/rooms/access/invitations.js';
+import * as inviteLinks from '../../resolvers/rooms/access/invite-links.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { sameForEveryViewer } from '../shared/viewer-dependent.js';

@@ -1,5 +1,5 @@
 /** Requests to join a room on request: the RoomJoinRequest type, the room's list, and ask, withdraw, approve and decline. */
-import * as joinRequests from '../../resolvers/rooms/join-requests.js';
+import * as joinRequests from '../../resolvers/rooms/access/join-requests.js';
 import { Limits } from '../../limits.js';
 import { builder } from '../shared/builder.js';
 import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';

@@ -1,5 +1,5 @@
 /**
- * The permission matrix (src/resolvers/rooms/permissions.ts) as clients meet it over HTTP against the real node: for
+ * The permission matrix (src/resolvers/rooms/access/permissions.ts) as clients meet it over HTTP against the real node: for
  * every action, each role below the one it needs, an outsider, a former member and a banned user are refused (or see
  * nothing), and the role it needs does it; nobody acts on their equal or their better; `Room.viewerRole` says each
  * role; and docs/api.md's matrix is the one the code applies.
@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.js';
-import { REQUIRED_ROLE, type RoomAction, type RoomRole } from '../../../src/resolvers/rooms/permissions.js';
+import { REQUIRED_ROLE, type RoomAction, type RoomRole } from '../../../src/resolvers/rooms/access/permissions.js';
 import { startApp } from '../../testkit/app.js';
 import { codes, gql, gqlOk, type GqlResult } from '../../testkit/http.js';
 import { signUp, type TestUser } from '../../testkit/data/users.js';

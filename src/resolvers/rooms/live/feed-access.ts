@@ -10,7 +10,7 @@ import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { Services } from '../../services.js';
 import { forbidden, notFound, type AppError } from '../../../errors.js';
 import { isFresh, type FeedAccess } from './feed.js';
-import { isParticipant, seesRoom } from '../access.js';
+import { isParticipant, seesRoom } from '../access/access.js';
 
 /** Why `login` may no longer follow the room created at `followedCreatedAt`, or null while they may. */
 export function accessEnded(followedCreatedAt: number, current: RoomRecord | undefined, login: string): AppError | null {

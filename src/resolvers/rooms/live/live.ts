@@ -8,9 +8,9 @@ import { catchUpCursorBefore, catchUpFrom, messageCursor, settledHorizon } from 
 import { ReplayThenLive } from './resume.js';
 import { decodeHistoryCursor } from '../../../pagination.js';
 import { FollowedRoom } from './feed-access.js';
-import { requireParticipation, viewerPerson } from '../access.js';
+import { requireParticipation, viewerPerson } from '../access/access.js';
 import { validRoomName } from '../validation.js';
-import { requireMay, requireNotLivestream } from '../permissions.js';
+import { requireMay, requireNotLivestream } from '../access/permissions.js';
 
 /**
  * roomEvents: participants only, checked when subscribing, once more when the

@@ -4,17 +4,17 @@ import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import type { UserRecord } from '../../../db/accounts/users.js';
 import { forbidden } from '../../../errors.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
+import { isParticipant } from '../access/access.js';
 import { distinctPeople, personAsUser } from '../people.js';
 import { refreshLoaders } from '../../context.js';
 import { eventStream, type StreamRules, type StreamStep } from '../../../pubsub/pubsub.js';
 import { presenceChannel, type PresenceChange } from './presence.js';
-import { requireParticipation } from '../access.js';
+import { requireParticipation } from '../access/access.js';
 import { FollowedRoom } from './feed-access.js';
 import { Limits } from '../../../limits.js';
 import type { Clock } from '../../../clock.js';
 import { validRoomName } from '../validation.js';
-import { requireNotLivestream } from '../permissions.js';
+import { requireNotLivestream } from '../access/permissions.js';
 import { userLoader } from '../../accounts/reads.js';
 
 export async function onlineParticipants(ctx: Context, room: RoomRecord): Promise<UserRecord[]> {

@@ -9,7 +9,7 @@ import { Limits } from '../../../limits.js';
 import { dayBucket } from '../../../buckets.js';
 import { isTimeUuid, timeUuidDate } from '../../../timeuuids.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
+import { isParticipant } from '../access/access.js';
 import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { cleanName, uploadFile, type UploadedFile } from '../../files/uploads.js';
 

@@ -6,7 +6,7 @@
  * every earlier version is in Message.edits exactly once. Events carry the
  * version: a client keeps the highest it has seen.
  */
-import { recordAudit } from '../audit-log.js';
+import { recordAudit } from '../access/audit-log.js';
 import type { Context } from '../../context.js';
 import { commitHorizonMs } from '../model.js';
 import type { RoomRecord } from '../../../db/rooms/rooms.js';
@@ -18,8 +18,8 @@ import { Limits } from '../../../limits.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
 import { pageSize, validMetadata } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
-import { requireMay, requireMayRemoveMessageOf } from '../permissions.js';
+import { isParticipant } from '../access/access.js';
+import { requireMay, requireMayRemoveMessageOf } from '../access/permissions.js';
 import { messageWithRoom } from './messages.js';
 import { mentionedParticipants, publishMentions } from './mentions.js';
 import { validContent } from '../validation.js';

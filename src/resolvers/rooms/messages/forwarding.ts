@@ -13,7 +13,7 @@ import { timeUuidDate } from '../../../timeuuids.js';
 import { requireViewer } from '../../shared/guards.js';
 import { visibleOrNull } from '../../shared/nodes.js';
 import { sendDirectMessage } from '../../messenger/send.js';
-import { isParticipant, visibleTo } from '../access.js';
+import { isParticipant, visibleTo } from '../access/access.js';
 import { decodeMessageId, encodeMessageId } from '../ids.js';
 import { messageById, visibleContent } from './messages.js';
 import { postMessage } from './posting.js';

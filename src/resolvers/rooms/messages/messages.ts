@@ -2,7 +2,7 @@
  * Reading chat messages: history pages in both directions, one message by id,
  * hiding, and a user's own messages across rooms. (Posting is in posting.ts.)
  */
-import { recordAudit, validReason } from '../audit-log.js';
+import { recordAudit, validReason } from '../access/audit-log.js';
 import type { Context } from '../../context.js';
 import { chatUser } from '../model.js';
 import { catchUpFrom, messageCursor, settledHorizon } from '../live/message-cursors.js';
@@ -17,8 +17,8 @@ import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
 import { eachVisibleOrNull } from '../../shared/nodes.js';
 import { decodeMessageId, encodeMessageId } from '../ids.js';
-import { isParticipant, visibleTo } from '../access.js';
-import { requireMayRemoveMessageOf } from '../permissions.js';
+import { isParticipant, visibleTo } from '../access/access.js';
+import { requireMayRemoveMessageOf } from '../access/permissions.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';
 import { userLoader } from '../../accounts/reads.js';

@@ -11,10 +11,10 @@ import { timeUuidDate } from '../../../timeuuids.js';
 import { AppError, ErrorCode, badInput, conflict, forbidden, notFound, unavailable, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant, requireRoom } from '../access.js';
-import { requireMay } from '../permissions.js';
+import { isParticipant, requireRoom } from '../access/access.js';
+import { requireMay } from '../access/permissions.js';
 import { messageWithRoom } from './messages.js';
-import { recordAudit } from '../audit-log.js';
+import { recordAudit } from '../access/audit-log.js';
 import { encodeMessageId } from '../ids.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 

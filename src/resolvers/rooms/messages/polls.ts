@@ -15,12 +15,12 @@ import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import { AppError, ErrorCode, badInput, notFound } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
+import { isParticipant } from '../access/access.js';
 import { messageWithRoom } from './messages.js';
 import { postMessage } from './posting.js';
 import { decodeMessageId } from '../ids.js';
 import { pollVotesLoader, roomMessageKey } from '../reads.js';
-import { requireMay } from '../permissions.js';
+import { requireMay } from '../access/permissions.js';
 
 const { poll: limits } = Limits.room;
 

@@ -13,7 +13,7 @@ import { Limits } from '../../../limits.js';
 import { validClientId, validMetadata } from '../../../validation.js';
 import { clientIdFor } from '../../idempotency/run.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant, requireRoom, seesRoom, viewerPerson } from '../access.js';
+import { isParticipant, requireRoom, seesRoom, viewerPerson } from '../access/access.js';
 import { validContent, validRoomName } from '../validation.js';
 import { mayMention, mentionedParticipants, publishMentions } from './mentions.js';
 import { postTime } from './system-messages.js';
@@ -22,7 +22,7 @@ import { requireThreadParent } from './threads.js';
 import { attachUploads, unlistAttached } from './attachments.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord, PollDefinition } from '../../../db/rooms/messages/message-row.js';
-import { requireMay } from '../permissions.js';
+import { requireMay } from '../access/permissions.js';
 
 /**
  * A message's write is sent only while its id is younger than the write

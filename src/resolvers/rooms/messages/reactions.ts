@@ -9,12 +9,12 @@ import type { RoomRecord } from '../../../db/rooms/rooms.js';
 import { badInput, forbidden, notFound, LimitName, limitReached } from '../../../errors.js';
 import { Limits } from '../../../limits.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant, viewerPerson } from '../access.js';
+import { isParticipant, viewerPerson } from '../access/access.js';
 import { messageWithRoom } from './messages.js';
 import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { viewerReactionsLoader } from '../reads.js';
-import { requireMay } from '../permissions.js';
+import { requireMay } from '../access/permissions.js';
 
 const { reactions: limits } = Limits.room;
 

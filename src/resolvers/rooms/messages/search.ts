@@ -11,7 +11,7 @@ import type { Context } from '../../context.js';
 import { connection, decodeSearchCursor, encodeSearchCursor, type Connection } from '../../../pagination.js';
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
-import { requireParticipation } from '../access.js';
+import { requireParticipation } from '../access/access.js';
 import { validRoomName } from '../validation.js';
 import { queryTerms } from './search-terms.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';

@@ -12,7 +12,7 @@ import { badInput, forbidden } from '../../../errors.js';
 import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
 import { pageSize } from '../../../validation.js';
 import { requireViewer } from '../../shared/guards.js';
-import { isParticipant } from '../access.js';
+import { isParticipant } from '../access/access.js';
 import { decodeMessageId } from '../ids.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { messageLoader, roomLoader, roomMessageKey } from '../reads.js';

@@ -17,19 +17,19 @@
  * - A request is to the room of that name made when it was sent: a room deleted and made again drops it.
  */
 import { recordAudit } from './audit-log.js';
-import type { Context } from '../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { isRequest, type JoinRequestClaim, type JoinRequestRecord, type StaleRequestRow } from '../../db/rooms/join-requests.js';
-import { AppError, badInput, conflict, LimitName, limitReached, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
-import { isPossibleLogin, pageSize, validLogin } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
+import type { Context } from '../../context.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import { isRequest, type JoinRequestClaim, type JoinRequestRecord, type StaleRequestRow } from '../../../db/rooms/join-requests.js';
+import { AppError, badInput, conflict, LimitName, limitReached, notFound } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
+import { isPossibleLogin, pageSize, validLogin } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom } from './access.js';
 import { may, requireMay } from './permissions.js';
-import { bannedFrom } from './moderation.js';
+import { bannedFrom } from '../moderation.js';
 import { sendInvitation, type RoomInvitation } from './invitations.js';
-import { validRoomName } from './validation.js';
+import { validRoomName } from '../validation.js';
 
 /** A request as the room's moderators and its requester see it: the room it asks to join, read with it. */
 export interface RoomJoinRequest {

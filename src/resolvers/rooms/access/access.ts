@@ -3,13 +3,13 @@
  * Below both rooms.ts and messages.ts, which each need them, so neither
  * imports the other for them.
  */
-import type { Context } from '../context.js';
-import { chatUser } from './model.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import { forbidden, notFound, unauthenticated } from '../../errors.js';
-import { requireViewer } from '../shared/guards.js';
-import type { ChatUser } from '../../db/rooms/chat-user.js';
-import { userLoader } from '../accounts/reads.js';
+import type { Context } from '../../context.js';
+import { chatUser } from '../model.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import { forbidden, notFound, unauthenticated } from '../../../errors.js';
+import { requireViewer } from '../../shared/guards.js';
+import type { ChatUser } from '../../../db/rooms/chat-user.js';
+import { userLoader } from '../../accounts/reads.js';
 
 /** Whether `login` takes part, by the room's participants (or those of them read: see posting.ts). */
 export const isParticipant = (room: Pick<RoomRecord, 'participants'>, login: string) => room.participants.some((p) => p.login === login);

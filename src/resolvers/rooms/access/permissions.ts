@@ -20,8 +20,8 @@
  * - Every moderation write asks the room's authority (owner, admins, moderators) to be as read (db/rooms/moderation.ts):
  *   once a transfer, a promotion or a demotion applied, a racing action does not, and is judged again.
  */
-import type { MemberGrant, RoomHead, RoomKind, RoomRecord, RoomVisibility } from '../../db/rooms/rooms.js';
-import { badInput, forbidden } from '../../errors.js';
+import type { MemberGrant, RoomHead, RoomKind, RoomRecord, RoomVisibility } from '../../../db/rooms/rooms.js';
+import { badInput, forbidden } from '../../../errors.js';
 import { isParticipant } from './access.js';
 
 export const ROOM_ROLES = ['OWNER', 'ADMIN', 'MODERATOR', 'MEMBER', 'GUEST'] as const;

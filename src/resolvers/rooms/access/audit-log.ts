@@ -12,14 +12,14 @@
  *   the entry), so the log can miss a change, never hold one that did not apply.
  * - SEE_AUDIT_LOG (permissions.ts): admins and the owner read it; anyone else gets null.
  */
-import type { Context } from '../context.js';
-import type { RoomHead, RoomRecord } from '../../db/rooms/rooms.js';
-import type { AuditEntryRecord } from '../../db/rooms/audit-log.js';
-import { badInput } from '../../errors.js';
-import { connection, decodeCursor, encodeCursor, type Connection } from '../../pagination.js';
-import { pageSize } from '../../validation.js';
-import { isTimeUuid, newTimeUuid } from '../../timeuuids.js';
-import { requireViewer } from '../shared/guards.js';
+import type { Context } from '../../context.js';
+import type { RoomHead, RoomRecord } from '../../../db/rooms/rooms.js';
+import type { AuditEntryRecord } from '../../../db/rooms/audit-log.js';
+import { badInput } from '../../../errors.js';
+import { connection, decodeCursor, encodeCursor, type Connection } from '../../../pagination.js';
+import { pageSize } from '../../../validation.js';
+import { isTimeUuid, newTimeUuid } from '../../../timeuuids.js';
+import { requireViewer } from '../../shared/guards.js';
 import { may } from './permissions.js';
 
 export const AUDIT_ACTIONS = [

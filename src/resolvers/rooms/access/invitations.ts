@@ -16,19 +16,19 @@
  *   a lost request finds its own claim and finishes the join, or, the join done, answers the room.
  */
 import { recordAudit } from './audit-log.js';
-import type { Context } from '../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { InvitationRecord } from '../../db/rooms/invitations.js';
-import { AppError, badInput, conflict, forbidden, LimitName, limitReached, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { validLogin } from '../../validation.js';
-import { requireViewer } from '../shared/guards.js';
-import { userLoader } from '../accounts/reads.js';
+import type { Context } from '../../context.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { InvitationRecord } from '../../../db/rooms/invitations.js';
+import { AppError, badInput, conflict, forbidden, LimitName, limitReached, notFound } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { validLogin } from '../../../validation.js';
+import { requireViewer } from '../../shared/guards.js';
+import { userLoader } from '../../accounts/reads.js';
 import { isParticipant, requireRoom } from './access.js';
 import { requireMay } from './permissions.js';
-import { enterRoom } from './rooms.js';
-import { validRoomName } from './validation.js';
-import { publishInboxEvent } from '../messenger/events.js';
+import { enterRoom } from '../rooms.js';
+import { validRoomName } from '../validation.js';
+import { publishInboxEvent } from '../../messenger/events.js';
 
 /** An invitation as its invitee and the room's moderators see it: the room it names, read with it. */
 export interface RoomInvitation {

@@ -15,17 +15,17 @@
  */
 import { recordAudit } from './audit-log.js';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Context } from '../context.js';
-import type { RoomRecord } from '../../db/rooms/rooms.js';
-import type { InviteLinkRecord } from '../../db/rooms/invite-links.js';
-import { badInput, conflict, LimitName, limitReached, notFound } from '../../errors.js';
-import { Limits } from '../../limits.js';
-import { requireViewer } from '../shared/guards.js';
+import type { Context } from '../../context.js';
+import type { RoomRecord } from '../../../db/rooms/rooms.js';
+import type { InviteLinkRecord } from '../../../db/rooms/invite-links.js';
+import { badInput, conflict, LimitName, limitReached, notFound } from '../../../errors.js';
+import { Limits } from '../../../limits.js';
+import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom } from './access.js';
 import { requireMay } from './permissions.js';
-import { bannedFrom } from './moderation.js';
-import { enterRoom } from './rooms.js';
-import { validRoomName } from './validation.js';
+import { bannedFrom } from '../moderation.js';
+import { enterRoom } from '../rooms.js';
+import { validRoomName } from '../validation.js';
 
 const { inviteLink: limits } = Limits.room;
 /** 128 random bits, base64url. */
