@@ -14,8 +14,8 @@ export interface JoinRequestRecord {
   /** The room asked to join, not a room of the same name made since. */
   roomCreatedAt: Date;
   requestedAt: Date;
-  /** PENDING until a decision claims it. */
-  status: 'PENDING' | 'APPROVING' | 'DECLINED';
+  /** PENDING until a decision (or its requester's withdrawal) claims it. */
+  status: 'PENDING' | 'APPROVING' | 'DECLINED' | 'WITHDRAWN';
   /** The claim's token, while one holds it. */
   decision: string | null;
 }
@@ -36,7 +36,6 @@ const KEY = 'WHERE room_name = ? AND requester_login = ?';
 const INSERT = cql(`INSERT INTO room_join_requests (${COLUMNS}) VALUES (?, ?, ?, ?, 'PENDING') IF NOT EXISTS`, { idempotent: false });
 const CLAIM = cql(`UPDATE room_join_requests SET status = ?, decision = ? ${KEY} IF status = 'PENDING' AND room_created_at = ?`, { idempotent: false });
 const GIVE_BACK = cql(`UPDATE room_join_requests SET status = 'PENDING', decision = null ${KEY} IF decision = ?`, { idempotent: false });
-const WITHDRAW = cql(`DELETE FROM room_join_requests ${KEY} IF status = 'PENDING'`, { idempotent: false });
 const DROP_DECIDED = cql(`DELETE FROM room_join_requests ${KEY} IF decision = ?`, { idempotent: false });
 // A row of an earlier room of the name, or debris: deleted only while it is what was read.
 const DROP_STALE = cql(`DELETE FROM room_join_requests ${KEY} IF room_created_at = ? AND status = ? AND decision = ?`, { idempotent: false });
@@ -53,7 +52,7 @@ function toRequest(row: Row): JoinRequestRecord | StaleRequestRow {
     requesterLogin: row.requester_login,
     roomCreatedAt: row.room_created_at,
     requestedAt: row.requested_at,
-    status: row.status === 'APPROVING' || row.status === 'DECLINED' ? row.status : 'PENDING',
+    status: ['APPROVING', 'DECLINED', 'WITHDRAWN'].includes(row.status) ? row.status : 'PENDING',
   };
 }
 
@@ -104,7 +103,7 @@ export class JoinRequestStore {
   }
 
   /** Claims the pending request (to the room made at `roomCreatedAt`) for `status`; null when none is pending. */
-  async claim(roomName: string, login: string, roomCreatedAt: Date, status: 'APPROVING' | 'DECLINED'): Promise<JoinRequestClaim | null> {
+  async claim(roomName: string, login: string, roomCreatedAt: Date, status: Exclude<JoinRequestRecord['status'], 'PENDING'>): Promise<JoinRequestClaim | null> {
     const decision = randomUUID();
     const outcome = await this.db.lwt(CLAIM, [status, decision, roomName, login, roomCreatedAt], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
@@ -119,15 +118,6 @@ export class JoinRequestStore {
       const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
       return { applied: row?.decision?.toString() !== claim.decision, row: row! };
     });
-  }
-
-  /** The requester takes their pending request back: false when none was pending. */
-  async withdraw(roomName: string, login: string): Promise<boolean> {
-    const outcome = await this.db.lwt(WITHDRAW, [roomName, login], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
-      return { applied: !row, row: row! };
-    });
-    return outcome.applied;
   }
 
   /** Deletes a request this decision claimed (a request made again since is another row's business: it stays). */

@@ -154,4 +154,20 @@ describe('an approval racing a decline', () => {
     for (const outcome of rounds) expect([approvalWon, declineWon], JSON.stringify(outcome)).toContainEqual(outcome);
     expect(await waiting(name, owner)).toEqual([]);
   });
+
+  it('a withdrawal racing an approval: exactly one applies, in each order', async () => {
+    const [owner, first, second] = await Promise.all([signUp(a), signUp(a), signUp(a)]);
+    const name = await roomOnRequest(owner);
+    for (const asker of [first, second]) await ok(gqlAs(a, REQUEST, { r: name }, asker));
+    const invited = async (asker: TestUser) => (await cqlRow(a, 'SELECT status FROM room_invitations WHERE invitee_login = ? AND room_name = ?', [asker.login, name])) !== undefined;
+    // The withdrawal lands between the approval's read and its claim.
+    let withdrew: GqlResult<Record<string, unknown>> | undefined;
+    const hook = onNextStatement(a, CLAIM, async () => void (withdrew = await gqlAs(b, WITHDRAW, { r: name }, first)));
+    expect(codes(await gqlAs(a, APPROVE, { r: name, l: first.login }, owner))).toEqual(['NOT_FOUND']);
+    expect(hook.fired()).toBe(true);
+    expect([withdrew!.data, await invited(first)]).toEqual([{ withdrawJoinRequest: true }, false]);
+    // The approval lands first: the withdrawal finds nothing to take back.
+    await ok(gqlAs(a, APPROVE, { r: name, l: second.login }, owner));
+    expect([(await ok(gqlAs(b, WITHDRAW, { r: name }, second))).withdrawJoinRequest, await invited(second)]).toEqual([false, true]);
+  });
 });

@@ -77,7 +77,12 @@ export async function requestToJoin(ctx: Context, rawName: string): Promise<Room
 export async function withdrawJoinRequest(ctx: Context, rawName: string): Promise<boolean> {
   const viewer = requireViewer(ctx);
   const room = await requireRoom(ctx, validRoomName('roomName', rawName));
-  return ctx.services.stores.joinRequests.withdraw(room.name, viewer.login);
+  // Claimed as a decision is, with a token of its own: a read after an unknown outcome tells this withdrawal from an
+  // approval or a decline that took the request first.
+  const claim = await ctx.services.stores.joinRequests.claim(room.name, viewer.login, room.createdAt, 'WITHDRAWN');
+  if (!claim) return false;
+  await settled(ctx, room.name, viewer.login, claim);
+  return true;
 }
 
 /** The request of `login`, claimed for the viewer's decision; NOT_FOUND when none waits (or another decision came first). */
