@@ -4,9 +4,13 @@
  * an approval and a decline racing each other exactly one applies, and a read after an unknown outcome tells whose.
  * Every write is an LWT (a plain delete's client timestamp could hide a later insert's, or the reverse), and every
  * delete names what it deletes: a decision deletes only its own claim, a stale row only as read.
+ * A room's requests are one partition, so this instance's LWTs and SERIAL reads on it run one at a time (OneAtATime):
+ * a burst of decisions in one room contends in the process, not in Paxos, where it would time out past
+ * cas_contention_timeout with every node up.
  */
 import { randomUUID } from 'node:crypto';
 import { cql, type Database, type Row } from '../cassandra/client.js';
+import { OneAtATime } from '../cassandra/one-at-a-time.js';
 
 export interface JoinRequestRecord {
   roomName: string;
@@ -65,11 +69,18 @@ export interface JoinRequestClaim {
 }
 
 export class JoinRequestStore {
+  /** This instance's LWTs and SERIAL reads, by room. */
+  private readonly partitions = new OneAtATime();
+
   constructor(private readonly db: Database) {}
+
+  private inTurn<T>(roomName: string, task: () => Promise<T>): Promise<T> {
+    return this.partitions.run(roomName, task);
+  }
 
   /** The row, read at SERIAL (an LWT in flight on it finishes first): for a decision, or a request. */
   async one(roomName: string, login: string): Promise<JoinRequestRecord | StaleRequestRow | undefined> {
-    const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
+    const row = await this.inTurn(roomName, () => this.db.readSerial(SELECT_ONE, [roomName, login]));
     return row ? toRequest(row) : undefined;
   }
 
@@ -92,10 +103,12 @@ export class JoinRequestStore {
   /** Records the request, unless one is there: answers the row now stored (this one, or the one before). */
   async request(request: Omit<JoinRequestRecord, 'status' | 'decision'>): Promise<JoinRequestRecord> {
     const { roomName, requesterLogin, roomCreatedAt, requestedAt } = request;
-    const outcome = await this.db.lwt(INSERT, [roomName, requesterLogin, roomCreatedAt, requestedAt], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, requesterLogin]);
-      return { applied: row?.requested_at?.getTime() === requestedAt.getTime(), row: row! };
-    });
+    const outcome = await this.inTurn(roomName, () =>
+      this.db.lwt(INSERT, [roomName, requesterLogin, roomCreatedAt, requestedAt], async () => {
+        const row = await this.db.readSerial(SELECT_ONE, [roomName, requesterLogin]);
+        return { applied: row?.requested_at?.getTime() === requestedAt.getTime(), row: row! };
+      }),
+    );
     if (outcome.applied) return { ...request, status: 'PENDING', decision: null };
     const found = outcome.row ? toRequest(outcome.row) : undefined;
     if (found && isRequest(found)) return found;
@@ -105,36 +118,48 @@ export class JoinRequestStore {
   /** Claims the pending request (to the room made at `roomCreatedAt`) for `status`; null when none is pending. */
   async claim(roomName: string, login: string, roomCreatedAt: Date, status: Exclude<JoinRequestRecord['status'], 'PENDING'>): Promise<JoinRequestClaim | null> {
     const decision = randomUUID();
-    const outcome = await this.db.lwt(CLAIM, [status, decision, roomName, login, roomCreatedAt], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
-      return { applied: row?.decision?.toString() === decision, row: row! };
-    });
+    const outcome = await this.inTurn(roomName, () =>
+      this.db.lwt(CLAIM, [status, decision, roomName, login, roomCreatedAt], async () => {
+        const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
+        const applied = row?.decision?.toString() === decision;
+        // Read at SERIAL, this attempt can no longer apply; with the request gone or claimed by another decision,
+        // "not applied" is what the claim would answer now, so it is the answer (not a second attempt).
+        const taken = !row || row.status !== 'PENDING' || row.room_created_at?.getTime() !== roomCreatedAt.getTime();
+        return { applied, row: row!, settled: !applied && taken };
+      }),
+    );
     return outcome.applied ? { decision } : null;
   }
 
   /** An approval that could not invite, for a cause that may pass: the request waits again. */
   async giveBack(roomName: string, login: string, claim: JoinRequestClaim): Promise<void> {
-    await this.db.lwt(GIVE_BACK, [roomName, login, claim.decision], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
-      return { applied: row?.decision?.toString() !== claim.decision, row: row! };
-    });
+    await this.inTurn(roomName, () =>
+      this.db.lwt(GIVE_BACK, [roomName, login, claim.decision], async () => {
+        const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
+        return { applied: row?.decision?.toString() !== claim.decision, row: row! };
+      }),
+    );
   }
 
   /** Deletes a request this decision claimed (a request made again since is another row's business: it stays). */
   async dropDecided(roomName: string, login: string, claim: JoinRequestClaim): Promise<void> {
-    await this.db.lwt(DROP_DECIDED, [roomName, login, claim.decision], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
-      return { applied: row?.decision?.toString() !== claim.decision, row: row! };
-    });
+    await this.inTurn(roomName, () =>
+      this.db.lwt(DROP_DECIDED, [roomName, login, claim.decision], async () => {
+        const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
+        return { applied: row?.decision?.toString() !== claim.decision, row: row! };
+      }),
+    );
   }
 
   /** Deletes a row of an earlier room of the name, or debris, while it is as read; false when it changed meanwhile. */
   async dropStale(roomName: string, login: string, read: JoinRequestRecord | StaleRequestRow): Promise<boolean> {
     const createdAt = isRequest(read) ? read.roomCreatedAt : null;
-    const outcome = await this.db.lwt(DROP_STALE, [roomName, login, createdAt, read.status, read.decision], async () => {
-      const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
-      return { applied: !row, row: row! };
-    });
+    const outcome = await this.inTurn(roomName, () =>
+      this.db.lwt(DROP_STALE, [roomName, login, createdAt, read.status, read.decision], async () => {
+        const row = await this.db.readSerial(SELECT_ONE, [roomName, login]);
+        return { applied: !row, row: row! };
+      }),
+    );
     return outcome.applied;
   }
 }
