@@ -12,7 +12,7 @@ export default defineConfig({
     ...base.test,
     include: [
       // The races each LWT or batch guards, with three replicas to agree: register, createRoom, join against
-      // delete, ban against join, accept against revoke, approval against decline, a link's redeemers, join against a room made private,
+      // delete, ban against join, accept against revoke, approval against decline, accepts for the last seats, a link's redeemers, join against a room made private,
       // transfer against leave, buyers against stock, DMs and unread counts, edits, deletions and reactions.
       'test/accounts/accounts.test.ts',
       'test/rooms/concurrency.test.ts',
@@ -21,6 +21,7 @@ export default defineConfig({
       'test/rooms/access/moderation.test.ts',
       'test/rooms/access/invitations.test.ts',
       'test/rooms/access/join-requests.test.ts',
+      'test/rooms/access/seats.test.ts',
       'test/rooms/access/roles.test.ts',
       'test/marketplace/concurrency.test.ts',
       'test/marketplace/hot-item.test.ts',

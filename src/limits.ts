@@ -154,6 +154,11 @@ export const Limits = {
      * progress after each page.
      */
     readersBackfill: { pageRows: 1000, writesAtOnce: 8 },
+    /**
+     * The seats backfill (npm run seats:backfill) reads pageRows room names a page and seats writesAtOnce rooms at
+     * a time (each a SERIAL read and an LWT), recording its progress after each page.
+     */
+    seatsBackfill: { pageRows: 500, writesAtOnce: 4 },
   },
   /**
    * An idempotency key chosen by the client (postMessage's clientMessageId,

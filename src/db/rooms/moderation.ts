@@ -10,6 +10,7 @@
 import { cql, mapOf, type Database, type Statement } from '../cassandra/client.js';
 import type { ChatUser } from './chat-user.js';
 import { NO_ROLE, roleless, type MemberGrant, type RoomRecord } from './rooms.js';
+import { FREE_SEAT, freeSeat, IF_SEAT_AS_READ, ifSeatAsRead } from './seats.js';
 
 // The room read, not a room of the same name made since (by the same creator, perhaps), with its authority as read:
 // who holds a role above member, and what members are granted (taking a grant back is a demotion of every member).
@@ -39,9 +40,13 @@ const SET_ROLE = {
     ]),
   ),
 } as Record<NamedRole | 'member', Statement>;
-const BAN = guarded(`UPDATE chat_rooms SET banned[?] = ?, participants = participants - ?, ${NO_ROLE}`, `WHERE room_name = ? IF creator_login = ? AND participants = ? AND ${AS_READ}`);
+// Both free the person's seat, as read (seats.ts).
+const BAN = guarded(
+  `UPDATE chat_rooms SET banned[?] = ?, participants = participants - ?, ${NO_ROLE}, ${FREE_SEAT}`,
+  `WHERE room_name = ? IF creator_login = ? AND participants = ? AND ${AS_READ} AND ${IF_SEAT_AS_READ}`,
+);
 // A removal (no ban): the person leaves every role with their entries.
-const REMOVE = guarded(`UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}`);
+const REMOVE = guarded(`UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}, ${FREE_SEAT}`, `${IF_CREATOR} AND ${IF_SEAT_AS_READ}`);
 const UNBAN = guarded('UPDATE chat_rooms SET banned = banned - ?');
 const MUTE = guarded('UPDATE chat_rooms USING TTL ? SET muted_until[?] = ?');
 const UNMUTE = guarded('DELETE muted_until[?] FROM chat_rooms');
@@ -66,8 +71,15 @@ export class ModerationStore {
    * from the row read at SERIAL whether the change is there. False when it did not apply: the room is gone, or who
    * holds authority in it changed.
    */
-  private async onRoom(room: RoomRecord, stmt: Statement, params: unknown[], landed: (row: Record<string, unknown>) => boolean): Promise<boolean> {
-    const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin, room.createdAt, ...authorityAsRead(room)], async () => {
+  private async onRoom(
+    room: RoomRecord,
+    stmt: Statement,
+    params: unknown[],
+    landed: (row: Record<string, unknown>) => boolean,
+    /** What conditions past IF_CREATOR's bind. */
+    furtherConditions: unknown[] = [],
+  ): Promise<boolean> {
+    const outcome = await this.db.lwt(stmt, [...params, room.name, room.creatorLogin, room.createdAt, ...authorityAsRead(room), ...furtherConditions], async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: Boolean(row && isSameRoom(row, room) && landed(row)), row };
     });
@@ -84,7 +96,7 @@ export class ModerationStore {
   /** Takes `login`'s entries (as read) out of the participants, and `login` off every role (they may join again). */
   remove(room: RoomRecord, login: string, entries: ChatUser[]): Promise<boolean> {
     const takesPart = (row: Record<string, unknown>) => [...((row.participants as Set<ChatUser> | null) ?? [])].some((p) => p.login === login);
-    return this.onRoom(room, REMOVE, [new Set(entries), ...roleless(login)], (row) => !takesPart(row));
+    return this.onRoom(room, REMOVE, [new Set(entries), ...roleless(login), ...freeSeat(room, login)], (row) => !takesPart(row), ifSeatAsRead(room, login));
   }
 
   unban(room: RoomRecord, login: string): Promise<boolean> {
@@ -126,7 +138,7 @@ export class ModerationStore {
    */
   async ban(room: RoomRecord, login: string, entries: ChatUser[], at: Date): Promise<BanOutcome> {
     const read = room.participants.length > 0 ? new Set(room.participants) : null;
-    const params = [login, at, new Set(entries), ...roleless(login), room.name, room.creatorLogin, read, ...authorityAsRead(room)];
+    const params = [login, at, new Set(entries), ...roleless(login), ...freeSeat(room, login), room.name, room.creatorLogin, read, ...authorityAsRead(room), ...ifSeatAsRead(room, login)];
     const outcome = await this.db.lwt(BAN, params, async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: mapOf<Date>(row?.banned).get(login)?.getTime() === at.getTime(), row };

@@ -4,18 +4,11 @@
  * given token, the copy of one marker into room_readers, and the progress
  * the backfill records in backfill_progress (cql/021) to resume from.
  */
-import type cassandra from 'cassandra-driver';
-import { cql, Long, type Database } from '../cassandra/client.js';
+import { cql, type Database } from '../cassandra/client.js';
+import { BackfillProgress, type PartitionToken } from '../cassandra/backfill-progress.js';
 import type { WriteTimestamp } from '../cassandra/write-timestamp.js';
 
-/** A partition's Murmur3 token. */
-export type PartitionToken = cassandra.types.Long;
-
-/** The name of this backfill's row in backfill_progress. */
-const BACKFILL = 'room_readers';
-
-/** The lowest Murmur3 token: a scan from it reads the whole table. */
-export const FIRST_TOKEN: PartitionToken = Long.MIN_VALUE;
+export { FIRST_TOKEN, type PartitionToken } from '../cassandra/backfill-progress.js';
 
 const SCAN_FROM = cql(
   `SELECT token(login) AS partition_token, login, room_name, read_up_to, WRITETIME(read_up_to) AS written
@@ -25,9 +18,6 @@ const SCAN_FROM = cql(
 // The live path's copy (read-state.ts), at the marker's own write time: a copy of a marker that has moved since
 // it was read is older than the moved marker's copy, and loses to it whichever lands last.
 const COPY = cql('INSERT INTO room_readers (room_name, login, read_up_to) VALUES (?, ?, ?) USING TIMESTAMP ?', { idempotent: true });
-const SELECT_PROGRESS = cql('SELECT resume_token FROM backfill_progress WHERE backfill = ?', { idempotent: true });
-const SAVE_PROGRESS = cql('UPDATE backfill_progress SET resume_token = ? WHERE backfill = ?', { idempotent: true });
-const CLEAR_PROGRESS = cql('DELETE FROM backfill_progress WHERE backfill = ?', { idempotent: true });
 
 /** A read marker as stored, with its write time. */
 export interface StoredMarker {
@@ -44,7 +34,12 @@ export interface MarkerPage {
 }
 
 export class ReadersBackfillStore {
-  constructor(private readonly db: Database) {}
+  /** Its row in backfill_progress. */
+  private readonly progress: BackfillProgress;
+
+  constructor(private readonly db: Database) {
+    this.progress = new BackfillProgress(db, 'room_readers');
+  }
 
   /** The markers from partition token `from` on (that partition whole), `pageSize` rows a page; rows without a marker are left out. */
   async *pages(from: PartitionToken, pageSize: number): AsyncGenerator<MarkerPage> {
@@ -65,16 +60,16 @@ export class ReadersBackfillStore {
   }
 
   /** The token an interrupted run recorded (null: none, start from the first). */
-  async resumeToken(): Promise<PartitionToken | null> {
-    return ((await this.db.first(SELECT_PROGRESS, [BACKFILL]))?.resume_token as PartitionToken | null | undefined) ?? null;
+  resumeToken(): Promise<PartitionToken | null> {
+    return this.progress.resumeToken();
   }
 
-  async saveProgress(token: PartitionToken): Promise<void> {
-    await this.db.execute(SAVE_PROGRESS, [token, BACKFILL]);
+  saveProgress(token: PartitionToken): Promise<void> {
+    return this.progress.save(token);
   }
 
   /** The run reached the end: the next one starts over. */
-  async clearProgress(): Promise<void> {
-    await this.db.execute(CLEAR_PROGRESS, [BACKFILL]);
+  clearProgress(): Promise<void> {
+    return this.progress.clear();
   }
 }

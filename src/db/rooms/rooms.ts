@@ -8,6 +8,7 @@ import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { FREE_SEAT, freeSeat, freeSeatBelow, IF_SEAT_AS_READ, IF_SEAT_FREE, ifSeatAsRead, ifSeatFree, seating, seatsInOrder, TAKE_SEAT, takeSeat } from './seats.js';
 
 export interface RoomRecord {
   name: string;
@@ -41,6 +42,8 @@ export interface RoomRecord {
   kind: RoomKind;
   /** The actions its members may do beyond the member role's (cql/027_room_kinds.cql). */
   memberGrants: MemberGrant[];
+  /** Each participant's seat, by login (cql/030_room_seats.cql, seats.ts): how the participant cap holds exactly. */
+  seatOf: Map<string, number>;
 }
 
 /** The kinds of room: each sets defaults at creation (a group is private, and its members invite) and rules for good. */
@@ -58,7 +61,7 @@ export type MemberGrant = (typeof MEMBER_GRANTS)[number];
 export type RoomVisibility = 'PUBLIC' | 'ON_REQUEST' | 'PRIVATE';
 
 /** A room's row without its participants: what a use case about one person needs of it. */
-export type RoomHead = Omit<RoomRecord, 'participants'>;
+export type RoomHead = Omit<RoomRecord, 'participants' | 'seatOf'>;
 
 /** A room's head and one person's entries in its participants (none: they do not take part). */
 export interface RoomSeenBy {
@@ -77,6 +80,8 @@ export const unmoderated = (): Pick<RoomRecord, 'moderators' | 'admins' | 'guest
 });
 
 const COLUMNS = 'room_name, creation_date, banner, creator, creator_login, participants';
+// A whole room as read: its participants and their seats.
+const ROOM_COLUMNS = `${COLUMNS}, seat_of`;
 // What the room's creator and moderators set after its creation (moderation, custom data).
 const SETTINGS_COLUMNS = 'moderators, admins, guests, banned, muted_until, slow_mode_seconds, metadata, visibility, owner_login, kind, member_grants';
 
@@ -88,10 +93,10 @@ export const NO_ROLE = 'moderators = moderators - ?, admins = admins - ?, guests
 export const roleless = (...logins: string[]) => [new Set(logins), new Set(logins), new Set(logins)];
 
 const INSERT_IF_NOT_EXISTS = cql(
-  `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility, kind, member_grants) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
+  `INSERT INTO chat_rooms (${COLUMNS}, metadata, visibility, kind, member_grants, seats, seat_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS`,
   { idempotent: false },
 );
-const SELECT_ONE = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
+const SELECT_ONE = cql(`SELECT ${ROOM_COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name = ?`, { idempotent: true });
 // One person's entries of the participants set, by a slice of the set: its elements sort by login first, and the
 // slice from {login} to {login + NUL} holds exactly that login's entries (a login never holds NUL). A room of a
 // thousand people would otherwise be sent and decoded whole on every read.
@@ -100,29 +105,39 @@ const SELECT_SEEN_BY = cql(
   `SELECT ${HEAD_COLUMNS}, ${SETTINGS_COLUMNS}, participants[?..?] AS own_entries FROM chat_rooms WHERE room_name = ?`,
   { idempotent: true },
 );
-const SELECT_MANY = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
+const SELECT_MANY = cql(`SELECT ${ROOM_COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE room_name IN ?`, { idempotent: true });
 // Every room in token order, resumed after a room name: the cursor is the name itself, so any edge resumes in one read.
-const SELECT_FIRST_ROOMS = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
-const SELECT_ROOMS_AFTER = cql(`SELECT ${COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
+const SELECT_FIRST_ROOMS = cql(`SELECT ${ROOM_COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms LIMIT ?`, { idempotent: true });
+const SELECT_ROOMS_AFTER = cql(`SELECT ${ROOM_COLUMNS}, ${SETTINGS_COLUMNS} FROM chat_rooms WHERE token(room_name) > token(?) LIMIT ?`, {
   idempotent: true,
 });
 // IF the creator read: a join that loses the race with a deletion must not leave a row holding only
 // participants. IF not banned: a ban racing the join is ordered with it by Paxos. A joiner moderates nothing
 // (a former moderator's name, left by a naming that raced their departure, goes). IF visibility = null: an open
-// join is one into a public room, and a room made private since the join read it refuses it.
-const JOIN_CHANGE = `UPDATE chat_rooms SET participants = participants + ?, ${NO_ROLE} WHERE room_name = ?`;
-const JOIN_IF_EXISTS = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND visibility = null`, { idempotent: false });
+// join is one into a public room, and a room made private since the join read it refuses it. IF the seat is free
+// (seats.ts): no more joins apply than the room has seats.
+const JOIN_CHANGE = `UPDATE chat_rooms SET participants = participants + ?, ${NO_ROLE}, ${TAKE_SEAT} WHERE room_name = ?`;
+const JOIN_IF_EXISTS = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND visibility = null AND ${IF_SEAT_FREE}`, { idempotent: false });
 // A join by an accepted invitation: into a room of any visibility (the invitation was claimed by its own LWT).
-const JOIN_INVITED = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null`, { idempotent: false });
+const JOIN_INVITED = cql(`${JOIN_CHANGE} IF creator_login = ? AND banned[?] = null AND ${IF_SEAT_FREE}`, { idempotent: false });
+// A row written before seats: every participant seated at once, while the seats are those read. Not asked of the
+// participants: a set holding an entry with a null name (written outside Parley) reads back as '' and would never
+// compare equal. A join since the read took a seat, so it fails this; a leave of someone unseated since leaves a
+// seat to nobody, which the next seating (seatsInOrder) frees.
+const SEAT_ALL = cql('UPDATE chat_rooms SET seats = ?, seat_of = ? WHERE room_name = ? IF creator_login = ? AND creation_date = ? AND seat_of = ?', {
+  idempotent: false,
+});
+/** Rounds of a join that lost its seat to another join (each loss is someone else in): then CONFLICT. */
+const JOIN_ROUNDS = 20;
 // Whoever leaves stops moderating. An LWT asking the owner to be the one read: a leave racing the transfer of the
 // ownership to the leaver is put in one order with it, and read again it is the owner's leave, which hands it on.
 const REMOVE_PARTICIPANTS = cql(
-  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE} WHERE room_name = ? IF owner_login = ?`,
+  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}, ${FREE_SEAT} WHERE room_name = ? IF owner_login = ? AND ${IF_SEAT_AS_READ}`,
   { idempotent: false },
 );
 // The owner leaves and hands the ownership to `heir`, only while the participants are those read (the heir among them).
 const OWNER_LEAVES = cql(
-  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}, owner_login = ? WHERE room_name = ? IF owner_login = ? AND participants = ?`,
+  `UPDATE chat_rooms SET participants = participants - ?, ${NO_ROLE}, ${FREE_SEAT}, owner_login = ? WHERE room_name = ? IF owner_login = ? AND participants = ? AND ${IF_SEAT_AS_READ}`,
   { idempotent: false },
 );
 // The owner hands the ownership to a participant, who stops being a moderator (they outrank it now).
@@ -145,7 +160,7 @@ const REMOVE_USER_ROOM_AT = cql('UPDATE users USING TIMESTAMP ? SET chat_rooms =
 });
 
 function toRoom(row: Row): RoomRecord {
-  return { ...toHead(row), participants: participantsOf(row.participants) };
+  return { ...toHead(row), participants: participantsOf(row.participants), seatOf: mapOf<number>(row.seat_of) };
 }
 
 function participantsOf(set: unknown): ChatUser[] {
@@ -193,7 +208,8 @@ export class RoomStore {
     const visibility = room.visibility === 'PUBLIC' ? undefined : room.visibility; // public is the column unset
     const kind = room.kind === 'CHANNEL' ? undefined : room.kind; // a channel is the column unset
     const grants = room.memberGrants.length > 0 ? new Set(room.memberGrants) : undefined;
-    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility, kind, grants];
+    const { seats, seatOf } = seating(room, room.participants.map((p) => p.login));
+    const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility, kind, grants, seats, seatOf];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       const ours = row?.creator_login === room.creatorLogin && row?.creation_date?.getTime() === room.createdAt.getTime();
@@ -245,19 +261,53 @@ export class RoomStore {
   }
 
   /**
-   * Adds a participant unless the room is gone (or is another room of that name now) or bans them; `how` 'open'
-   * (joinRoom) also unless the room is private now ('gone': to the joiner it is), 'invited' into any room.
+   * Adds a participant in a free seat below the cap, unless the room is gone (or is another room of that name now)
+   * or bans them; `how` 'open' (joinRoom) also unless the room is private now ('gone': to the joiner it is),
+   * 'invited' into any room. 'full': every seat is taken. A room written before seats is seated first. A seat
+   * another join took first is a lost round: the room is read again and another asked for, up to JOIN_ROUNDS
+   * ('busy' past them).
    */
-  async addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned'> {
+  async addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned' | 'full' | 'busy'> {
     const stmt = how === 'open' ? JOIN_IF_EXISTS : JOIN_INVITED;
-    const outcome = await this.db.lwt(stmt, [new Set([user]), ...roleless(user.login), room.name, room.creatorLogin, user.login], async () => {
+    const takesPart = (row: Row | undefined) => isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
+    let current = room;
+    for (let round = 1; round <= JOIN_ROUNDS; round++) {
+      if (!seatsInOrder(current, current.participants.map((p) => p.login))) {
+        await this.seat(current);
+      } else {
+        const seat = freeSeatBelow(current, Limits.room.maxParticipants);
+        if (seat === null) return 'full';
+        const params = [new Set([user]), ...roleless(user.login), ...takeSeat(seat, user.login), room.name, room.creatorLogin, user.login, ...ifSeatFree(seat, user.login)];
+        const outcome = await this.db.lwt(stmt, params, async () => {
+          const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+          return { applied: takesPart(row), row: row! };
+        });
+        if (outcome.applied) return 'joined';
+      }
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
-      const joined = isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
-      return { applied: joined, row: row! };
+      if (!isComplete(row) || row.creator_login !== room.creatorLogin) return 'gone';
+      current = toRoom(row);
+      if (current.banned.has(user.login)) return 'banned';
+      if (how === 'open' && current.visibility !== 'PUBLIC') return 'gone';
+      // A join of theirs that raced this one went in.
+      if (takesPart(row)) return 'joined';
+    }
+    return 'busy';
+  }
+
+  /**
+   * Seats every participant of a row written before seats (seats.ts `seating`), while its seats are those read: false
+   * when they changed (read it again). For a join that meets such a row, and seats:backfill.
+   */
+  async seat(room: RoomRecord): Promise<boolean> {
+    const logins = room.participants.map((p) => p.login);
+    const { seats, seatOf } = seating(room, logins);
+    const read = room.seatOf.size > 0 ? Object.fromEntries(room.seatOf) : null;
+    const outcome = await this.db.lwt(SEAT_ALL, [seats, seatOf, room.name, room.creatorLogin, room.createdAt, read], async () => {
+      const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+      return { applied: isComplete(row) && seatsInOrder(toRoom(row), participantsOf(row.participants).map((p) => p.login)), row: row! };
     });
-    if (outcome.applied) return 'joined';
-    const banned = mapOf<Date>(outcome.row?.banned).has(user.login);
-    return banned && outcome.row?.creator_login === room.creatorLogin ? 'banned' : 'gone';
+    return outcome.applied;
   }
 
   /**
@@ -274,10 +324,10 @@ export class RoomStore {
       ? ([
           OWNER_LEAVES,
           // The heir outranks every named role now: they leave theirs, as the leaver leaves all of theirs.
-          [new Set(entries), ...roleless(login, heir), heir, room.name, room.ownerStored, new Set(room.participants)],
+          [new Set(entries), ...roleless(login, heir), ...freeSeat(room, login), heir, room.name, room.ownerStored, new Set(room.participants), ...ifSeatAsRead(room, login)],
           (row: Row | undefined) => gone(row) && row?.owner_login === heir,
         ] as const)
-      : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), room.name, room.ownerStored], gone] as const);
+      : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), ...freeSeat(room, login), room.name, room.ownerStored, ...ifSeatAsRead(room, login)], gone] as const);
     const outcome = await this.db.lwt(stmt, [...params], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       return { applied: landed(row), row: row! };

@@ -55,6 +55,7 @@ export async function createRoom(ctx: Context, input: CreateRoomInput): Promise<
     ownerLogin: person.login,
     ownerStored: null,
     participants: [person],
+    seatOf: new Map([[person.login, 0]]),
     metadata,
     visibility: input.visibility ?? defaults.visibility,
     kind,
@@ -87,6 +88,9 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   return enterRoom(ctx, room, room.ownerLogin === viewer.login ? 'invited' : 'open');
 }
 
+const roomFull = (name: string) =>
+  limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`);
+
 /**
  * The viewer joins the room as read: by joinRoom ('open': the room must still be public) or by an accepted
  * invitation ('invited'). BANNED, or NOT_FOUND when the room is gone (or, open, made private) meanwhile.
@@ -94,11 +98,9 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
 export async function enterRoom(ctx: Context, room: RoomRecord, how: 'open' | 'invited'): Promise<RoomRecord> {
   const { name } = room;
   if (room.banned.has(requireViewer(ctx).login)) throw bannedFrom(name);
-  // Checked against the row just read: a cap, not an LWT condition (a set's size cannot be one), so joins
-  // racing near the limit may pass it together; the row stays bounded all the same.
-  if (room.participants.length >= Limits.room.maxParticipants) {
-    throw limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`);
-  }
+  // Refused at once on the row just read; joins racing for the last seats are held to the cap by the join's LWT,
+  // which takes a seat (db/rooms/seats.ts).
+  if (room.participants.length >= Limits.room.maxParticipants) throw roomFull(name);
   const person = await viewerPerson(ctx);
   const { services } = ctx;
   const { stores, logger } = services;
@@ -108,6 +110,8 @@ export async function enterRoom(ctx: Context, room: RoomRecord, how: 'open' | 'i
   const joined = await stores.rooms.addParticipantIfExists(room, person, how);
   if (joined !== 'joined') {
     await Promise.all([stores.rooms.removeFromUser(person.login, name), dropNotice(services, listed)]);
+    if (joined === 'full') throw roomFull(name);
+    if (joined === 'busy') throw conflict(`So many people are joining "${name}" at once that no seat was left for you after several tries; try again`);
     throw joined === 'banned' ? bannedFrom(name) : notFound('Room');
   }
   // The join applied: the user is a participant whatever follows. What follows is completed later if it fails now.

@@ -1,0 +1,84 @@
+/**
+ * A room's seats (cql/030_room_seats.cql): how the participant cap holds exactly under racing joins. Each participant
+ * holds one numbered seat below the cap; a join takes a free one in the LWT that adds the participant, asking it to be
+ * free (a set's size cannot be an LWT condition; one map element can). Every way out of a room frees the leaver's
+ * seat in the LWT that takes them out, asking it to be the one read, so a seat freed twice never frees another's.
+ *
+ * Here: the CQL fragments the statements of rooms.ts and moderation.ts are made of, what each binds, and the seating
+ * of a row written before seats (every participant given one, in one LWT: rooms.ts `seat`).
+ */
+import { randomInt } from 'node:crypto';
+
+/** The seats a room has: one per participant it may hold. */
+export interface SeatsOf {
+  /** login → seat number, as stored (seat_of); `seats` holds the same pairs read the other way. */
+  seatOf: Map<string, number>;
+}
+
+/** A join's change: the joiner takes seat k. Binds takeSeat(k, login). */
+export const TAKE_SEAT = 'seats[?] = ?, seat_of[?] = ?';
+export const takeSeat = (seat: number, login: string): unknown[] => [seat, login, login, seat];
+
+/** A join's condition: seat k is free, and the joiner holds none (two joins of one person take one seat). */
+export const IF_SEAT_FREE = 'seats[?] = null AND seat_of[?] = null';
+export const ifSeatFree = (seat: number, login: string): unknown[] => [seat, login];
+
+/** A way out's change: the leaver's seat, as read, is freed (none read: nothing but seat_of's absent key). */
+export const FREE_SEAT = 'seats = seats - ?, seat_of = seat_of - ?';
+export function freeSeat(room: SeatsOf, ...logins: string[]): unknown[] {
+  const seats = logins.map((login) => room.seatOf.get(login)).filter((seat): seat is number => seat !== undefined);
+  // A map's keys to discard bind as a list.
+  return [seats, logins];
+}
+
+/** A way out's condition: the leaver's seat is still the one read (null: still none). */
+export const IF_SEAT_AS_READ = 'seat_of[?] = ?';
+export const ifSeatAsRead = (room: SeatsOf, login: string): unknown[] => [login, room.seatOf.get(login) ?? null];
+
+/** Whether every participant holds a seat and every seat a participant: a row written before seats does not. */
+export function seatsInOrder(room: SeatsOf, participantLogins: readonly string[]): boolean {
+  const logins = new Set(participantLogins);
+  return logins.size === room.seatOf.size && [...logins].every((login) => room.seatOf.has(login));
+}
+
+/** A free seat below `cap`, at random (so racing joins seldom ask for the same one); null when none is free. */
+export function freeSeatBelow(room: SeatsOf, cap: number): number | null {
+  if (room.seatOf.size >= cap) return null;
+  const taken = new Set(room.seatOf.values());
+  const free: number[] = [];
+  for (let seat = 0; seat < cap; seat++) if (!taken.has(seat)) free.push(seat);
+  return free.length === 0 ? null : free[randomInt(free.length)]!;
+}
+
+/**
+ * Every participant seated, as one whole assignment: a participant keeps their seat, a seat of someone who does not
+ * take part (left by an instance without seats) is freed, and each participant without one takes the lowest free
+ * number. A room past the cap from before seats has seats numbered from the cap up: nobody joins it until enough
+ * people leave that it holds fewer than the cap.
+ */
+export function seating(room: SeatsOf, participantLogins: readonly string[]): { seats: Record<number, string>; seatOf: Record<string, number> } {
+  const logins = [...new Set(participantLogins)].sort();
+  const kept = new Map<string, number>();
+  const taken = new Set<number>();
+  for (const login of logins) {
+    const seat = room.seatOf.get(login);
+    // Two people on one seat would be a fault of a writer: the first keeps it, the other is seated anew.
+    if (seat === undefined || taken.has(seat)) continue;
+    kept.set(login, seat);
+    taken.add(seat);
+  }
+  let next = 0;
+  for (const login of logins) {
+    if (kept.has(login)) continue;
+    while (taken.has(next)) next++;
+    kept.set(login, next);
+    taken.add(next);
+  }
+  const seats: Record<number, string> = {};
+  const seatOf: Record<string, number> = {};
+  for (const [login, seat] of kept) {
+    seats[seat] = login;
+    seatOf[login] = seat;
+  }
+  return { seats, seatOf };
+}
