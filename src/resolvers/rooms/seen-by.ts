@@ -20,6 +20,7 @@ import { isParticipant } from './access/access.js';
 import { personAsUser } from './people.js';
 import { roomLoader, roomPeopleLoader, roomReadersLoader } from './reads.js';
 import { userLoader } from '../accounts/reads.js';
+import { carries } from './live/feed.js';
 
 export interface SeenBy extends Connection<UserRecord> {
   /** Everyone who has seen it, not just this page. */
@@ -55,8 +56,8 @@ export async function seenBy(ctx: Context, message: MessageRecord, first: number
 /** Someone's marker moved in this room: its subscribers hear it once per window, with every reader who moved in it. */
 export function readMarkerMoved(ctx: Context, room: RoomHead, login: string): void {
   const { rooms } = ctx.services;
-  // A livestream's feed carries no read-state events (carriedBy): nothing to gather.
-  if (room.kind === 'LIVESTREAM') return;
+  // A feed that carries no read-state events (a livestream's): nothing to gather.
+  if (!carries(room.kind, 'RoomReadUpdated')) return;
   const roomName = room.name;
   rooms.coalescedEvents.add(`reads\u0000${roomName}`, login, async (readers) => {
     await rooms.sequencer.take(room).publish([{ kind: 'RoomReadUpdated', roomName, readers }]);

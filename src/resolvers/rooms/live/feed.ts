@@ -61,8 +61,11 @@ const LIVESTREAM_EVENTS: ReadonlySet<RoomEvent['kind']> = new Set<RoomEvent['kin
   'ParticipantLeft',
 ]);
 
+/** Whether a room of `kind` publishes events of `eventKind` to its feed: what it does not is not even gathered. */
+export const carries = (kind: RoomKind, eventKind: RoomEvent['kind']): boolean => kind !== 'LIVESTREAM' || LIVESTREAM_EVENTS.has(eventKind);
+
 /** Whether a room of `kind` publishes `event` to its feed. */
-export const carriedBy = (kind: RoomKind, event: RoomEvent): boolean => kind !== 'LIVESTREAM' || LIVESTREAM_EVENTS.has(event.kind);
+export const carriedBy = (kind: RoomKind, event: RoomEvent): boolean => carries(kind, event.kind);
 
 /** A place in a room's publish order, taken before the write and filled (or given up) after it. */
 export interface Turn {

@@ -21,6 +21,7 @@ import { postMessage } from './posting.js';
 import { decodeMessageId } from '../ids.js';
 import { pollVotesLoader, roomMessageKey } from '../reads.js';
 import { requireMay } from '../access/permissions.js';
+import { carries } from '../live/feed.js';
 
 const { poll: limits } = Limits.room;
 
@@ -143,8 +144,8 @@ function votesChanged(ctx: Context, room: RoomRecord, message: MessageRecord): v
 /** PollUpdated to the room's feed, once per poll and window, with the message as it is then. */
 function pollChanged(ctx: Context, room: RoomRecord, message: MessageRecord): void {
   const { rooms, stores } = ctx.services;
-  // A livestream's feed carries no poll events (carriedBy): nothing to gather.
-  if (room.kind === 'LIVESTREAM') return;
+  // A feed that carries no poll events (a livestream's): nothing to gather.
+  if (!carries(room.kind, 'PollUpdated')) return;
   rooms.coalescedEvents.changed(`poll\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     const current = await stores.roomMessages.byKey(message.roomName, message.bucket, message.messageId);
     if (!current || current.deleted || !current.visible) return;

@@ -15,6 +15,7 @@ import type { ChatUser } from '../../../db/rooms/chat-user.js';
 import type { MessageRecord } from '../../../db/rooms/messages/message-row.js';
 import { viewerReactionsLoader } from '../reads.js';
 import { requireMay } from '../access/permissions.js';
+import { carries } from '../live/feed.js';
 
 const { reactions: limits } = Limits.room;
 
@@ -50,8 +51,8 @@ async function reactableMessage(ctx: Context, id: string): Promise<{ message: Me
 /** Announces, once per coalescing window, that this message's reactions changed, with the counts as they are then. */
 function reactionsChanged(ctx: Context, room: RoomRecord, message: MessageRecord): void {
   const { stores, rooms, clock } = ctx.services;
-  // A livestream's feed carries no reaction events (carriedBy): nothing to count for it.
-  if (room.kind === 'LIVESTREAM') return;
+  // A feed that carries no reaction events (a livestream's) has nothing to count them for.
+  if (!carries(room.kind, 'ReactionChanged')) return;
   rooms.coalescedEvents.changed(`reactions\u0000${message.roomName}\u0000${message.messageId}`, async () => {
     // Taken before the read: events of two servers may arrive in either order, and a client keeps the later count.
     const countedAt = clock.now().getTime();
