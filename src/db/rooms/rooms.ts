@@ -8,6 +8,7 @@ import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
+import { OneAtATime } from '../cassandra/one-at-a-time.js';
 import { FREE_SEAT, freeSeat, freeSeatBelow, IF_SEAT_AS_READ, IF_SEAT_FREE, ifSeatAsRead, ifSeatFree, seating, seatsInOrder, TAKE_SEAT, takeSeat } from './seats.js';
 
 export interface RoomRecord {
@@ -201,6 +202,13 @@ export type DeleteOutcome =
   | { status: 'changed'; room: RoomRecord };
 
 export class RoomStore {
+  /**
+   * This instance's joins, by room, one at a time: a burst of joins into one room (each a SERIAL read and an LWT on
+   * its row, and a round more for each seat lost) contends in the process, not in Paxos, where past
+   * cas_contention_timeout it would time out with every node up.
+   */
+  private readonly joins = new OneAtATime();
+
   constructor(private readonly db: Database) {}
 
   /** Returns false when the name is taken. */
@@ -267,7 +275,11 @@ export class RoomStore {
    * another join took first is a lost round: the room is read again and another asked for, up to JOIN_ROUNDS
    * ('busy' past them).
    */
-  async addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned' | 'full' | 'busy'> {
+  addParticipantIfExists(room: RoomRecord, user: ChatUser, how: 'open' | 'invited' = 'open'): Promise<'joined' | 'gone' | 'banned' | 'full' | 'busy'> {
+    return this.joins.run(room.name, () => this.join(room, user, how));
+  }
+
+  private async join(room: RoomRecord, user: ChatUser, how: 'open' | 'invited'): Promise<'joined' | 'gone' | 'banned' | 'full' | 'busy'> {
     const stmt = how === 'open' ? JOIN_IF_EXISTS : JOIN_INVITED;
     const takesPart = (row: Row | undefined) => isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
     let current = room;
