@@ -18,7 +18,7 @@ import { ConversationRef } from './conversation.js';
 import { DirectMessageRef } from './direct-message.js';
 import { UserRef } from '../accounts/user.js';
 import { MessageRef } from '../rooms/message.js';
-import { RoomInvitationRef } from '../rooms/invitations.js';
+import { RoomInvitationRef } from '../rooms/access/invitations.js';
 
 const DirectMessageReceived = builder.objectRef<MessageReceivedEvent>('DirectMessageReceived').implement({
   fields: (t) => ({

@@ -1,13 +1,13 @@
 /** A room's audit log: the RoomAuditEntry type and Room.auditLog, for its admins and owner. */
-import * as auditLog from '../../resolvers/rooms/access/audit-log.js';
-import type { AuditEntryRecord } from '../../db/rooms/audit-log.js';
-import { Limits } from '../../limits.js';
-import { timeUuidDate } from '../../timeuuids.js';
-import { builder } from '../shared/builder.js';
-import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
-import { userLoader } from '../../resolvers/accounts/reads.js';
-import { UserRef } from '../accounts/user.js';
-import { RoomRef } from './room.js';
+import * as auditLog from '../../../resolvers/rooms/access/audit-log.js';
+import type { AuditEntryRecord } from '../../../db/rooms/audit-log.js';
+import { Limits } from '../../../limits.js';
+import { timeUuidDate } from '../../../timeuuids.js';
+import { builder } from '../../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../../shared/viewer-dependent.js';
+import { userLoader } from '../../../resolvers/accounts/reads.js';
+import { UserRef } from '../../accounts/user.js';
+import { RoomRef } from '../room.js';
 
 const RoomAuditActionEnum = builder.enumType('RoomAuditAction', {
   description: 'What a moderation or permission change in a room did',

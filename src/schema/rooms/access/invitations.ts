@@ -2,14 +2,14 @@
  * Invitations into a room: the RoomInvitation type, the invitee's list, and invite, accept, decline and revoke; and
  * invite links.
  */
-import * as invitations from '../../resolvers/rooms/access/invitations.js';
-import * as inviteLinks from '../../resolvers/rooms/access/invite-links.js';
-import { Limits } from '../../limits.js';
-import { builder } from '../shared/builder.js';
-import { sameForEveryViewer } from '../shared/viewer-dependent.js';
-import { userLoader } from '../../resolvers/accounts/reads.js';
-import { UserRef } from '../accounts/user.js';
-import { RoomRef } from './room.js';
+import * as invitations from '../../../resolvers/rooms/access/invitations.js';
+import * as inviteLinks from '../../../resolvers/rooms/access/invite-links.js';
+import { Limits } from '../../../limits.js';
+import { builder } from '../../shared/builder.js';
+import { sameForEveryViewer } from '../../shared/viewer-dependent.js';
+import { userLoader } from '../../../resolvers/accounts/reads.js';
+import { UserRef } from '../../accounts/user.js';
+import { RoomRef } from '../room.js';
 
 export const RoomInvitationRef = builder.objectRef<invitations.RoomInvitation>('RoomInvitation').implement({
   description: 'An invitation into a room, waiting for its invitee to accept or decline it',

@@ -1,11 +1,11 @@
 /** Requests to join a room on request: the RoomJoinRequest type, the room's list, and ask, withdraw, approve and decline. */
-import * as joinRequests from '../../resolvers/rooms/access/join-requests.js';
-import { Limits } from '../../limits.js';
-import { builder } from '../shared/builder.js';
-import { readsViewer, sameForEveryViewer } from '../shared/viewer-dependent.js';
-import { userLoader } from '../../resolvers/accounts/reads.js';
-import { UserRef } from '../accounts/user.js';
-import { RoomRef } from './room.js';
+import * as joinRequests from '../../../resolvers/rooms/access/join-requests.js';
+import { Limits } from '../../../limits.js';
+import { builder } from '../../shared/builder.js';
+import { readsViewer, sameForEveryViewer } from '../../shared/viewer-dependent.js';
+import { userLoader } from '../../../resolvers/accounts/reads.js';
+import { UserRef } from '../../accounts/user.js';
+import { RoomRef } from '../room.js';
 import { RoomInvitationRef } from './invitations.js';
 
 const RoomJoinRequestRef = builder.objectRef<joinRequests.RoomJoinRequest>('RoomJoinRequest').implement({
