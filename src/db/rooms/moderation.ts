@@ -10,7 +10,7 @@
 import { cql, mapOf, type Database, type Statement } from '../cassandra/client.js';
 import type { ChatUser } from './chat-user.js';
 import { NO_ROLE, roleless, type MemberGrant, type RoomRecord } from './rooms.js';
-import { FREE_SEAT, freeSeat, IF_SEAT_AS_READ, ifSeatAsRead } from './seats.js';
+import { FREE_SEAT, freeSeatOf, IF_SEAT_AS_READ, ifSeatAsRead } from './seats.js';
 
 // The room read, not a room of the same name made since (by the same creator, perhaps), with its authority as read:
 // who holds a role above member, and what members are granted (taking a grant back is a demotion of every member).
@@ -96,7 +96,7 @@ export class ModerationStore {
   /** Takes `login`'s entries (as read) out of the participants, and `login` off every role (they may join again). */
   remove(room: RoomRecord, login: string, entries: ChatUser[]): Promise<boolean> {
     const takesPart = (row: Record<string, unknown>) => [...((row.participants as Set<ChatUser> | null) ?? [])].some((p) => p.login === login);
-    return this.onRoom(room, REMOVE, [new Set(entries), ...roleless(login), ...freeSeat(room, login)], (row) => !takesPart(row), ifSeatAsRead(room, login));
+    return this.onRoom(room, REMOVE, [new Set(entries), ...roleless(login), ...freeSeatOf(room, login)], (row) => !takesPart(row), ifSeatAsRead(room, login));
   }
 
   unban(room: RoomRecord, login: string): Promise<boolean> {
@@ -138,7 +138,7 @@ export class ModerationStore {
    */
   async ban(room: RoomRecord, login: string, entries: ChatUser[], at: Date): Promise<BanOutcome> {
     const read = room.participants.length > 0 ? new Set(room.participants) : null;
-    const params = [login, at, new Set(entries), ...roleless(login), ...freeSeat(room, login), room.name, room.creatorLogin, read, ...authorityAsRead(room), ...ifSeatAsRead(room, login)];
+    const params = [login, at, new Set(entries), ...roleless(login), ...freeSeatOf(room, login), room.name, room.creatorLogin, read, ...authorityAsRead(room), ...ifSeatAsRead(room, login)];
     const outcome = await this.db.lwt(BAN, params, async () => {
       const row = await this.db.readSerial(SELECT_STATE, [room.name]);
       return { applied: mapOf<Date>(row?.banned).get(login)?.getTime() === at.getTime(), row };

@@ -3,13 +3,13 @@
  * users.chat_rooms. Every change of a room row that could race a deletion is
  * a lightweight transaction (see cql/002_chat_rooms.cql).
  */
-import { cql, mapOf, type Database, type Row } from '../cassandra/client.js';
+import { cql, isUnknownOutcome, mapOf, type Database, type Row } from '../cassandra/client.js';
 import { fromUdt, type ChatUser } from './chat-user.js';
 import { Limits } from '../../limits.js';
 import { nextWriteTimestamp, type WriteTimestamp } from '../cassandra/write-timestamp.js';
 import { lookAhead, pageOf, type Page } from '../cassandra/page.js';
 import { OneAtATime } from '../cassandra/one-at-a-time.js';
-import { FREE_SEAT, freeSeat, freeSeatBelow, IF_SEAT_AS_READ, IF_SEAT_FREE, ifSeatAsRead, ifSeatFree, seating, seatsInOrder, TAKE_SEAT, takeSeat } from './seats.js';
+import { FREE_SEAT, freeSeat, freeSeatOf, IF_SEAT_AS_READ, IF_SEAT_FREE, ifSeatAsRead, ifSeatFree, seating, seatsInOrder, TAKE_SEAT, takeSeat } from './seats.js';
 
 export interface RoomRecord {
   name: string;
@@ -284,17 +284,24 @@ export class RoomStore {
     const takesPart = (row: Row | undefined) => isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
     let current = room;
     for (let round = 1; round <= JOIN_ROUNDS; round++) {
-      if (!seatsInOrder(current, current.participants.map((p) => p.login))) {
-        await this.seat(current);
-      } else {
-        const seat = freeSeatBelow(current, Limits.room.maxParticipants);
-        if (seat === null) return 'full';
-        const params = [new Set([user]), ...roleless(user.login), ...takeSeat(seat, user.login), room.name, room.creatorLogin, user.login, ...ifSeatFree(seat, user.login)];
-        const outcome = await this.db.lwt(stmt, params, async () => {
-          const row = await this.db.readSerial(SELECT_ONE, [room.name]);
-          return { applied: takesPart(row), row: row! };
-        });
-        if (outcome.applied) return 'joined';
+      const seat = freeSeat(current);
+      const inOrder = seatsInOrder(current, current.participants.map((p) => p.login));
+      if (inOrder && seat === null) return 'full';
+      try {
+        if (!inOrder) {
+          await this.seat(current);
+        } else {
+          const params = [new Set([user]), ...roleless(user.login), ...takeSeat(seat!, user.login), room.name, room.creatorLogin, user.login, ...ifSeatFree(seat!, user.login)];
+          const outcome = await this.db.lwt(stmt, params, async () => {
+            const row = await this.db.readSerial(SELECT_ONE, [room.name]);
+            return { applied: takesPart(row), row: row! };
+          });
+          if (outcome.applied) return 'joined';
+        }
+      } catch (err) {
+        // Twice unanswered (Paxos contention past cas_contention_timeout, most often): read back at SERIAL, it did
+        // not apply and never will; a lost round like any other, which the read below settles.
+        if (!isUnknownOutcome(err)) throw err;
       }
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       if (!isComplete(row) || row.creator_login !== room.creatorLogin) return 'gone';
@@ -336,10 +343,10 @@ export class RoomStore {
       ? ([
           OWNER_LEAVES,
           // The heir outranks every named role now: they leave theirs, as the leaver leaves all of theirs.
-          [new Set(entries), ...roleless(login, heir), ...freeSeat(room, login), heir, room.name, room.ownerStored, new Set(room.participants), ...ifSeatAsRead(room, login)],
+          [new Set(entries), ...roleless(login, heir), ...freeSeatOf(room, login), heir, room.name, room.ownerStored, new Set(room.participants), ...ifSeatAsRead(room, login)],
           (row: Row | undefined) => gone(row) && row?.owner_login === heir,
         ] as const)
-      : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), ...freeSeat(room, login), room.name, room.ownerStored, ...ifSeatAsRead(room, login)], gone] as const);
+      : ([REMOVE_PARTICIPANTS, [new Set(entries), ...roleless(login), ...freeSeatOf(room, login), room.name, room.ownerStored, ...ifSeatAsRead(room, login)], gone] as const);
     const outcome = await this.db.lwt(stmt, [...params], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
       return { applied: landed(row), row: row! };

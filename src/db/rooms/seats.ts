@@ -8,6 +8,10 @@
  * of a row written before seats (every participant given one, in one LWT: rooms.ts `seat`).
  */
 import { randomInt } from 'node:crypto';
+import { Limits } from '../../limits.js';
+
+/** Seats are numbered from 0; a join takes one below this. */
+const CAP = Limits.room.maxParticipants;
 
 /** The seats a room has: one per participant it may hold. */
 export interface SeatsOf {
@@ -25,7 +29,7 @@ export const ifSeatFree = (seat: number, login: string): unknown[] => [seat, log
 
 /** A way out's change: the leaver's seat, as read, is freed (none read: nothing but seat_of's absent key). */
 export const FREE_SEAT = 'seats = seats - ?, seat_of = seat_of - ?';
-export function freeSeat(room: SeatsOf, ...logins: string[]): unknown[] {
+export function freeSeatOf(room: SeatsOf, ...logins: string[]): unknown[] {
   const seats = logins.map((login) => room.seatOf.get(login)).filter((seat): seat is number => seat !== undefined);
   // A map's keys to discard bind as a list.
   return [seats, logins];
@@ -35,26 +39,32 @@ export function freeSeat(room: SeatsOf, ...logins: string[]): unknown[] {
 export const IF_SEAT_AS_READ = 'seat_of[?] = ?';
 export const ifSeatAsRead = (room: SeatsOf, login: string): unknown[] => [login, room.seatOf.get(login) ?? null];
 
-/** Whether every participant holds a seat and every seat a participant: a row written before seats does not. */
+/**
+ * Whether every participant holds a seat and every seat a participant (a row written before seats does not), and no
+ * seat at or above the cap is held while one below it is free (a room past the cap from before seats, which has lost
+ * people since: seating moves those holders down before anyone joins, so a join never takes a seat beside them).
+ */
 export function seatsInOrder(room: SeatsOf, participantLogins: readonly string[]): boolean {
   const logins = new Set(participantLogins);
-  return logins.size === room.seatOf.size && [...logins].every((login) => room.seatOf.has(login));
+  if (logins.size !== room.seatOf.size || ![...logins].every((login) => room.seatOf.has(login))) return false;
+  const seats = [...room.seatOf.values()];
+  return seats.every((seat) => seat < CAP) || seats.filter((seat) => seat < CAP).length === CAP;
 }
 
-/** A free seat below `cap`, at random (so racing joins seldom ask for the same one); null when none is free. */
-export function freeSeatBelow(room: SeatsOf, cap: number): number | null {
-  if (room.seatOf.size >= cap) return null;
+/** A free seat below the cap, at random (so racing joins seldom ask for the same one); null when none is free. */
+export function freeSeat(room: SeatsOf): number | null {
+  if (room.seatOf.size >= CAP) return null;
   const taken = new Set(room.seatOf.values());
   const free: number[] = [];
-  for (let seat = 0; seat < cap; seat++) if (!taken.has(seat)) free.push(seat);
+  for (let seat = 0; seat < CAP; seat++) if (!taken.has(seat)) free.push(seat);
   return free.length === 0 ? null : free[randomInt(free.length)]!;
 }
 
 /**
- * Every participant seated, as one whole assignment: a participant keeps their seat, a seat of someone who does not
- * take part (left by an instance without seats) is freed, and each participant without one takes the lowest free
- * number. A room past the cap from before seats has seats numbered from the cap up: nobody joins it until enough
- * people leave that it holds fewer than the cap.
+ * Every participant seated, as one whole assignment: a participant keeps a seat below the cap, a seat of someone who
+ * does not take part (left by an instance without seats) is freed, and each participant without one (or holding one
+ * at or above the cap) takes the lowest free number. A room past the cap from before seats has seats numbered from the
+ * cap up, moved down as people leave: nobody joins it until it holds fewer than the cap.
  */
 export function seating(room: SeatsOf, participantLogins: readonly string[]): { seats: Record<number, string>; seatOf: Record<string, number> } {
   const logins = [...new Set(participantLogins)].sort();
@@ -63,7 +73,7 @@ export function seating(room: SeatsOf, participantLogins: readonly string[]): { 
   for (const login of logins) {
     const seat = room.seatOf.get(login);
     // Two people on one seat would be a fault of a writer: the first keeps it, the other is seated anew.
-    if (seat === undefined || taken.has(seat)) continue;
+    if (seat === undefined || seat >= CAP || taken.has(seat)) continue;
     kept.set(login, seat);
     taken.add(seat);
   }

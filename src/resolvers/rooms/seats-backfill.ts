@@ -59,11 +59,13 @@ export async function backfillSeats(stores: { seatsBackfill: SeatsBackfillStore;
   return progress;
 }
 
+/** Seats the room until a read finds it in order: a seating can race a leave of someone it seated, read again. */
 async function seatRoom(rooms: RoomStore, name: string): Promise<'in order' | 'seated' | 'changing'> {
+  let seated = false;
   for (let round = 1; round <= SEAT_ROUNDS; round++) {
     const room = await rooms.byNameSerial(name);
-    if (!room || seatsInOrder(room, room.participants.map((p) => p.login))) return round === 1 ? 'in order' : 'seated';
-    if (await rooms.seat(room)) return 'seated';
+    if (!room || seatsInOrder(room, room.participants.map((p) => p.login))) return seated ? 'seated' : 'in order';
+    seated = (await rooms.seat(room)) || seated;
   }
   return 'changing';
 }

@@ -1,9 +1,10 @@
 /**
  * The participant cap held exactly by seats (cql/030_room_seats.cql), over HTTP on two instances: invitations accepted
- * at once into a room one short of full by a few let in exactly as many as there are seats left, the rest told
- * LIMIT_REACHED; leaving, a removal and a ban free their seats; a room written before seats is seated by its first
- * join, and by `seats:backfill`, a resumable job, tested on rows written in the old form (run at RF 3 too:
- * vitest.cluster.config.ts).
+ * at once into a room a few seats short of full let in exactly as many as there are seats left, the rest told
+ * LIMIT_REACHED; leaving (the owner's too), a removal and a ban free their seats; a room past the cap from before
+ * seats takes nobody until it holds fewer than the cap, then exactly up to it; a room written before seats is seated
+ * by its first join, and by `seats:backfill`, a resumable job, tested on rows written in the old form (run at RF 3
+ * too: vitest.cluster.config.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.js';
@@ -41,7 +42,8 @@ async function seatsOf(name: string) {
 
 /** Stores `count` made-up participants in the room the way a row written before seats holds them: no seats at all. */
 async function fillInTheOldForm(name: string, count: number): Promise<void> {
-  const fillers = Array.from({ length: count }, (_, i) => ({ login: `filler-${i}-${name}`.slice(0, 40), firstname: 'Filler', lastname: String(i) }));
+  const tag = name.slice(-6);
+  const fillers = Array.from({ length: count }, (_, i) => ({ login: `f${i}-${tag}`, firstname: 'Filler', lastname: String(i) }));
   await cqlRows(a, 'UPDATE chat_rooms SET participants = participants + ?, seats = null, seat_of = null WHERE room_name = ?', [new Set(fillers), name]);
 }
 
@@ -83,6 +85,32 @@ describe('the participant cap', () => {
     expect([after.logins.length, after.inOrder]).toEqual([CAP, true]);
     const count = await ok(gqlAs(a, 'query($r: String!) { room(roomName: $r) { participantCount } }', { r: name }, owner));
     expect(count).toEqual({ room: { participantCount: CAP } });
+    // The owner's leave (which hands the room on) frees theirs too.
+    await ok(gqlAs(a, 'mutation($r: String!) { leaveRoom(roomName: $r) }', { r: name }, owner));
+    const left = await seatsOf(name);
+    expect([left.logins.length, left.inOrder, owner.login in left.seatOf]).toEqual([CAP - 1, true, false]);
+  });
+
+  it('keeps a room past the cap from before seats closed until it holds fewer than the cap, then fills it exactly to it', async () => {
+    const owner = await signUp(a);
+    const name = uniqueRoomName('over');
+    await ok(gqlAs(a, 'mutation($n: String!) { createRoom(input: { name: $n }) { name } }', { n: name }, owner));
+    await fillInTheOldForm(name, CAP + 4); // 1,005 with the owner
+    const join = (people: TestUser[]) =>
+      Promise.all(people.map(async (person, i) => codes(await gqlAs(i % 2 === 0 ? a : b, 'mutation($r: String!) { joinRoom(roomName: $r) { name } }', { r: name }, person))));
+    expect(tally(await join(await signUpMany(a, 3, 'over')))).toEqual({ joined: 0, full: 3, other: [] });
+    // The backfill seats it: 0 to 1,004. Six people on seats below the cap go: 999 are left, five of them on seats
+    // from the cap up.
+    await backfillSeats({ seatsBackfill: new SeatsBackfillStore(a.services.db), rooms: a.services.stores.rooms });
+    const seated = (await seatsOf(name)).seatOf as Record<string, number>;
+    expect(Object.values(seated).filter((seat) => seat >= CAP)).toHaveLength(5);
+    const low = Object.keys(seated).filter((login) => seated[login]! < 6);
+    expect(low).toHaveLength(6);
+    for (const login of low) await ok(gqlAs(a, 'mutation($r: String!, $l: String!) { removeParticipant(roomName: $r, login: $l) { name } }', { r: name, l: login }, owner));
+    expect((await seatsOf(name)).logins).toHaveLength(CAP - 1);
+    expect(tally(await join(await signUpMany(a, 4, 'over')))).toEqual({ joined: 1, full: 3, other: [] });
+    const after = await seatsOf(name);
+    expect([after.logins.length, after.inOrder]).toEqual([CAP, true]);
   });
 });
 
