@@ -114,8 +114,12 @@ async function seenUp(index: number, classpath: string): Promise<Set<string>> {
   return new Set([...stdout.matchAll(/^UN\s+(\S+)/gm)].map((m) => m[1]!));
 }
 
-/** Waits until every node that answers CQL sees each of them Up and Normal. */
-async function ringUp(log?: (line: string) => void, timeoutMs = 180_000): Promise<void> {
+/**
+ * Waits until every node that answers CQL sees each of them Up and Normal. On the 2-core machines CI runs on, a node
+ * restarted under load has been seen stalled for over a minute (its log: "Not marking nodes down due to local pause
+ * of 73 s"), so the wait is long, and its looks are spaced: each starts a JVM per node.
+ */
+async function ringUp(log?: (line: string) => void, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const classpath = toolsClasspath();
   for (;;) {
@@ -125,9 +129,12 @@ async function ringUp(log?: (line: string) => void, timeoutMs = 180_000): Promis
       log?.(`nodes ${running.map((i) => i + 1).join(', ')} all see each other up`);
       return;
     }
-    if (Date.now() > deadline) throw new LocalNodeError(`the cluster's nodes did not all see each other up within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline) {
+      const seen = running.map((i, k) => `node ${i + 1} sees up ${[...views[k]!].join(', ') || 'none'}`).join('; ');
+      throw new LocalNodeError(`the cluster's nodes did not all see each other up within ${timeoutMs / 1000} s (${seen})`);
+    }
     // Each look starts a JVM per node (nodetool): about a second of CPU each, taken from the nodes still settling.
-    await delay(2_000);
+    await delay(5_000);
   }
 }
 
