@@ -216,7 +216,7 @@ export class RoomStore {
     const visibility = room.visibility === 'PUBLIC' ? undefined : room.visibility; // public is the column unset
     const kind = room.kind === 'CHANNEL' ? undefined : room.kind; // a channel is the column unset
     const grants = room.memberGrants.length > 0 ? new Set(room.memberGrants) : undefined;
-    const { seats, seatOf } = seating(room, room.participants.map((p) => p.login));
+    const { seats, seatOf } = seating(room);
     const params = [room.name, room.createdAt, room.banner, room.creator, room.creatorLogin, new Set(room.participants), room.metadata ?? undefined, visibility, kind, grants, seats, seatOf];
     const outcome = await this.db.lwt(INSERT_IF_NOT_EXISTS, params, async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
@@ -284,14 +284,14 @@ export class RoomStore {
     const takesPart = (row: Row | undefined) => isComplete(row) && toRoom(row).participants.some((p) => p.login === user.login);
     let current = room;
     for (let round = 1; round <= JOIN_ROUNDS; round++) {
-      const seat = freeSeat(current);
-      const inOrder = seatsInOrder(current, current.participants.map((p) => p.login));
+      const inOrder = seatsInOrder(current);
+      const seat = inOrder ? freeSeat(current) : null;
       if (inOrder && seat === null) return 'full';
       try {
-        if (!inOrder) {
+        if (seat === null) {
           await this.seat(current);
         } else {
-          const params = [new Set([user]), ...roleless(user.login), ...takeSeat(seat!, user.login), room.name, room.creatorLogin, user.login, ...ifSeatFree(seat!, user.login)];
+          const params = [new Set([user]), ...roleless(user.login), ...takeSeat(seat, user.login), room.name, room.creatorLogin, user.login, ...ifSeatFree(seat, user.login)];
           const outcome = await this.db.lwt(stmt, params, async () => {
             const row = await this.db.readSerial(SELECT_ONE, [room.name]);
             return { applied: takesPart(row), row: row! };
@@ -319,12 +319,11 @@ export class RoomStore {
    * when they changed (read it again). For a join that meets such a row, and seats:backfill.
    */
   async seat(room: RoomRecord): Promise<boolean> {
-    const logins = room.participants.map((p) => p.login);
-    const { seats, seatOf } = seating(room, logins);
+    const { seats, seatOf } = seating(room);
     const read = room.seatOf.size > 0 ? Object.fromEntries(room.seatOf) : null;
     const outcome = await this.db.lwt(SEAT_ALL, [seats, seatOf, room.name, room.creatorLogin, room.createdAt, read], async () => {
       const row = await this.db.readSerial(SELECT_ONE, [room.name]);
-      return { applied: isComplete(row) && seatsInOrder(toRoom(row), participantsOf(row.participants).map((p) => p.login)), row: row! };
+      return { applied: isComplete(row) && seatsInOrder(toRoom(row)), row: row! };
     });
     return outcome.applied;
   }

@@ -19,6 +19,11 @@ export interface SeatsOf {
   seatOf: Map<string, number>;
 }
 
+/** A room's seats and the participants who should hold them. */
+export interface SeatedRoom extends SeatsOf {
+  participants: ReadonlyArray<{ login: string }>;
+}
+
 /** A join's change: the joiner takes seat k. Binds takeSeat(k, login). */
 export const TAKE_SEAT = 'seats[?] = ?, seat_of[?] = ?';
 export const takeSeat = (seat: number, login: string): unknown[] => [seat, login, login, seat];
@@ -44,8 +49,8 @@ export const ifSeatAsRead = (room: SeatsOf, login: string): unknown[] => [login,
  * seat at or above the cap is held while one below it is free (a room past the cap from before seats, which has lost
  * people since: seating moves those holders down before anyone joins, so a join never takes a seat beside them).
  */
-export function seatsInOrder(room: SeatsOf, participantLogins: readonly string[]): boolean {
-  const logins = new Set(participantLogins);
+export function seatsInOrder(room: SeatedRoom): boolean {
+  const logins = new Set(room.participants.map((p) => p.login));
   if (logins.size !== room.seatOf.size || ![...logins].every((login) => room.seatOf.has(login))) return false;
   const seats = [...room.seatOf.values()];
   return seats.every((seat) => seat < CAP) || seats.filter((seat) => seat < CAP).length === CAP;
@@ -66,8 +71,8 @@ export function freeSeat(room: SeatsOf): number | null {
  * at or above the cap) takes the lowest free number. A room past the cap from before seats has seats numbered from the
  * cap up, moved down as people leave: nobody joins it until it holds fewer than the cap.
  */
-export function seating(room: SeatsOf, participantLogins: readonly string[]): { seats: Record<number, string>; seatOf: Record<string, number> } {
-  const logins = [...new Set(participantLogins)].sort();
+export function seating(room: SeatedRoom): { seats: Record<number, string>; seatOf: Record<string, number> } {
+  const logins = [...new Set(room.participants.map((p) => p.login))].sort();
   const kept = new Map<string, number>();
   const taken = new Set<number>();
   for (const login of logins) {

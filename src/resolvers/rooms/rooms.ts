@@ -88,7 +88,8 @@ export async function joinRoom(ctx: Context, rawName: string): Promise<RoomRecor
   return enterRoom(ctx, room, room.ownerLogin === viewer.login ? 'invited' : 'open');
 }
 
-const roomFull = (name: string) =>
+/** LIMIT_REACHED: the room holds as many participants as it may. */
+export const roomFull = (name: string) =>
   limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${name}" is full (${Limits.room.maxParticipants} participants)`);
 
 /**

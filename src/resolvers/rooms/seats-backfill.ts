@@ -64,7 +64,7 @@ async function seatRoom(rooms: RoomStore, name: string): Promise<'in order' | 's
   let seated = false;
   for (let round = 1; round <= SEAT_ROUNDS; round++) {
     const room = await rooms.byNameSerial(name);
-    if (!room || seatsInOrder(room, room.participants.map((p) => p.login))) return seated ? 'seated' : 'in order';
+    if (!room || seatsInOrder(room)) return seated ? 'seated' : 'in order';
     seated = (await rooms.seat(room)) || seated;
   }
   return 'changing';

@@ -24,7 +24,7 @@ import { requireViewer } from '../../shared/guards.js';
 import { isParticipant, requireRoom } from './access.js';
 import { requireMay } from './permissions.js';
 import { bannedFrom } from '../moderation.js';
-import { enterRoom } from '../rooms.js';
+import { enterRoom, roomFull } from '../rooms.js';
 import { validRoomName } from '../validation.js';
 
 const { inviteLink: limits } = Limits.room;
@@ -81,9 +81,7 @@ export async function redeemInviteLink(ctx: Context, token: string): Promise<Roo
   if (!room || room.createdAt.getTime() !== link.roomCreatedAt.getTime()) throw noLink();
   if (isParticipant(room, viewer.login)) return room;
   if (room.banned.has(viewer.login)) throw bannedFrom(room.name);
-  if (room.participants.length >= Limits.room.maxParticipants) {
-    throw limitReached(LimitName.PARTICIPANTS_PER_ROOM, Limits.room.maxParticipants, `The room "${room.name}" is full (${Limits.room.maxParticipants} participants)`);
-  }
+  if (room.participants.length >= Limits.room.maxParticipants) throw roomFull(room.name);
   const used = await inviteLinks.use(token, viewer.login, now, limits.retryMinutes * 60_000);
   if (used.status === 'gone') throw noLink();
   if (used.status === 'contended') throw conflict('Many people used this invite link at once; nothing was taken, try again');
